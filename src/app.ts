@@ -1,0 +1,100 @@
+import helmet from '@fastify/helmet'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { Redis } from 'ioredis'
+import type { Config } from './config.js'
+import { accountsAdminRoutes } from './modules/accounts/routes.js'
+import { getAccountStatus } from './modules/accounts/service.js'
+import { changelogRoutes } from './modules/changelog/routes.js'
+import { registerAuth } from './platform/auth/plugin.js'
+import { createPlatformTokens } from './platform/auth/platform-jwt.js'
+import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
+import { newId } from './platform/db/ids.js'
+import type { Platform } from './platform/context.js'
+import { createEvents } from './platform/events/emit.js'
+import { registerErrorHandling } from './platform/http/error-handler.js'
+import { registerIntegrationRoutes } from './platform/http/integration.js'
+import { registerRateLimit } from './platform/http/rate-limit.js'
+import { statusRoutes } from './platform/http/status.js'
+import { createJobQueue } from './platform/jobs/queue.js'
+
+export interface BuildOptions {
+  /** An already open database (tests share one per file); otherwise opened from the config. */
+  database?: DatabaseHandle
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    platform: Platform
+  }
+}
+
+/** The table of contents of the service: platform plugins, then one register line per module. */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
+    },
+    // A hop count is valid at run time though Fastify's types leave numbers out.
+    trustProxy: config.trustProxy as boolean | string,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => newId(),
+    bodyLimit: 1_048_576,
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const ownsDatabase = !options.database
+  const database =
+    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
+  if (ownsDatabase) await migrateDatabase(database, { databaseUrl: config.databaseUrl })
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
+
+  const tokens = createPlatformTokens(config.jwt)
+  const queue = createJobQueue(database, { pollingIntervalSeconds: config.jobs.pollingIntervalSeconds, logger: app.log })
+  const events = createEvents({
+    queue,
+    socketUrl: config.conversationSocketUrl,
+    serviceToken: (accountId) => tokens.signService(accountId),
+    logger: app.log,
+  })
+  const platform: Platform = { config, db: database.db, queue, events, tokens, log: app.log }
+  app.decorate('platform', platform)
+
+  registerErrorHandling(app)
+  await app.register(helmet, { contentSecurityPolicy: false })
+  await registerRateLimit(app, redis)
+  registerAuth(app, {
+    tokens,
+    adminToken: config.adminToken,
+    accountStatus: (accountId) => getAccountStatus(database.db, accountId),
+  })
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Platform backend', version: '1.0.0' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        },
+      },
+    },
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  await app.register(statusRoutes, { ping: database.ping })
+  await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await registerIntegrationRoutes(app, changelogRoutes, { platform })
+
+  app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
+  app.addHook('onClose', async () => {
+    await queue.stop()
+    await redis?.quit()
+    if (ownsDatabase) await database.close()
+  })
+  return app
+}

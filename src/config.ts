@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+
+/** The one typed configuration, read from the environment and validated at start. */
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test'
+  port: number
+  host: string
+  logLevel: string
+  dataDir: string
+  databaseUrl: string | undefined
+  redisUrl: string | undefined
+  publicBaseUrl: string
+  trustProxy: boolean | number | string
+  adminToken: string
+  jwt: { secret: string | undefined; publicKey: string | undefined; privateKey: string | undefined }
+  conversationSocketUrl: string | undefined
+  storage: {
+    s3: { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string } | undefined
+  }
+  listings: { apiUrl: string; apiKey: string | undefined; version: string }
+  rateLimits: { emailSendPerMinute: number; roomPerMinute: number }
+  jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+/** Secrets a bare development start generates once and keeps in DATA_DIR. */
+interface DevSecrets {
+  jwtSecret: string
+  adminToken: string
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'], 'development')
+  const production = nodeEnv === 'production'
+  const port = integer(env, 'PORT', 3000, 0, 65535)
+  const dataDir = resolve(env.DATA_DIR || './data')
+  const jwtPublicKey = env.JWT_PUBLIC_KEY || undefined
+  const s3Bucket = env.S3_BUCKET || undefined
+
+  if (production) {
+    requireSet(env, 'ADMIN_TOKEN', 'production needs an explicit admin token')
+    if (!env.JWT_SECRET && !jwtPublicKey) {
+      throw new ConfigError('JWT_SECRET or JWT_PUBLIC_KEY must be set when NODE_ENV=production')
+    }
+  }
+  if (env.JWT_SECRET && env.JWT_SECRET.length < 32) {
+    throw new ConfigError('JWT_SECRET must be at least 32 characters')
+  }
+  const secrets = production ? undefined : devSecrets(dataDir)
+
+  return {
+    nodeEnv,
+    port,
+    host: env.HOST || '0.0.0.0',
+    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    dataDir,
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    adminToken: env.ADMIN_TOKEN || (secrets as DevSecrets).adminToken,
+    jwt: {
+      secret: env.JWT_SECRET || (jwtPublicKey ? undefined : secrets?.jwtSecret),
+      publicKey: jwtPublicKey,
+      privateKey: env.JWT_PRIVATE_KEY || undefined,
+    },
+    conversationSocketUrl: url(env, 'CONVERSATION_SOCKET_URL', ['http:', 'https:']),
+    storage: {
+      s3: s3Bucket
+        ? {
+            bucket: s3Bucket,
+            endpoint: url(env, 'S3_ENDPOINT', ['http:', 'https:']),
+            region: env.S3_REGION || 'us-east-1',
+            accessKeyId: env.S3_ACCESS_KEY_ID || undefined,
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY || undefined,
+          }
+        : undefined,
+    },
+    listings: {
+      apiUrl: url(env, 'LISTINGS_API_URL', ['http:', 'https:']) ?? 'https://api.yextapis.com',
+      apiKey: env.LISTINGS_API_KEY || undefined,
+      version: env.LISTINGS_API_VERSION || '20200525',
+    },
+    rateLimits: {
+      emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
+      roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
+    },
+    jobs: {
+      pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
+      runWorkers: env.RUN_WORKERS !== 'false',
+    },
+  }
+}
+
+function devSecrets(dataDir: string): DevSecrets {
+  const file = join(dataDir, 'secrets.json')
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DevSecrets
+  mkdirSync(dataDir, { recursive: true })
+  const secrets: DevSecrets = {
+    jwtSecret: randomBytes(32).toString('hex'),
+    adminToken: randomBytes(24).toString('hex'),
+  }
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
+  return secrets
+}
+
+/** Where the generated development secrets live; the CLI reads the admin token from here. */
+export function devSecretsFile(dataDir: string): string {
+  return join(resolve(dataDir), 'secrets.json')
+}
+
+function requireSet(env: Env, name: string, why: string): void {
+  if (!env[name]) throw new ConfigError(`${name} must be set: ${why}`)
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = env[name] || fallback
+  if (!allowed.includes(value as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}`)
+  return value as T
+}
+
+function number(env: Env, name: string, fallback: number, min = Number.NEGATIVE_INFINITY): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}`)
+  return value
+}
+
+function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+  const value = number(env, name, fallback)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}`)
+  }
+  return value
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (!raw) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be a URL`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (!raw || raw === 'false') return false
+  if (raw === 'true') return true
+  return /^\d+$/.test(raw) ? Number(raw) : raw
+}

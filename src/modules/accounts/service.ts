@@ -1,0 +1,308 @@
+import { hash } from '@node-rs/argon2'
+import type { PlatformTokens } from '../../platform/auth/platform-jwt.js'
+import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { Conflict, NotFound } from '../../platform/http/errors.js'
+import {
+  type AccountRow,
+  type ContactRow,
+  findAccount,
+  findContact,
+  findMembership,
+  findUser,
+  findVariableSource,
+  insertAccount,
+  insertContact,
+  insertUser,
+  insertVariableSource,
+  listMembershipsOfUser,
+  type MembershipRow,
+  type UserRow,
+  updateAccount as updateAccountRow,
+  upsertMembership,
+  type VariableSource,
+  type VariableSourceRow,
+} from './repository.js'
+import type { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
+
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number]
+export type AccountTier = (typeof ACCOUNT_TIERS)[number]
+
+export interface AccountView {
+  _id: string
+  name: string
+  parent_account: string | null
+  status: AccountStatus
+  tier: AccountTier
+  listings: { entity: string }
+  listings_status: boolean
+  created_at: string
+  updated_at: string
+}
+
+export function accountView(row: AccountRow): AccountView {
+  return {
+    _id: row.id,
+    name: row.name,
+    parent_account: row.parentAccount,
+    status: row.status,
+    tier: row.tier,
+    listings: { entity: row.listingsEntity },
+    listings_status: row.listingsStatus,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+export interface AccountInput {
+  name: string
+  parent_account?: string
+  status?: AccountStatus
+  tier?: AccountTier
+  listings_entity?: string
+}
+
+export async function createAccount(db: Database, input: AccountInput): Promise<AccountView> {
+  if (input.parent_account && !(await findAccount(db, input.parent_account))) {
+    throw new NotFound('Parent account not found')
+  }
+  const entity = input.listings_entity ?? ''
+  const row = await insertAccount(db, {
+    name: input.name,
+    parentAccount: input.parent_account ?? null,
+    status: input.status,
+    tier: input.tier,
+    listingsEntity: entity,
+    listingsStatus: entity !== '',
+  })
+  return accountView(row)
+}
+
+/** The full account, or null when there is none (the listings `getAccount` operation). */
+export async function getAccount(db: Database, accountId: string): Promise<AccountView | null> {
+  const row = await findAccount(db, accountId)
+  return row ? accountView(row) : null
+}
+
+export async function requireAccount(db: Database, accountId: string): Promise<AccountView> {
+  const account = await getAccount(db, accountId)
+  if (!account) throw new NotFound('Account not found')
+  return account
+}
+
+export async function getAccountStatus(db: Database, accountId: string): Promise<AccountStatus | null> {
+  return (await findAccount(db, accountId))?.status ?? null
+}
+
+export async function updateAccount(
+  db: Database,
+  accountId: string,
+  patch: Partial<Omit<AccountInput, 'parent_account'>>,
+): Promise<AccountView> {
+  const row = await updateAccountRow(db, accountId, {
+    name: patch.name,
+    status: patch.status,
+    tier: patch.tier,
+    ...(patch.listings_entity !== undefined && {
+      listingsEntity: patch.listings_entity,
+      listingsStatus: patch.listings_entity !== '',
+    }),
+  })
+  if (!row) throw new NotFound('Account not found')
+  return accountView(row)
+}
+
+export interface MembershipView {
+  account_id: string
+  main: boolean
+  /** The user's chat identity in the account. */
+  conversation_id: string
+}
+
+export interface UserView {
+  _id: string
+  email: string
+  name: string
+  first_name: string
+  last_name: string
+  phone: string
+  image: string
+  memberships: MembershipView[]
+  created_at: string
+  updated_at: string
+}
+
+const membershipView = (row: MembershipRow): MembershipView => ({
+  account_id: row.accountId,
+  main: row.main,
+  conversation_id: row.conversationId,
+})
+
+function userView(row: UserRow, memberships: MembershipRow[]): UserView {
+  return {
+    _id: row.id,
+    email: row.email,
+    name: row.name,
+    first_name: row.firstName,
+    last_name: row.lastName,
+    phone: row.phone,
+    image: row.image,
+    memberships: memberships.map(membershipView),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+export interface UserInput {
+  email: string
+  password: string
+  name: string
+  first_name?: string
+  last_name?: string
+  phone?: string
+  image?: string
+  account_id?: string
+  main?: boolean
+}
+
+export async function createUser(db: Database, input: UserInput): Promise<UserView> {
+  const passwordHash = await hash(input.password)
+  return inTransaction(db, async (tx) => {
+    const [firstName = '', ...rest] = input.name.trim().split(/\s+/)
+    const row = await insertUser(tx, {
+      email: input.email.trim(),
+      name: input.name,
+      firstName: input.first_name ?? firstName,
+      lastName: input.last_name ?? rest.join(' '),
+      phone: input.phone,
+      image: input.image,
+      passwordHash,
+    })
+    if (!row) throw new Conflict('A user with this email already exists')
+    if (input.account_id) await addMembership(tx, row.id, input.account_id, input.main ?? false)
+    return userView(row, await listMembershipsOfUser(tx, row.id))
+  })
+}
+
+export async function getUser(db: Database, userId: string): Promise<UserView> {
+  const row = await findUser(db, userId)
+  if (!row) throw new NotFound('User not found')
+  return userView(row, await listMembershipsOfUser(db, userId))
+}
+
+/** Makes the user a member of the account, with a chat identity there; `main` marks their main account. */
+export async function addMembership(
+  db: Database,
+  userId: string,
+  accountId: string,
+  main: boolean,
+): Promise<MembershipView> {
+  return inTransaction(db, async (tx) => {
+    if (!(await findUser(tx, userId))) throw new NotFound('User not found')
+    if (!(await findAccount(tx, accountId))) throw new NotFound('Account not found')
+    return membershipView(await upsertMembership(tx, accountId, userId, main))
+  })
+}
+
+/** A platform JWT for a member of an account, carrying their chat identity as `conversation.id`. */
+export async function mintPlatformToken(
+  db: Database,
+  tokens: PlatformTokens,
+  input: { user_id: string; account_id: string; ttl: number },
+): Promise<{ token: string; expires_at: string }> {
+  const account = await requireAccount(db, input.account_id)
+  const membership = await findMembership(db, input.account_id, input.user_id)
+  if (!membership) throw new NotFound('User is not a member of this account')
+  const token = await tokens.sign(
+    {
+      uid: input.user_id,
+      account_id: account._id,
+      parent_account: account.parent_account,
+      conversation: { id: membership.conversationId },
+    },
+    input.ttl,
+  )
+  return { token, expires_at: new Date(Date.now() + input.ttl * 1000).toISOString() }
+}
+
+export interface ContactView {
+  _id: string
+  account_id: string
+  email: string | null
+  name: string
+  phone: string
+  created_at: string
+  updated_at: string
+}
+
+const contactView = (row: ContactRow): ContactView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  email: row.email,
+  name: row.name,
+  phone: row.phone,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+})
+
+export async function createContact(
+  db: Database,
+  accountId: string,
+  input: { email?: string; name?: string; phone?: string },
+): Promise<ContactView> {
+  await requireAccount(db, accountId)
+  const row = await insertContact(db, accountId, { email: input.email?.trim(), name: input.name, phone: input.phone })
+  if (!row) throw new Conflict('A contact with this email already exists in the account')
+  return contactView(row)
+}
+
+export async function getContact(db: Database, accountId: string, contactId: string): Promise<ContactView> {
+  const row = await findContact(db, accountId, contactId)
+  if (!row) throw new NotFound('Contact not found')
+  return contactView(row)
+}
+
+export type VariableSourceView = Record<string, unknown> & {
+  _id: string
+  account_id: string
+  created_at: string
+  updated_at: string
+}
+
+function variableSourceView(row: VariableSourceRow<VariableSource>): VariableSourceView {
+  const { id, accountId, createdAt, updatedAt, ...fields } = row
+  const snake = Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), value]),
+  )
+  return {
+    _id: id,
+    account_id: accountId,
+    ...snake,
+    created_at: createdAt.toISOString(),
+    updated_at: updatedAt.toISOString(),
+  }
+}
+
+/** Creates a person, business, instasite or instareport: the records email variables read. */
+export async function createVariableSource(
+  db: Database,
+  accountId: string,
+  kind: VariableSource,
+  fields: Record<string, string>,
+): Promise<VariableSourceView> {
+  await requireAccount(db, accountId)
+  const camel = Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), value]),
+  )
+  return variableSourceView(await insertVariableSource(db, accountId, kind, camel as never))
+}
+
+export async function getVariableSource(
+  db: Database,
+  accountId: string,
+  kind: VariableSource,
+  id: string,
+): Promise<VariableSourceView | null> {
+  const row = await findVariableSource(db, accountId, kind, id)
+  return row ? variableSourceView(row) : null
+}

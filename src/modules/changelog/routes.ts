@@ -1,0 +1,30 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { listChangelogPosts } from './service.js'
+
+const PostsQuery = Type.Object({
+  page: Type.Integer({ minimum: 1, default: 1 }),
+  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+})
+
+const PostsPage = Type.Object({
+  pagination: Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
+  data: Type.Array(Type.Unknown()),
+})
+
+export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.get(
+    '/changelog/posts',
+    {
+      onRequest: app.authenticate,
+      schema: {
+        tags: ['changelog'],
+        summary: 'Changelog posts (the upstream feed is disabled: always empty)',
+        security: [{ bearer: [] }],
+        querystring: PostsQuery,
+        response: { 200: PostsPage },
+      },
+    },
+    async (request) => listChangelogPosts(request.query.page, request.query.per_page),
+  )
+}

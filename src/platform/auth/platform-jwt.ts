@@ -1,0 +1,103 @@
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import type { Config } from '../../config.js'
+import { isId } from '../db/ids.js'
+import { Unauthorized } from '../http/errors.js'
+
+/** Who is calling: the claims of a platform JWT. */
+export interface AuthContext {
+  uid: string
+  account_id: string
+  parent_account: string | null
+  conversation?: { id: string }
+}
+
+export interface PlatformTokens {
+  verify(token: string): Promise<AuthContext>
+  sign(context: AuthContext, ttlSeconds: number): Promise<string>
+  /** A short-lived token this service presents to other platform services for an account. */
+  signService(accountId: string): Promise<string>
+}
+
+export const CLOCK_SKEW_SECONDS = 300
+const CACHE_LIMIT = 10_000
+
+interface Keys {
+  algorithms: string[]
+  verifyKey: KeyObject | Uint8Array
+  signKey: KeyObject | Uint8Array | undefined
+  signAlg: string
+}
+
+function keysFrom(jwt: Config['jwt']): Keys {
+  if (jwt.publicKey) {
+    const verifyKey = createPublicKey(jwt.publicKey)
+    const alg = verifyKey.asymmetricKeyType === 'ec' ? 'ES256' : 'RS256'
+    const signKey = jwt.privateKey ? createPrivateKey(jwt.privateKey) : undefined
+    return { algorithms: [alg], verifyKey, signKey, signAlg: alg }
+  }
+  if (!jwt.secret) throw new Error('JWT_SECRET or JWT_PUBLIC_KEY is required')
+  const secret = new TextEncoder().encode(jwt.secret)
+  return { algorithms: ['HS256'], verifyKey: secret, signKey: secret, signAlg: 'HS256' }
+}
+
+function signWith(keys: Keys, claims: Record<string, unknown>, ttlSeconds: number): Promise<string> {
+  if (!keys.signKey) throw new Error('JWT_PRIVATE_KEY is required to mint tokens when JWT_PUBLIC_KEY is set')
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: keys.signAlg, typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime(`${ttlSeconds}s`)
+    .sign(keys.signKey)
+}
+
+function contextFrom(payload: Record<string, unknown>): AuthContext {
+  const { uid, account_id, parent_account, conversation } = payload
+  if (!isId(uid) || !isId(account_id)) throw new Unauthorized('token lacks uid or account_id')
+  const context: AuthContext = {
+    uid,
+    account_id,
+    parent_account: isId(parent_account) ? parent_account : null,
+  }
+  const conversationId = (conversation as { id?: unknown } | undefined)?.id
+  if (isId(conversationId)) context.conversation = { id: conversationId }
+  return context
+}
+
+/**
+ * Verifies platform JWTs (HS256 secret, or RS256/ES256 public key) with 5 minutes of clock skew.
+ * Verified tokens are remembered until they expire, so a client's repeated calls skip the crypto.
+ */
+export function createPlatformTokens(jwt: Config['jwt']): PlatformTokens {
+  const keys = keysFrom(jwt)
+  const verified = new Map<string, { context: AuthContext; expiresAt: number }>()
+
+  async function verifyUncached(token: string) {
+    try {
+      const { payload } = await jwtVerify(token, keys.verifyKey, {
+        algorithms: keys.algorithms,
+        clockTolerance: CLOCK_SKEW_SECONDS,
+      })
+      const expiresAt = typeof payload.exp === 'number' ? (payload.exp + CLOCK_SKEW_SECONDS) * 1000 : Infinity
+      return { context: contextFrom(payload), expiresAt }
+    } catch (error) {
+      if (error instanceof Unauthorized) throw error
+      if (error instanceof joseErrors.JWTExpired) throw new Unauthorized('token expired')
+      throw new Unauthorized('invalid token')
+    }
+  }
+
+  return {
+    async verify(token) {
+      const hit = verified.get(token)
+      if (hit && hit.expiresAt > Date.now()) return hit.context
+      if (hit) verified.delete(token)
+      const entry = await verifyUncached(token)
+      if (verified.size >= CACHE_LIMIT) verified.delete(verified.keys().next().value as string)
+      verified.set(token, entry)
+      return entry.context
+    },
+    sign: (context, ttlSeconds) => signWith(keys, { ...context }, ttlSeconds),
+    signService: (accountId) =>
+      signWith(keys, { type: 'service', sub: 'platform-backend', account_id: accountId }, 300),
+  }
+}

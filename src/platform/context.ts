@@ -1,0 +1,20 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import type { PlatformTokens } from './auth/platform-jwt.js'
+import type { Database } from './db/connection.js'
+import type { Events } from './events/emit.js'
+import type { JobQueue } from './jobs/queue.js'
+
+/** What every module is given: the platform services, passed explicitly (no container). */
+export interface Platform {
+  config: Config
+  db: Database
+  queue: JobQueue
+  events: Events
+  tokens: PlatformTokens
+  log: FastifyBaseLogger
+}
+
+export interface ModuleOptions {
+  platform: Platform
+}

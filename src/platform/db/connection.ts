@@ -1,0 +1,107 @@
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { PGlite } from '@electric-sql/pglite'
+import { sql } from 'drizzle-orm'
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
+import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import pg from 'pg'
+
+/** A Drizzle database or transaction: every repository function takes one as its executor. */
+export type Database = PgDatabase<PgQueryResultHKT>
+
+export interface DatabaseHandle {
+  kind: 'pglite' | 'postgres'
+  db: Database
+  /** What pg-boss connects with: its own pool on PostgreSQL, the shared embedded instance on PGlite. */
+  jobsConnection: { connectionString: string } | { executeSql: RawExecutor }
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export type RawExecutor = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; without it the embedded PGlite database is used. */
+  databaseUrl?: string
+  /** Directory of the embedded database; without it PGlite runs in memory (tests). */
+  dataDir?: string
+  poolSize?: number
+}
+
+const MIGRATIONS_FOLDER = join(fileURLToPath(new URL('.', import.meta.url)), '../../../drizzle')
+const MIGRATION_LOCK = 72_616_001
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir)
+}
+
+async function openPostgres(connectionString: string, max: number): Promise<DatabaseHandle> {
+  const pool = new pg.Pool({ connectionString, max })
+  const db = drizzleNodePg(pool) as unknown as Database
+  return {
+    kind: 'postgres',
+    db,
+    jobsConnection: { connectionString },
+    ping: async () => {
+      await pool.query('select 1')
+    },
+    close: () => pool.end(),
+  }
+}
+
+async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  const client = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined)
+  const db = drizzlePglite(client) as unknown as Database
+  return {
+    kind: 'pglite',
+    db,
+    // pg-boss sends multi-statement scripts without parameters (schema set-up); PGlite runs those with exec.
+    jobsConnection: {
+      executeSql: async (text, values) => {
+        if (values && values.length > 0) return client.query(text, values)
+        const results = await client.exec(text)
+        return results[results.length - 1] ?? { rows: [] }
+      },
+    },
+    ping: async () => {
+      await client.query('select 1')
+    },
+    close: () => client.close(),
+  }
+}
+
+/** Applies the committed migrations under drizzle/; safe when several processes start at once. */
+export async function migrateDatabase(handle: DatabaseHandle, options: DatabaseOptions): Promise<void> {
+  if (handle.kind === 'pglite') {
+    await migratePglite(handle.db as never, { migrationsFolder: MIGRATIONS_FOLDER })
+    return
+  }
+  const client = new pg.Client({ connectionString: options.databaseUrl })
+  await client.connect()
+  try {
+    const db = drizzleNodePg(client)
+    await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK})`)
+    await migrateNodePg(db, { migrationsFolder: MIGRATIONS_FOLDER })
+    await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK})`)
+  } finally {
+    await client.end()
+  }
+}
+
+/**
+ * Runs a raw, $n-parameterised statement on a Drizzle database or transaction (pg-boss's queries).
+ * Drizzle numbers its parameters $1..$n in order of appearance, so the values are appended as
+ * parameters inside a trailing comment: the statement's own $n then bind to them unchanged, and a
+ * parameter used twice keeps one type (splitting it into copies would let Postgres type each apart).
+ */
+export function rawExecutor(executor: Database): RawExecutor {
+  return async (text, values = []) => {
+    const params = values.map((value) => sql`${value ?? null}`)
+    const statement = sql.join([sql.raw(`${text}\n/* `), sql.join(params, sql.raw(' ')), sql.raw(' */')])
+    const result = (await executor.execute(statement)) as unknown as { rows: unknown[] }
+    return { rows: result.rows }
+  }
+}

@@ -1,0 +1,67 @@
+import { EventEmitter } from 'node:events'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Database } from '../db/connection.js'
+import type { JobQueue } from '../jobs/queue.js'
+import { providerRequest } from '../providers/http-client.js'
+
+export const EMIT_JOB = 'platform.emit'
+
+export interface EmittedEvent {
+  account_id: string
+  event: string
+  data: unknown
+}
+
+export interface Events {
+  /** Queues the event in the caller's transaction; a job delivers it once that commits. */
+  emit(executor: Database, accountId: string, event: string, data: unknown): Promise<void>
+  /** In-process delivery, used when no conversation socket service is configured. */
+  onLocal(listener: (event: EmittedEvent) => void): () => void
+}
+
+export interface EventsOptions {
+  queue: JobQueue
+  socketUrl: string | undefined
+  serviceToken: (accountId: string) => Promise<string>
+  logger: FastifyBaseLogger
+}
+
+export function createEvents(options: EventsOptions): Events {
+  const local = new EventEmitter()
+  local.setMaxListeners(0)
+
+  async function deliver(message: EmittedEvent): Promise<void> {
+    if (!options.socketUrl) {
+      local.emit('event', message)
+      return
+    }
+    const response = await providerRequest(
+      {
+        method: 'POST',
+        url: `${options.socketUrl}/emit`,
+        headers: {
+          authorization: `Bearer ${await options.serviceToken(message.account_id)}`,
+          'x-account-id': message.account_id,
+        },
+        body: { event: message.event, data: message.data },
+        retries: 0,
+        timeoutMs: 5_000,
+      },
+      options.logger,
+    )
+    // Thrown so that the job queue retries it with backoff.
+    if (response.status >= 300) throw new Error(`socket service answered ${response.status} to ${message.event}`)
+  }
+
+  options.queue.define({ name: EMIT_JOB, handle: deliver, retryLimit: 8, retryDelaySeconds: 2, retryBackoff: true })
+
+  return {
+    async emit(executor, accountId, event, data) {
+      await options.queue.enqueue(executor, EMIT_JOB, { account_id: accountId, event, data })
+    },
+    onLocal(listener) {
+      local.on('event', listener)
+      return () => local.off('event', listener)
+    },
+  }
+}

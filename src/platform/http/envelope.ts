@@ -1,0 +1,48 @@
+import { type TSchema, Type } from '@sinclair/typebox'
+
+export interface Pagination {
+  total: number
+  page: number
+  limit: number
+  pages: number
+}
+
+export function ok<T>(data: T): { success: true; message: 'SUCCESS'; data: T } {
+  return { success: true, message: 'SUCCESS', data }
+}
+
+export function okPage<T>(data: T[], pagination: Pagination) {
+  return { success: true as const, message: 'SUCCESS' as const, data, pagination }
+}
+
+export function errorBody(errno: number, message: string, additionalInfo?: unknown) {
+  return additionalInfo === undefined
+    ? { success: false as const, errno, message }
+    : { success: false as const, errno, message, additional_info: additionalInfo }
+}
+
+const PaginationSchema = Type.Object({
+  total: Type.Integer(),
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  pages: Type.Integer(),
+})
+
+/** Response schema of the success envelope: feeds serialization and the OpenAPI document. */
+export const Envelope = <T extends TSchema>(data: T) =>
+  Type.Object({ success: Type.Literal(true), message: Type.String(), data })
+
+export const PageEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({
+    success: Type.Literal(true),
+    message: Type.String(),
+    data: Type.Array(item),
+    pagination: PaginationSchema,
+  })
+
+export const ErrorEnvelope = Type.Object({
+  success: Type.Literal(false),
+  errno: Type.Integer(),
+  message: Type.String(),
+  additional_info: Type.Optional(Type.Unknown()),
+})

@@ -1,0 +1,62 @@
+/**
+ * Domain errors: services throw these with the spec's message; one error handler turns them into
+ * the error envelope `{ success: false, errno, message, additional_info? }`.
+ */
+export class DomainError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly additionalInfo?: unknown,
+  ) {
+    super(message)
+    this.name = new.target.name
+  }
+}
+
+export class Invalid extends DomainError {
+  constructor(message: string, additionalInfo?: unknown) {
+    super(400, message, additionalInfo)
+  }
+}
+
+export class Unauthorized extends DomainError {
+  constructor(reason?: string) {
+    super(401, 'Unauthorized', reason)
+  }
+}
+
+export class Forbidden extends DomainError {
+  constructor(message: string, additionalInfo?: unknown) {
+    super(403, message, additionalInfo)
+  }
+}
+
+export class NotFound extends DomainError {
+  constructor(message: string, additionalInfo?: unknown) {
+    super(404, message, additionalInfo)
+  }
+}
+
+export class Conflict extends DomainError {
+  constructor(message: string, additionalInfo?: unknown) {
+    super(409, message, additionalInfo)
+  }
+}
+
+export class TooManyRequests extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'Too many requests', { retry_after: retryAfterSeconds })
+  }
+}
+
+export class UpstreamFailed extends DomainError {
+  constructor(message: string, additionalInfo?: unknown) {
+    super(502, message, additionalInfo)
+  }
+}
+
+export class Unavailable extends DomainError {
+  constructor(message: string) {
+    super(503, message)
+  }
+}

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import PgBoss from 'pg-boss'
+import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
+
+export interface JobDefinition<T extends object = object> {
+  name: string
+  handle: (data: T, context: { id: string }) => Promise<void>
+  /** Attempts after the first; each waits `retryDelaySeconds`, doubled per attempt when backoff is on. */
+  retryLimit?: number
+  retryDelaySeconds?: number
+  retryBackoff?: boolean
+}
+
+export interface EnqueueOptions {
+  /** When to run: a Date, or seconds from now. */
+  startAfter?: Date | number
+  /** Jobs of the same name and key are created once; later sends with it are dropped (returns null). */
+  singletonKey?: string
+}
+
+export interface JobQueue {
+  /** Creates the job with `executor`, so it commits or rolls back with the caller's transaction. */
+  enqueue<T extends object>(executor: Database, name: string, data: T, options?: EnqueueOptions): Promise<string | null>
+  define(definition: JobDefinition<never>): void
+  start(options: { runWorkers: boolean }): Promise<void>
+  stop(): Promise<void>
+}
+
+/** A deterministic UUID for a singleton key, so a retried enqueue inserts nothing. */
+function singletonId(name: string, key: string): string {
+  const hex = createHash('sha256').update(`${name}\n${key}`).digest('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+export function createJobQueue(
+  handle: DatabaseHandle,
+  options: { pollingIntervalSeconds: number; logger: FastifyBaseLogger },
+): JobQueue {
+  const connection =
+    'connectionString' in handle.jobsConnection
+      ? { connectionString: handle.jobsConnection.connectionString, max: 4 }
+      : { db: { executeSql: handle.jobsConnection.executeSql } }
+  const boss = new PgBoss({ ...connection, schema: 'pgboss' })
+  boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'))
+  const definitions = new Map<string, JobDefinition>()
+
+  return {
+    async enqueue(executor, name, data, enqueueOptions = {}) {
+      if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
+      const { startAfter, singletonKey } = enqueueOptions
+      return boss.send(name, data, {
+        db: { executeSql: rawExecutor(executor) },
+        ...(startAfter !== undefined && { startAfter }),
+        ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
+      })
+    },
+
+    define(definition) {
+      definitions.set(definition.name, definition as JobDefinition)
+    },
+
+    async start({ runWorkers }) {
+      await boss.start()
+      for (const definition of definitions.values()) {
+        const queue = {
+          name: definition.name,
+          retryLimit: definition.retryLimit ?? 5,
+          retryDelay: definition.retryDelaySeconds ?? 5,
+          retryBackoff: definition.retryBackoff ?? true,
+        }
+        // Queues must exist before the first send, or pg-boss drops the job silently.
+        if (await boss.getQueue(definition.name)) await boss.updateQueue(definition.name, queue)
+        else await boss.createQueue(definition.name, queue)
+      }
+      if (!runWorkers) return
+      for (const definition of definitions.values()) {
+        await boss.work<object>(
+          definition.name,
+          { batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds },
+          async ([job]) => {
+            if (!job) return
+            const log = options.logger.child({ job: definition.name, job_id: job.id })
+            try {
+              await definition.handle(job.data, { id: job.id })
+              log.debug('job done')
+            } catch (error) {
+              log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
+              throw error
+            }
+          },
+        )
+      }
+    },
+
+    async stop() {
+      await boss.stop({ graceful: true, wait: true, close: true, timeout: 20_000 })
+    },
+  }
+}

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance } from 'fastify'
+import { expect } from 'vitest'
+import { adminHeaders, bearer } from './app.js'
+
+export interface Tenant {
+  accountId: string
+  userId: string
+  /** The user's chat identity in the account (`conversation.id` in the token). */
+  conversationId: string
+  token: string
+  headers: { authorization: string }
+}
+
+async function adminPost<T>(app: FastifyInstance, url: string, payload: object): Promise<T> {
+  const response = await app.inject({ method: 'POST', url: `/v1/admin${url}`, headers: adminHeaders, payload })
+  if (response.statusCode >= 300) throw new Error(`${url} answered ${response.statusCode}: ${response.body}`)
+  return response.json().data as T
+}
+
+/** An account with one user and a platform token, provisioned through the admin API. */
+export async function createTenant(
+  app: FastifyInstance,
+  account: { name?: string; status?: string; listings_entity?: string; parent_account?: string } = {},
+): Promise<Tenant> {
+  const created = await adminPost<{ _id: string }>(app, '/accounts', { name: 'Acme', ...account })
+  const user = await adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(app, '/users', {
+    email: `user-${randomBytes(4).toString('hex')}@example.com`,
+    password: 'correct horse battery',
+    name: 'Ada Lovelace',
+    account_id: created._id,
+    main: true,
+  })
+  const { token } = await adminPost<{ token: string }>(app, '/tokens', {
+    user_id: user._id,
+    account_id: created._id,
+  })
+  return {
+    accountId: created._id,
+    userId: user._id,
+    conversationId: (user.memberships[0] as { conversation_id: string }).conversation_id,
+    token,
+    headers: bearer(token),
+  }
+}
+
+export interface RouteCall {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  url: string
+  payload?: object
+}
+
+/**
+ * Proves tenant isolation for a route: the owner's token reaches the resource, and another
+ * account's token is answered 404 (never 403), so ids do not leak.
+ */
+export async function expectHiddenFromOtherAccounts(
+  app: FastifyInstance,
+  call: RouteCall,
+  owner: Tenant,
+  stranger: Tenant,
+): Promise<void> {
+  const asStranger = await app.inject({ ...call, headers: stranger.headers })
+  expect(asStranger.statusCode, `${call.method} ${call.url} as another account`).toBe(404)
+  expect(asStranger.json()).toMatchObject({ success: false, errno: 404 })
+  const asOwner = await app.inject({ ...call, headers: owner.headers })
+  expect(asOwner.statusCode, `${call.method} ${call.url} as the owner`).toBeLessThan(300)
+}
