@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Config } from './config.js'
+import { contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/routes.js'
 import { getAccountStatus } from './modules/accounts/service.js'
 import { changelogRoutes } from './modules/changelog/routes.js'
@@ -88,6 +89,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(statusRoutes, { ping: database.ping })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(contactsRoutes, { platform, prefix: '/v1' })
   await registerIntegrationRoutes(app, changelogRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))

@@ -31,7 +31,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     drop: async () => {
       await handle.close()
-      await adminQuery(serverUrl, `drop database if exists ${name} with (force)`)
+      await dropWhenDisconnected(serverUrl, name)
     },
   }
 }
@@ -43,5 +43,21 @@ async function adminQuery(serverUrl: string, statement: string): Promise<void> {
     await client.query(statement)
   } finally {
     await client.end()
+  }
+}
+
+/**
+ * Closed pools may still be saying goodbye to the server for a moment; dropping "with (force)"
+ * would kill those sockets and surface as unhandled errors in the test run, so wait for them.
+ */
+async function dropWhenDisconnected(serverUrl: string, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(serverUrl, `drop database if exists ${name}`)
+      return
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || attempt >= 50) throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
   }
 }

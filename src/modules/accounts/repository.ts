@@ -1,4 +1,4 @@
-import { and, eq, gte, sql } from 'drizzle-orm'
+import { and, count, eq, gte, ilike, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import {
   accounts,
@@ -124,6 +124,25 @@ export async function findContact(db: Database, accountId: string, contactId: st
     .from(contacts)
     .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
   return row
+}
+
+/** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
+export async function listContacts(
+  db: Database,
+  accountId: string,
+  page: { search?: string; offset: number; limit: number },
+): Promise<{ rows: ContactRow[]; total: number }> {
+  const filters: SQL[] = [eq(contacts.accountId, accountId)]
+  if (page.search) {
+    const pattern = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
+  }
+  const where = and(...filters)
+  const [rows, [totals]] = await Promise.all([
+    db.select().from(contacts).where(where).orderBy(sql`${contacts.id} desc`).limit(page.limit).offset(page.offset),
+    db.select({ total: count() }).from(contacts).where(where),
+  ])
+  return { rows, total: totals?.total ?? 0 }
 }
 
 /** The account-owned records that email variables read, by the name the admin API uses. */

@@ -2,7 +2,9 @@ import { hash } from '@node-rs/argon2'
 import type { PlatformTokens } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
+import { pageOffset, pagination } from '../../platform/http/pagination.js'
 import {
   type AccountRow,
   type ContactRow,
@@ -15,6 +17,7 @@ import {
   insertContact,
   insertUser,
   insertVariableSource,
+  listContacts,
   listMembershipsOfUser,
   type MembershipRow,
   type UserRow,
@@ -260,6 +263,19 @@ export async function getContact(db: Database, accountId: string, contactId: str
   const row = await findContact(db, accountId, contactId)
   if (!row) throw new NotFound('Contact not found')
   return contactView(row)
+}
+
+export async function listContactsPage(
+  db: Database,
+  accountId: string,
+  query: { search?: string; page: number; limit: number },
+): Promise<{ data: ContactView[]; pagination: Pagination }> {
+  const { rows, total } = await listContacts(db, accountId, {
+    search: query.search,
+    offset: pageOffset(query.page, query.limit),
+    limit: query.limit,
+  })
+  return { data: rows.map(contactView), pagination: pagination(total, query.page, query.limit) }
 }
 
 export type VariableSourceView = Record<string, unknown> & {

@@ -1,0 +1,32 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { Contact } from './schemas.js'
+import { getContact, listContactsPage } from './service.js'
+
+const ContactsQuery = Type.Composite([PageQuery(10, 100), Type.Object({ search: Type.Optional(Type.String()) })])
+
+/** The caller's own contacts, read with a platform JWT: always limited to the token's account. */
+export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  app.addHook('onRequest', app.authenticate)
+  const tenant = (summary: string) => ({ tags: ['contacts'], summary, security: [{ bearer: [] }] })
+
+  app.get(
+    '/contacts',
+    { schema: { ...tenant('List contacts'), querystring: ContactsQuery, response: { 200: PageEnvelope(Contact) } } },
+    async (request) => {
+      const { data, pagination } = await listContactsPage(db, request.auth.account_id, request.query)
+      return okPage(data, pagination)
+    },
+  )
+
+  app.get(
+    '/contacts/:id',
+    { schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } } },
+    async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
+  )
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+
+describe('contacts of the caller', () => {
+  let t: TestApp
+  let owner: Tenant
+  let stranger: Tenant
+  const ids: string[] = []
+  beforeAll(async () => {
+    t = await buildTestApp()
+    owner = await createTenant(t.app)
+    stranger = await createTenant(t.app)
+    for (const n of [1, 2, 3, 4, 5]) {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${owner.accountId}/contacts`,
+        headers: adminHeaders,
+        payload: { email: `c${n}@example.com`, name: n === 5 ? 'Zed 100%' : `Contact ${n}` },
+      })
+      ids.push(response.json().data._id)
+    }
+  })
+  afterAll(() => t.close())
+
+  it('pages through the account contacts, newest first', async () => {
+    const response = await t.app.inject({ url: '/v1/contacts?limit=2&page=2', headers: owner.headers })
+    expect(response.statusCode).toBe(200)
+    const body = response.json()
+    expect(body).toMatchObject({ success: true, message: 'SUCCESS', pagination: { total: 5, page: 2, limit: 2, pages: 3 } })
+    expect(body.data.map((c: { _id: string }) => c._id)).toEqual([ids[2], ids[1]])
+  })
+
+  it('defaults to 10 per page and searches name and email literally', async () => {
+    expect((await t.app.inject({ url: '/v1/contacts', headers: owner.headers })).json().pagination.limit).toBe(10)
+    const found = await t.app.inject({ url: '/v1/contacts?search=100%25', headers: owner.headers })
+    expect(found.json().data.map((c: { name: string }) => c.name)).toEqual(['Zed 100%'])
+    const byEmail = await t.app.inject({ url: '/v1/contacts?search=C3@EXAMPLE', headers: owner.headers })
+    expect(byEmail.json().pagination.total).toBe(1)
+  })
+
+  it('shows another account nothing', async () => {
+    const list = await t.app.inject({ url: '/v1/contacts', headers: stranger.headers })
+    expect(list.json().pagination.total).toBe(0)
+    await expectHiddenFromOtherAccounts(t.app, { method: 'GET', url: `/v1/contacts/${ids[0]}` }, owner, stranger)
+  })
+
+  it('refuses a page size above 100', async () => {
+    const response = await t.app.inject({ url: '/v1/contacts?limit=101', headers: owner.headers })
+    expect(response.json()).toMatchObject({ errno: 400, message: 'limit must be <= 100' })
+  })
+})

@@ -1,0 +1,71 @@
+import { jwtVerify } from 'jose'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/helpers/app.js'
+import { startFakeSocketService, type FakeSocketService } from '../../../test/fakes/socket-service.js'
+import { inTransaction } from '../db/transaction.js'
+import type { EmittedEvent } from './emit.js'
+
+const ACCOUNT = '650000000000000000000001'
+
+describe('emit to the conversation socket service', () => {
+  let socket: FakeSocketService
+  let t: TestApp
+  beforeAll(async () => {
+    socket = await startFakeSocketService()
+    t = await buildTestApp({ CONVERSATION_SOCKET_URL: socket.url })
+  })
+  afterAll(async () => {
+    await t.close()
+    await socket.close()
+  })
+
+  const emitsOf = (event: string) => socket.requests.filter((r) => JSON.parse(r.body).event === event)
+
+  it('posts { event, data } with a service JWT and x-account-id once the transaction commits', async () => {
+    const { db, events } = t.app.platform
+    await inTransaction(db, (tx) => events.emit(tx, ACCOUNT, 'room:created', { room: { _id: 'r1' } }))
+    await vi.waitFor(() => expect(emitsOf('room:created')).toHaveLength(1), { timeout: 10_000, interval: 100 })
+    const [request] = emitsOf('room:created')
+    expect(JSON.parse(request?.body ?? '')).toEqual({ event: 'room:created', data: { room: { _id: 'r1' } } })
+    expect(request?.headers['x-account-id']).toBe(ACCOUNT)
+    const token = request?.headers.authorization?.replace('Bearer ', '') ?? ''
+    const { payload } = await jwtVerify(token, new TextEncoder().encode(TEST_JWT_SECRET))
+    expect(payload).toMatchObject({ account_id: ACCOUNT, type: 'service' })
+  })
+
+  it('drops the event when the transaction rolls back', async () => {
+    const { db, events } = t.app.platform
+    await expect(
+      inTransaction(db, async (tx) => {
+        await events.emit(tx, ACCOUNT, 'room:rolled-back', {})
+        throw new Error('write failed')
+      }),
+    ).rejects.toThrow('write failed')
+    await events.emit(db, ACCOUNT, 'room:after', {})
+    await vi.waitFor(() => expect(emitsOf('room:after')).toHaveLength(1), { timeout: 10_000, interval: 100 })
+    expect(emitsOf('room:rolled-back')).toHaveLength(0)
+  })
+
+  it('retries when the socket service fails', async () => {
+    socket.failNext(1)
+    await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'room:retried', { n: 1 })
+    await vi.waitFor(() => expect(emitsOf('room:retried')).toHaveLength(2), { timeout: 20_000, interval: 200 })
+  })
+})
+
+describe('emit without a socket service', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await buildTestApp()
+  })
+  afterAll(() => t.close())
+
+  it('delivers to in-process listeners', async () => {
+    const received: EmittedEvent[] = []
+    const stop = t.app.platform.events.onLocal((event) => received.push(event))
+    await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'joinRoom', { roomId: 'a', userId: 'b' })
+    await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 10_000, interval: 100 })
+    expect(received[0]).toEqual({ account_id: ACCOUNT, event: 'joinRoom', data: { roomId: 'a', userId: 'b' } })
+    stop()
+  })
+})

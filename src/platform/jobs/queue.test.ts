@@ -1,0 +1,84 @@
+import pino from 'pino'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js'
+import type { Database } from '../db/connection.js'
+import { inTransaction } from '../db/transaction.js'
+import { createJobQueue, type JobQueue } from './queue.js'
+
+describe('job queue', () => {
+  let database: TestDatabase
+  let queue: JobQueue
+  let db: Database
+  const ran: { name: string; n: number }[] = []
+  let flakyAttempts = 0
+
+  beforeAll(async () => {
+    database = await createTestDatabase()
+    db = database.handle.db
+    queue = createJobQueue(database.handle, { pollingIntervalSeconds: 0.5, logger: pino({ level: 'silent' }) })
+    queue.define({ name: 'test.record', handle: async (data: { n: number }) => void ran.push({ name: 'record', n: data.n }) })
+    queue.define({
+      name: 'test.flaky',
+      retryDelaySeconds: 1,
+      retryBackoff: false,
+      handle: async (data: { n: number }) => {
+        flakyAttempts++
+        if (flakyAttempts === 1) throw new Error('first attempt fails')
+        ran.push({ name: 'flaky', n: data.n })
+      },
+    })
+    await queue.start({ runWorkers: true })
+  })
+  afterAll(async () => {
+    await queue.stop()
+    await database.drop()
+  })
+
+  const runs = (name: string, n: number) => ran.filter((r) => r.name === name && r.n === n).length
+
+  it('runs a job enqueued in a committed transaction exactly once', async () => {
+    await inTransaction(db, (tx) => queue.enqueue(tx, 'test.record', { n: 1 }))
+    await vi.waitFor(() => expect(runs('record', 1)).toBe(1), { timeout: 10_000, interval: 100 })
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(runs('record', 1)).toBe(1)
+  })
+
+  it('never runs a job enqueued in a rolled-back transaction', async () => {
+    await expect(
+      inTransaction(db, async (tx) => {
+        await queue.enqueue(tx, 'test.record', { n: 2 })
+        throw new Error('the request failed')
+      }),
+    ).rejects.toThrow('the request failed')
+    await queue.enqueue(db, 'test.record', { n: 3 })
+    await vi.waitFor(() => expect(runs('record', 3)).toBe(1), { timeout: 10_000, interval: 100 })
+    expect(runs('record', 2)).toBe(0)
+  })
+
+  it('waits for a delayed job', async () => {
+    const enqueuedAt = Date.now()
+    await queue.enqueue(db, 'test.record', { n: 4 }, { startAfter: 3 })
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(runs('record', 4)).toBe(0)
+    await vi.waitFor(() => expect(runs('record', 4)).toBe(1), { timeout: 10_000, interval: 100 })
+    expect(Date.now() - enqueuedAt).toBeGreaterThanOrEqual(3000)
+  })
+
+  it('creates a job once per singleton key', async () => {
+    const first = await queue.enqueue(db, 'test.record', { n: 5 }, { singletonKey: 'event-5' })
+    const again = await queue.enqueue(db, 'test.record', { n: 5 }, { singletonKey: 'event-5' })
+    expect(first).toEqual(expect.any(String))
+    expect(again).toBeNull()
+    await vi.waitFor(() => expect(runs('record', 5)).toBe(1), { timeout: 10_000, interval: 100 })
+  })
+
+  it('retries a failing job', async () => {
+    await queue.enqueue(db, 'test.flaky', { n: 6 })
+    await vi.waitFor(() => expect(runs('flaky', 6)).toBe(1), { timeout: 15_000, interval: 100 })
+    expect(flakyAttempts).toBe(2)
+  })
+
+  it('refuses a job name nobody defined', async () => {
+    await expect(queue.enqueue(db, 'test.unknown', {})).rejects.toThrow('job test.unknown is not defined')
+  })
+})
