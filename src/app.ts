@@ -9,11 +9,11 @@ import { contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/routes.js'
 import { getAccountStatus } from './modules/accounts/service.js'
 import { changelogRoutes } from './modules/changelog/routes.js'
-import { registerAuth } from './platform/auth/plugin.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
+import { registerAuth } from './platform/auth/plugin.js'
+import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
-import type { Platform } from './platform/context.js'
 import { createEvents } from './platform/events/emit.js'
 import { registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
@@ -53,7 +53,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
 
   const tokens = createPlatformTokens(config.jwt)
-  const queue = createJobQueue(database, { pollingIntervalSeconds: config.jobs.pollingIntervalSeconds, logger: app.log })
+  const queue = createJobQueue(database, {
+    pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
+    logger: app.log,
+  })
   const events = createEvents({
     queue,
     socketUrl: config.conversationSocketUrl,

@@ -17,7 +17,9 @@ export interface Config {
   jwt: { secret: string | undefined; publicKey: string | undefined; privateKey: string | undefined }
   conversationSocketUrl: string | undefined
   storage: {
-    s3: { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string } | undefined
+    s3:
+      | { bucket: string; endpoint?: string; region: string; accessKeyId?: string; secretAccessKey?: string }
+      | undefined
   }
   listings: { apiUrl: string; apiKey: string | undefined; version: string }
   rateLimits: { emailSendPerMinute: number; roomPerMinute: number }

@@ -9,8 +9,10 @@ export interface FakeSocketService extends FakeServer {
 export async function startFakeSocketService(): Promise<FakeSocketService> {
   let failures = 0
   const server = await startFakeServer((request, response) => {
-    if (request.method !== 'POST' || request.url !== '/emit') return sendJson(response, 404, { error: 'not found' })
-    if (!request.headers.authorization?.startsWith('Bearer ')) return sendJson(response, 401, { error: 'no token' })
+    if (request.method !== 'POST' || request.url !== '/emit')
+      return sendJson(response, 404, { error: 'not found' })
+    if (!request.headers.authorization?.startsWith('Bearer '))
+      return sendJson(response, 401, { error: 'no token' })
     if (!request.headers['x-account-id']) return sendJson(response, 400, { error: 'x-account-id required' })
     const body = JSON.parse(request.body) as { event?: unknown }
     if (typeof body.event !== 'string') return sendJson(response, 400, { error: 'event required' })
@@ -20,5 +22,10 @@ export async function startFakeSocketService(): Promise<FakeSocketService> {
     }
     sendJson(response, 200, { ok: true })
   })
-  return { ...server, failNext: (count) => void (failures = count) }
+  return {
+    ...server,
+    failNext: (count) => {
+      failures = count
+    },
+  }
 }

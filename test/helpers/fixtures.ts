@@ -13,7 +13,12 @@ export interface Tenant {
 }
 
 async function adminPost<T>(app: FastifyInstance, url: string, payload: object): Promise<T> {
-  const response = await app.inject({ method: 'POST', url: `/v1/admin${url}`, headers: adminHeaders, payload })
+  const response = await app.inject({
+    method: 'POST',
+    url: `/v1/admin${url}`,
+    headers: adminHeaders,
+    payload,
+  })
   if (response.statusCode >= 300) throw new Error(`${url} answered ${response.statusCode}: ${response.body}`)
   return response.json().data as T
 }

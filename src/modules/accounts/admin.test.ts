@@ -14,8 +14,13 @@ describe('admin API', () => {
     t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
 
   it('refuses requests without the admin token', async () => {
-    expect((await t.app.inject({ method: 'POST', url: '/v1/admin/accounts', payload: { name: 'x' } })).statusCode).toBe(401)
-    const wrong = await t.app.inject({ url: '/v1/admin/accounts/650000000000000000000001', headers: bearer('nope') })
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/admin/accounts', payload: { name: 'x' } })).statusCode,
+    ).toBe(401)
+    const wrong = await t.app.inject({
+      url: '/v1/admin/accounts/650000000000000000000001',
+      headers: bearer('nope'),
+    })
     expect(wrong.statusCode).toBe(401)
   })
 
@@ -33,12 +38,20 @@ describe('admin API', () => {
     })
     expect(agency._id).toMatch(/^[0-9a-f]{24}$/)
 
-    const child = (await admin('POST', '/accounts', { name: 'Client', parent_account: agency._id, status: 'suspended' })).json()
-      .data
+    const child = (
+      await admin('POST', '/accounts', { name: 'Client', parent_account: agency._id, status: 'suspended' })
+    ).json().data
     expect(child).toMatchObject({ parent_account: agency._id, status: 'suspended' })
 
-    const updated = await admin('PATCH', `/accounts/${child._id}`, { status: 'active', listings_entity: 'ent-9' })
-    expect(updated.json().data).toMatchObject({ status: 'active', listings: { entity: 'ent-9' }, listings_status: true })
+    const updated = await admin('PATCH', `/accounts/${child._id}`, {
+      status: 'active',
+      listings_entity: 'ent-9',
+    })
+    expect(updated.json().data).toMatchObject({
+      status: 'active',
+      listings: { entity: 'ent-9' },
+      listings_status: true,
+    })
     expect((await admin('GET', `/accounts/${child._id}`)).json().data.listings.entity).toBe('ent-9')
   })
 
@@ -53,7 +66,9 @@ describe('admin API', () => {
     const bad = await admin('POST', '/accounts', { name: 'x', status: 'closed' })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().message).toBe('status must be one of: active, suspended')
-    expect((await admin('GET', '/accounts/not-an-id')).json().message).toBe('id must be a 24-character hex id')
+    expect((await admin('GET', '/accounts/not-an-id')).json().message).toBe(
+      'id must be a 24-character hex id',
+    )
   })
 
   it('creates users with a membership and a chat identity, and refuses a duplicate email', async () => {
@@ -67,21 +82,34 @@ describe('admin API', () => {
     })
     expect(created.statusCode).toBe(201)
     const user = created.json().data
-    expect(user).toMatchObject({ email: 'Grace@Example.com', first_name: 'Grace', last_name: 'Brewster Hopper' })
+    expect(user).toMatchObject({
+      email: 'Grace@Example.com',
+      first_name: 'Grace',
+      last_name: 'Brewster Hopper',
+    })
     expect(user).not.toHaveProperty('password_hash')
     expect(user.memberships).toEqual([
       { account_id: account._id, main: true, conversation_id: expect.stringMatching(/^[0-9a-f]{24}$/) },
     ])
 
-    const again = await admin('POST', '/users', { email: 'grace@example.COM', password: 'long enough', name: 'G' })
+    const again = await admin('POST', '/users', {
+      email: 'grace@example.COM',
+      password: 'long enough',
+      name: 'G',
+    })
     expect(again.statusCode).toBe(409)
 
     const second = (await admin('POST', '/accounts', { name: 'B' })).json().data
-    const member = await admin('POST', `/users/${user._id}/memberships`, { account_id: second._id, main: true })
+    const member = await admin('POST', `/users/${user._id}/memberships`, {
+      account_id: second._id,
+      main: true,
+    })
     expect(member.statusCode).toBe(201)
     const memberships = (await admin('GET', `/users/${user._id}`)).json().data.memberships
     expect(memberships).toHaveLength(2)
-    expect(memberships.filter((m: { main: boolean }) => m.main)).toEqual([expect.objectContaining({ account_id: second._id })])
+    expect(memberships.filter((m: { main: boolean }) => m.main)).toEqual([
+      expect.objectContaining({ account_id: second._id }),
+    ])
   })
 
   it('validates user input with messages naming the field', async () => {
@@ -117,10 +145,17 @@ describe('admin API', () => {
   it('creates contacts unique per lower-cased email within an account', async () => {
     const a = await createTenant(t.app)
     const b = await createTenant(t.app)
-    const first = await admin('POST', `/accounts/${a.accountId}/contacts`, { email: 'Lead@Example.com', name: 'Lead' })
+    const first = await admin('POST', `/accounts/${a.accountId}/contacts`, {
+      email: 'Lead@Example.com',
+      name: 'Lead',
+    })
     expect(first.statusCode).toBe(201)
-    expect((await admin('POST', `/accounts/${a.accountId}/contacts`, { email: 'lead@example.com' })).statusCode).toBe(409)
-    expect((await admin('POST', `/accounts/${b.accountId}/contacts`, { email: 'lead@example.com' })).statusCode).toBe(201)
+    expect(
+      (await admin('POST', `/accounts/${a.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
+    ).toBe(409)
+    expect(
+      (await admin('POST', `/accounts/${b.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
+    ).toBe(201)
     const contactId = first.json().data._id
     expect((await admin('GET', `/accounts/${a.accountId}/contacts/${contactId}`)).statusCode).toBe(200)
     expect((await admin('GET', `/accounts/${b.accountId}/contacts/${contactId}`)).statusCode).toBe(404)
@@ -149,10 +184,15 @@ describe('admin API', () => {
       balance: 0,
     })
     await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 5, reference: 'invoice-1' })
-    const repeated = await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 5, reference: 'invoice-1' })
+    const repeated = await admin('POST', `/accounts/${a.accountId}/credits`, {
+      amount: 5,
+      reference: 'invoice-1',
+    })
     expect(repeated.json().data.balance).toBe(5)
     const more = await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 3 })
     expect(more.json().data.balance).toBe(8)
-    expect((await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 0 })).json().message).toBe('amount must be >= 1')
+    expect((await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 0 })).json().message).toBe(
+      'amount must be >= 1',
+    )
   })
 })

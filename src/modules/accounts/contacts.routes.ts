@@ -7,7 +7,10 @@ import { IdParams } from '../../platform/http/schemas.js'
 import { Contact } from './schemas.js'
 import { getContact, listContactsPage } from './service.js'
 
-const ContactsQuery = Type.Composite([PageQuery(10, 100), Type.Object({ search: Type.Optional(Type.String()) })])
+const ContactsQuery = Type.Composite([
+  PageQuery(10, 100),
+  Type.Object({ search: Type.Optional(Type.String()) }),
+])
 
 /** The caller's own contacts, read with a platform JWT: always limited to the token's account. */
 export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -17,7 +20,13 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
 
   app.get(
     '/contacts',
-    { schema: { ...tenant('List contacts'), querystring: ContactsQuery, response: { 200: PageEnvelope(Contact) } } },
+    {
+      schema: {
+        ...tenant('List contacts'),
+        querystring: ContactsQuery,
+        response: { 200: PageEnvelope(Contact) },
+      },
+    },
     async (request) => {
       const { data, pagination } = await listContactsPage(db, request.auth.account_id, request.query)
       return okPage(data, pagination)

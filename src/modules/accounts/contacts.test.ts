@@ -27,12 +27,18 @@ describe('contacts of the caller', () => {
     const response = await t.app.inject({ url: '/v1/contacts?limit=2&page=2', headers: owner.headers })
     expect(response.statusCode).toBe(200)
     const body = response.json()
-    expect(body).toMatchObject({ success: true, message: 'SUCCESS', pagination: { total: 5, page: 2, limit: 2, pages: 3 } })
+    expect(body).toMatchObject({
+      success: true,
+      message: 'SUCCESS',
+      pagination: { total: 5, page: 2, limit: 2, pages: 3 },
+    })
     expect(body.data.map((c: { _id: string }) => c._id)).toEqual([ids[2], ids[1]])
   })
 
   it('defaults to 10 per page and searches name and email literally', async () => {
-    expect((await t.app.inject({ url: '/v1/contacts', headers: owner.headers })).json().pagination.limit).toBe(10)
+    expect(
+      (await t.app.inject({ url: '/v1/contacts', headers: owner.headers })).json().pagination.limit,
+    ).toBe(10)
     const found = await t.app.inject({ url: '/v1/contacts?search=100%25', headers: owner.headers })
     expect(found.json().data.map((c: { name: string }) => c.name)).toEqual(['Zed 100%'])
     const byEmail = await t.app.inject({ url: '/v1/contacts?search=C3@EXAMPLE', headers: owner.headers })
@@ -42,7 +48,12 @@ describe('contacts of the caller', () => {
   it('shows another account nothing', async () => {
     const list = await t.app.inject({ url: '/v1/contacts', headers: stranger.headers })
     expect(list.json().pagination.total).toBe(0)
-    await expectHiddenFromOtherAccounts(t.app, { method: 'GET', url: `/v1/contacts/${ids[0]}` }, owner, stranger)
+    await expectHiddenFromOtherAccounts(
+      t.app,
+      { method: 'GET', url: `/v1/contacts/${ids[0]}` },
+      owner,
+      stranger,
+    )
   })
 
   it('refuses a page size above 100', async () => {

@@ -30,7 +30,11 @@ describe('credits', () => {
     await grantCredits(db, accountId, 2)
     const error = await reserveCredits(db, accountId, 'email', 3).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(InsufficientBalance)
-    expect(error).toMatchObject({ statusCode: 400, message: 'Insufficient balance', additionalInfo: { required: 3, available: 2 } })
+    expect(error).toMatchObject({
+      statusCode: 400,
+      message: 'Insufficient balance',
+      additionalInfo: { required: 3, available: 2 },
+    })
     expect(await creditBalance(db, accountId)).toBe(2)
   })
 

@@ -37,7 +37,10 @@ export async function updateAccount(
   return row
 }
 
-export async function insertUser(db: Database, values: typeof users.$inferInsert): Promise<UserRow | undefined> {
+export async function insertUser(
+  db: Database,
+  values: typeof users.$inferInsert,
+): Promise<UserRow | undefined> {
   const [row] = await db.insert(users).values(values).onConflictDoNothing().returning()
   return row
 }
@@ -139,7 +142,13 @@ export async function listContacts(
   }
   const where = and(...filters)
   const [rows, [totals]] = await Promise.all([
-    db.select().from(contacts).where(where).orderBy(sql`${contacts.id} desc`).limit(page.limit).offset(page.offset),
+    db
+      .select()
+      .from(contacts)
+      .where(where)
+      .orderBy(sql`${contacts.id} desc`)
+      .limit(page.limit)
+      .offset(page.offset),
     db.select({ total: count() }).from(contacts).where(where),
   ])
   return { rows, total: totals?.total ?? 0 }
@@ -149,7 +158,10 @@ export async function listContacts(
 export const variableSources = { persons, businesses, instasites, instareports }
 export type VariableSource = keyof typeof variableSources
 export type VariableSourceRow<K extends VariableSource> = (typeof variableSources)[K]['$inferSelect']
-type VariableSourceInsert<K extends VariableSource> = Omit<(typeof variableSources)[K]['$inferInsert'], 'accountId'>
+type VariableSourceInsert<K extends VariableSource> = Omit<
+  (typeof variableSources)[K]['$inferInsert'],
+  'accountId'
+>
 
 export async function insertVariableSource<K extends VariableSource>(
   db: Database,
@@ -209,7 +221,11 @@ export async function addToBalance(db: Database, accountId: string, quantity: nu
  * Takes `quantity` off the balance only if it covers it. The row lock of the UPDATE serialises
  * concurrent reservations, and the balance is re-checked after the lock, so none overdraws.
  */
-export async function takeFromBalance(db: Database, accountId: string, quantity: number): Promise<number | null> {
+export async function takeFromBalance(
+  db: Database,
+  accountId: string,
+  quantity: number,
+): Promise<number | null> {
   const [row] = await db
     .update(creditBalances)
     .set({ balance: sql`${creditBalances.balance} - ${quantity}`, updatedAt: new Date() })

@@ -48,7 +48,13 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
 
   app.post(
     '/accounts',
-    { schema: { ...admin('Create an account'), body: CreateAccountBody, response: { 201: Envelope(Account) } } },
+    {
+      schema: {
+        ...admin('Create an account'),
+        body: CreateAccountBody,
+        response: { 201: Envelope(Account) },
+      },
+    },
     async (request, reply) => reply.status(201).send(ok(await createAccount(db, request.body))),
   )
 
@@ -73,13 +79,25 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
 
   app.post(
     '/users',
-    { schema: { ...admin('Create a user, optionally a member of an account'), body: CreateUserBody, response: { 201: Envelope(User) } } },
+    {
+      schema: {
+        ...admin('Create a user, optionally a member of an account'),
+        body: CreateUserBody,
+        response: { 201: Envelope(User) },
+      },
+    },
     async (request, reply) => reply.status(201).send(ok(await createUser(db, request.body))),
   )
 
   app.get(
     '/users/:id',
-    { schema: { ...admin('Read a user with memberships'), params: IdParams, response: { 200: Envelope(User) } } },
+    {
+      schema: {
+        ...admin('Read a user with memberships'),
+        params: IdParams,
+        response: { 200: Envelope(User) },
+      },
+    },
     async (request) => ok(await getUser(db, request.params.id)),
   )
 
@@ -102,9 +120,15 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
   app.post(
     '/accounts/:id/contacts',
     {
-      schema: { ...admin('Create a contact'), params: IdParams, body: CreateContactBody, response: { 201: Envelope(Contact) } },
+      schema: {
+        ...admin('Create a contact'),
+        params: IdParams,
+        body: CreateContactBody,
+        response: { 201: Envelope(Contact) },
+      },
     },
-    async (request, reply) => reply.status(201).send(ok(await createContact(db, request.params.id, request.body))),
+    async (request, reply) =>
+      reply.status(201).send(ok(await createContact(db, request.params.id, request.body))),
   )
 
   app.get(
@@ -119,12 +143,27 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     async (request) => ok(await getContact(db, request.params.id, request.params.record_id)),
   )
 
-  for (const [kind, body] of Object.entries(VariableSourceBodies) as [VariableSourceKind, (typeof VariableSourceBodies)[VariableSourceKind]][]) {
+  for (const [kind, body] of Object.entries(VariableSourceBodies) as [
+    VariableSourceKind,
+    (typeof VariableSourceBodies)[VariableSourceKind],
+  ][]) {
     app.post(
       `/accounts/:id/${kind}`,
-      { schema: { ...admin(`Create one of ${kind}`), params: IdParams, body, response: { 201: Envelope(VariableSource) } } },
+      {
+        schema: {
+          ...admin(`Create one of ${kind}`),
+          params: IdParams,
+          body,
+          response: { 201: Envelope(VariableSource) },
+        },
+      },
       async (request, reply) => {
-        const created = await createVariableSource(db, request.params.id, kind, request.body as Record<string, string>)
+        const created = await createVariableSource(
+          db,
+          request.params.id,
+          kind,
+          request.body as Record<string, string>,
+        )
         return reply.status(201).send(ok(created))
       },
     )
@@ -148,18 +187,30 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
   app.post(
     '/accounts/:id/credits',
     {
-      schema: { ...admin('Grant credits'), params: IdParams, body: GrantCreditsBody, response: { 200: Envelope(Credits) } },
+      schema: {
+        ...admin('Grant credits'),
+        params: IdParams,
+        body: GrantCreditsBody,
+        response: { 200: Envelope(Credits) },
+      },
     },
     async (request) => {
       await requireAccount(db, request.params.id)
-      const { balance } = await grantCredits(db, request.params.id, request.body.amount, request.body.reference)
+      const { balance } = await grantCredits(
+        db,
+        request.params.id,
+        request.body.amount,
+        request.body.reference,
+      )
       return ok({ account_id: request.params.id, balance })
     },
   )
 
   app.get(
     '/accounts/:id/credits',
-    { schema: { ...admin('Read the credit balance'), params: IdParams, response: { 200: Envelope(Credits) } } },
+    {
+      schema: { ...admin('Read the credit balance'), params: IdParams, response: { 200: Envelope(Credits) } },
+    },
     async (request) => {
       await requireAccount(db, request.params.id)
       return ok({ account_id: request.params.id, balance: await creditBalance(db, request.params.id) })

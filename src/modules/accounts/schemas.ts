@@ -86,7 +86,11 @@ const optionalText = () => Type.Optional(Type.String())
 /** Bodies of the records email variables read, per admin path segment. */
 export const VariableSourceBodies = {
   persons: Type.Object({ first_name: optionalText(), last_name: optionalText(), email: optionalText() }),
-  businesses: Type.Object({ name: Type.String({ minLength: 1 }), address: optionalText(), phone: optionalText() }),
+  businesses: Type.Object({
+    name: Type.String({ minLength: 1 }),
+    address: optionalText(),
+    phone: optionalText(),
+  }),
   instasites: Type.Object({ url: Type.String({ minLength: 1 }), name: optionalText() }),
   instareports: Type.Object({ url: Type.String({ minLength: 1 }), link: optionalText() }),
 }

@@ -254,7 +254,11 @@ export async function createContact(
   input: { email?: string; name?: string; phone?: string },
 ): Promise<ContactView> {
   await requireAccount(db, accountId)
-  const row = await insertContact(db, accountId, { email: input.email?.trim(), name: input.name, phone: input.phone })
+  const row = await insertContact(db, accountId, {
+    email: input.email?.trim(),
+    name: input.name,
+    phone: input.phone,
+  })
   if (!row) throw new Conflict('A contact with this email already exists in the account')
   return contactView(row)
 }
@@ -288,7 +292,10 @@ export type VariableSourceView = Record<string, unknown> & {
 function variableSourceView(row: VariableSourceRow<VariableSource>): VariableSourceView {
   const { id, accountId, createdAt, updatedAt, ...fields } = row
   const snake = Object.fromEntries(
-    Object.entries(fields).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), value]),
+    Object.entries(fields).map(([key, value]) => [
+      key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      value,
+    ]),
   )
   return {
     _id: id,
@@ -308,7 +315,10 @@ export async function createVariableSource(
 ): Promise<VariableSourceView> {
   await requireAccount(db, accountId)
   const camel = Object.fromEntries(
-    Object.entries(fields).map(([key, value]) => [key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), value]),
+    Object.entries(fields).map(([key, value]) => [
+      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+      value,
+    ]),
   )
   return variableSourceView(await insertVariableSource(db, accountId, kind, camel as never))
 }

@@ -11,14 +11,20 @@ describe('changelog feed', () => {
   })
   afterAll(() => t.close())
 
-  it.each(['/v1/integrations/changelog/posts', '/v1/e/changelog/posts'])('answers %s with an empty page', async (url) => {
-    const response = await t.app.inject({ url, headers: tenant.headers })
-    expect(response.statusCode).toBe(200)
-    expect(response.json()).toStrictEqual({ pagination: { page: 1, per_page: 25, total: 0 }, data: [] })
-  })
+  it.each(['/v1/integrations/changelog/posts', '/v1/e/changelog/posts'])(
+    'answers %s with an empty page',
+    async (url) => {
+      const response = await t.app.inject({ url, headers: tenant.headers })
+      expect(response.statusCode).toBe(200)
+      expect(response.json()).toStrictEqual({ pagination: { page: 1, per_page: 25, total: 0 }, data: [] })
+    },
+  )
 
   it('keeps the requested paging', async () => {
-    const response = await t.app.inject({ url: '/v1/e/changelog/posts?page=3&per_page=10', headers: tenant.headers })
+    const response = await t.app.inject({
+      url: '/v1/e/changelog/posts?page=3&per_page=10',
+      headers: tenant.headers,
+    })
     expect(response.json()).toStrictEqual({ pagination: { page: 3, per_page: 10, total: 0 }, data: [] })
   })
 

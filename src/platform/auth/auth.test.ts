@@ -1,11 +1,17 @@
 import Fastify from 'fastify'
 import { exportPKCS8, exportSPKI, generateKeyPair, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, bearer, buildTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/helpers/app.js'
+import {
+  adminHeaders,
+  bearer,
+  buildTestApp,
+  TEST_JWT_SECRET,
+  type TestApp,
+} from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { registerErrorHandling } from '../http/error-handler.js'
-import { registerAuth } from './plugin.js'
 import { createPlatformTokens } from './platform-jwt.js'
+import { registerAuth } from './plugin.js'
 
 const ACCOUNT = '650000000000000000000001'
 const USER = '650000000000000000000002'
@@ -13,7 +19,11 @@ const secretKey = new TextEncoder().encode(TEST_JWT_SECRET)
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 function sign(claims: Record<string, unknown>, expiresAt: number, key: Uint8Array = secretKey) {
-  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime(expiresAt).sign(key)
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(expiresAt)
+    .sign(key)
 }
 
 describe('bearer JWT on account-scoped routes', () => {
@@ -24,7 +34,8 @@ describe('bearer JWT on account-scoped routes', () => {
   })
   afterAll(() => t.close())
 
-  const statusWith = async (headers: Record<string, string>) => (await t.app.inject({ url, headers })).statusCode
+  const statusWith = async (headers: Record<string, string>) =>
+    (await t.app.inject({ url, headers })).statusCode
 
   it.each([
     ['no header', {}],
@@ -37,15 +48,19 @@ describe('bearer JWT on account-scoped routes', () => {
   })
 
   it('refuses a token signed with another secret', async () => {
-    const token = await sign({ uid: USER, account_id: ACCOUNT }, nowSeconds() + 60, new TextEncoder().encode('x'.repeat(40)))
+    const token = await sign(
+      { uid: USER, account_id: ACCOUNT },
+      nowSeconds() + 60,
+      new TextEncoder().encode('x'.repeat(40)),
+    )
     expect(await statusWith(bearer(token))).toBe(401)
   })
 
   it('refuses an unsigned token', async () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')
-    const payload = Buffer.from(JSON.stringify({ uid: USER, account_id: ACCOUNT, exp: nowSeconds() + 60 })).toString(
-      'base64url',
-    )
+    const payload = Buffer.from(
+      JSON.stringify({ uid: USER, account_id: ACCOUNT, exp: nowSeconds() + 60 }),
+    ).toString('base64url')
     expect(await statusWith(bearer(`${header}.${payload}.`))).toBe(401)
   })
 
@@ -77,9 +92,13 @@ describe('platform JWT with a public key (ES256)', () => {
   afterAll(() => t.close())
 
   it('verifies tokens signed with the private key and refuses HS256 ones', async () => {
-    expect((await t.app.inject({ url: '/v1/e/changelog/posts', headers: tenant.headers })).statusCode).toBe(200)
+    expect((await t.app.inject({ url: '/v1/e/changelog/posts', headers: tenant.headers })).statusCode).toBe(
+      200,
+    )
     const hs256 = await sign({ uid: USER, account_id: ACCOUNT }, nowSeconds() + 60)
-    expect((await t.app.inject({ url: '/v1/e/changelog/posts', headers: bearer(hs256) })).statusCode).toBe(401)
+    expect((await t.app.inject({ url: '/v1/e/changelog/posts', headers: bearer(hs256) })).statusCode).toBe(
+      401,
+    )
   })
 
   it('mints tokens through the admin API', async () => {
@@ -98,7 +117,11 @@ describe('account-status check', () => {
     '650000000000000000000011': 'active',
     '650000000000000000000012': 'suspended',
   }
-  const tokens = createPlatformTokens({ secret: TEST_JWT_SECRET, publicKey: undefined, privateKey: undefined })
+  const tokens = createPlatformTokens({
+    secret: TEST_JWT_SECRET,
+    publicKey: undefined,
+    privateKey: undefined,
+  })
   const app = Fastify()
   beforeAll(async () => {
     registerErrorHandling(app)
@@ -107,7 +130,9 @@ describe('account-status check', () => {
       adminToken: 'admin',
       accountStatus: async (accountId) => statuses[accountId] ?? null,
     })
-    app.get('/guarded', { onRequest: app.authenticate, preHandler: app.requireActiveAccount }, async () => ({ ok: 1 }))
+    app.get('/guarded', { onRequest: app.authenticate, preHandler: app.requireActiveAccount }, async () => ({
+      ok: 1,
+    }))
     await app.ready()
   })
   afterAll(() => app.close())

@@ -28,7 +28,8 @@ export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization
   if (!header) throw new Unauthorized('missing Authorization header')
   const [scheme, token] = header.split(' ')
-  if (scheme?.toLowerCase() !== 'bearer' || !token) throw new Unauthorized('Authorization must be "Bearer <token>"')
+  if (scheme?.toLowerCase() !== 'bearer' || !token)
+    throw new Unauthorized('Authorization must be "Bearer <token>"')
   return token
 }
 
@@ -49,6 +50,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   })
 
   app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
-    if (!timingSafeEqual(digest(bearerToken(request)), adminDigest)) throw new Unauthorized('invalid admin token')
+    if (!timingSafeEqual(digest(bearerToken(request)), adminDigest))
+      throw new Unauthorized('invalid admin token')
   })
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
-import { check, text, timestamp } from 'drizzle-orm/pg-core'
 import type { AnyPgColumn } from 'drizzle-orm/pg-core'
+import { check, text, timestamp } from 'drizzle-orm/pg-core'
 import { newId } from './ids.js'
 
 /** Primary key column: a 24-character hex id generated in one place. */
@@ -9,7 +9,8 @@ export const idColumn = () => text('id').primaryKey().$defaultFn(newId)
 /** Check constraint keeping an id column to the 24-hex format. */
 export const idFormat = (name: string, column: AnyPgColumn) => check(name, sql`${column} ~ '^[0-9a-f]{24}$'`)
 
-export const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+export const createdAt = () =>
+  timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
 export const updatedAt = () =>
   timestamp('updated_at', { withTimezone: true, mode: 'date' })
     .notNull()

@@ -35,7 +35,9 @@ const MIGRATIONS_FOLDER = join(fileURLToPath(new URL('.', import.meta.url)), '..
 const MIGRATION_LOCK = 72_616_001
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir)
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
+    : openPglite(options.dataDir)
 }
 
 async function openPostgres(connectionString: string, max: number): Promise<DatabaseHandle> {

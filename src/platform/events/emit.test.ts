@@ -1,7 +1,7 @@
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { type FakeSocketService, startFakeSocketService } from '../../../test/fakes/socket-service.js'
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/helpers/app.js'
-import { startFakeSocketService, type FakeSocketService } from '../../../test/fakes/socket-service.js'
 import { inTransaction } from '../db/transaction.js'
 import type { EmittedEvent } from './emit.js'
 
@@ -24,7 +24,10 @@ describe('emit to the conversation socket service', () => {
   it('posts { event, data } with a service JWT and x-account-id once the transaction commits', async () => {
     const { db, events } = t.app.platform
     await inTransaction(db, (tx) => events.emit(tx, ACCOUNT, 'room:created', { room: { _id: 'r1' } }))
-    await vi.waitFor(() => expect(emitsOf('room:created')).toHaveLength(1), { timeout: 10_000, interval: 100 })
+    await vi.waitFor(() => expect(emitsOf('room:created')).toHaveLength(1), {
+      timeout: 10_000,
+      interval: 100,
+    })
     const [request] = emitsOf('room:created')
     expect(JSON.parse(request?.body ?? '')).toEqual({ event: 'room:created', data: { room: { _id: 'r1' } } })
     expect(request?.headers['x-account-id']).toBe(ACCOUNT)
@@ -49,7 +52,10 @@ describe('emit to the conversation socket service', () => {
   it('retries when the socket service fails', async () => {
     socket.failNext(1)
     await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'room:retried', { n: 1 })
-    await vi.waitFor(() => expect(emitsOf('room:retried')).toHaveLength(2), { timeout: 20_000, interval: 200 })
+    await vi.waitFor(() => expect(emitsOf('room:retried')).toHaveLength(2), {
+      timeout: 20_000,
+      interval: 200,
+    })
   })
 })
 
@@ -65,7 +71,11 @@ describe('emit without a socket service', () => {
     const stop = t.app.platform.events.onLocal((event) => received.push(event))
     await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'joinRoom', { roomId: 'a', userId: 'b' })
     await vi.waitFor(() => expect(received).toHaveLength(1), { timeout: 10_000, interval: 100 })
-    expect(received[0]).toEqual({ account_id: ACCOUNT, event: 'joinRoom', data: { roomId: 'a', userId: 'b' } })
+    expect(received[0]).toEqual({
+      account_id: ACCOUNT,
+      event: 'joinRoom',
+      data: { roomId: 'a', userId: 'b' },
+    })
     stop()
   })
 })

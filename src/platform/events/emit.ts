@@ -50,10 +50,17 @@ export function createEvents(options: EventsOptions): Events {
       options.logger,
     )
     // Thrown so that the job queue retries it with backoff.
-    if (response.status >= 300) throw new Error(`socket service answered ${response.status} to ${message.event}`)
+    if (response.status >= 300)
+      throw new Error(`socket service answered ${response.status} to ${message.event}`)
   }
 
-  options.queue.define({ name: EMIT_JOB, handle: deliver, retryLimit: 8, retryDelaySeconds: 2, retryBackoff: true })
+  options.queue.define({
+    name: EMIT_JOB,
+    handle: deliver,
+    retryLimit: 8,
+    retryDelaySeconds: 2,
+    retryBackoff: true,
+  })
 
   return {
     async emit(executor, accountId, event, data) {

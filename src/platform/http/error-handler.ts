@@ -7,7 +7,9 @@ import { validationMessage } from './validation-message.js'
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     if (error instanceof DomainError) {
-      return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message, error.additionalInfo))
+      return reply
+        .status(error.statusCode)
+        .send(errorBody(error.statusCode, error.message, error.additionalInfo))
     }
     if (error.validation) {
       const { message, details } = validationMessage(error.validation, error.validationContext)

@@ -8,5 +8,7 @@ export const Timestamp = () => Type.String({ format: 'date-time' })
 export const IdParams = Type.Object({ id: Id() })
 
 /** A string limited to `values`, as a plain JSON-schema enum (typed as the union of the values). */
-export const StringEnum = <const T extends readonly string[]>(values: T, options: { description?: string } = {}) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
+export const StringEnum = <const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })

@@ -6,7 +6,10 @@ function fieldName(error: FastifySchemaValidationError, context: string | undefi
   const segments = error.instancePath.split('/').filter(Boolean)
   const missing = (error.params as { missingProperty?: string }).missingProperty
   if (missing) segments.push(missing)
-  const path = segments.reduce((name, s) => (/^\d+$/.test(s) ? `${name}[${s}]` : name ? `${name}.${s}` : s), '')
+  const path = segments.reduce(
+    (name, s) => (/^\d+$/.test(s) ? `${name}[${s}]` : name ? `${name}.${s}` : s),
+    '',
+  )
   return path || context || 'request'
 }
 

@@ -15,8 +15,14 @@ describe('job queue', () => {
   beforeAll(async () => {
     database = await createTestDatabase()
     db = database.handle.db
-    queue = createJobQueue(database.handle, { pollingIntervalSeconds: 0.5, logger: pino({ level: 'silent' }) })
-    queue.define({ name: 'test.record', handle: async (data: { n: number }) => void ran.push({ name: 'record', n: data.n }) })
+    queue = createJobQueue(database.handle, {
+      pollingIntervalSeconds: 0.5,
+      logger: pino({ level: 'silent' }),
+    })
+    queue.define({
+      name: 'test.record',
+      handle: async (data: { n: number }) => void ran.push({ name: 'record', n: data.n }),
+    })
     queue.define({
       name: 'test.flaky',
       retryDelaySeconds: 1,

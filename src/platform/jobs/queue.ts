@@ -21,7 +21,12 @@ export interface EnqueueOptions {
 
 export interface JobQueue {
   /** Creates the job with `executor`, so it commits or rolls back with the caller's transaction. */
-  enqueue<T extends object>(executor: Database, name: string, data: T, options?: EnqueueOptions): Promise<string | null>
+  enqueue<T extends object>(
+    executor: Database,
+    name: string,
+    data: T,
+    options?: EnqueueOptions,
+  ): Promise<string | null>
   define(definition: JobDefinition<never>): void
   start(options: { runWorkers: boolean }): Promise<void>
   stop(): Promise<void>

@@ -34,7 +34,10 @@ export function redactUrl(url: URL): string {
 
 export function redactHeaders(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(headers).map(([name, value]) => [name, SECRET_HEADERS.has(name.toLowerCase()) ? '[REDACTED]' : value]),
+    Object.entries(headers).map(([name, value]) => [
+      name,
+      SECRET_HEADERS.has(name.toLowerCase()) ? '[REDACTED]' : value,
+    ]),
   )
 }
 
@@ -69,7 +72,10 @@ async function readBody(response: Response): Promise<unknown> {
  * network errors, 429 and 5xx, and a log line per attempt with secrets redacted.
  * Answers every HTTP status; throws ProviderUnreachable only when no response came at all.
  */
-export async function providerRequest(request: ProviderRequest, log?: FastifyBaseLogger): Promise<ProviderResponse> {
+export async function providerRequest(
+  request: ProviderRequest,
+  log?: FastifyBaseLogger,
+): Promise<ProviderResponse> {
   const url = buildUrl(request)
   const method = request.method ?? 'GET'
   const retries = request.retries ?? 2
@@ -91,7 +97,10 @@ export async function providerRequest(request: ProviderRequest, log?: FastifyBas
         signal: AbortSignal.timeout(request.timeoutMs ?? 10_000),
       })
       const retryable = response.status === 429 || response.status >= 500
-      log?.info({ provider: logged, status: response.status, ms: Date.now() - started, attempt }, 'provider call')
+      log?.info(
+        { provider: logged, status: response.status, ms: Date.now() - started, attempt },
+        'provider call',
+      )
       if (retryable && attempt < retries) {
         await response.body?.cancel()
         await sleep(retryDelayMs(attempt, response.headers.get('retry-after')))
@@ -104,7 +113,8 @@ export async function providerRequest(request: ProviderRequest, log?: FastifyBas
       }
     } catch (error) {
       log?.warn({ provider: logged, ms: Date.now() - started, attempt, err: error }, 'provider call failed')
-      if (attempt >= retries) throw new ProviderUnreachable(`${method} ${url.origin}${url.pathname} failed: ${error}`)
+      if (attempt >= retries)
+        throw new ProviderUnreachable(`${method} ${url.origin}${url.pathname} failed: ${error}`)
       await sleep(retryDelayMs(attempt, null))
     }
   }

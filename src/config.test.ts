@@ -1,0 +1,67 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from './config.js'
+
+const tempDir = () => mkdtempSync(join(tmpdir(), 'config-test-'))
+
+describe('configuration', () => {
+  it('starts a bare development machine with generated secrets, reused on restart', () => {
+    const dataDir = tempDir()
+    const first = loadConfig({ DATA_DIR: dataDir })
+    expect(first).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      nodeEnv: 'development',
+      databaseUrl: undefined,
+    })
+    expect(first.publicBaseUrl).toBe('http://localhost:3000')
+    expect(first.jwt.secret).toMatch(/^[0-9a-f]{64}$/)
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(true)
+    const again = loadConfig({ DATA_DIR: dataDir })
+    expect(again.jwt.secret).toBe(first.jwt.secret)
+    expect(again.adminToken).toBe(first.adminToken)
+    expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')).adminToken).toBe(first.adminToken)
+  })
+
+  it('prefers the environment over generated secrets', () => {
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      ADMIN_TOKEN: 'a'.repeat(20),
+      JWT_SECRET: 's'.repeat(32),
+    })
+    expect(config.adminToken).toBe('a'.repeat(20))
+    expect(config.jwt.secret).toBe('s'.repeat(32))
+  })
+
+  it.each([
+    [{ NODE_ENV: 'production', JWT_SECRET: 's'.repeat(32) }, 'ADMIN_TOKEN must be set'],
+    [{ NODE_ENV: 'production', ADMIN_TOKEN: 'x' }, 'JWT_SECRET or JWT_PUBLIC_KEY must be set'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of'],
+    [{ PORT: 'eighty' }, 'PORT must be'],
+    [{ PORT: '70000' }, 'PORT must be an integer between 0 and 65535'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET must be at least 32 characters'],
+  ])('fails fast naming the bad variable: %o', (env, message) => {
+    expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
+    expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
+  })
+
+  it('writes no secrets to disk in production', () => {
+    const dataDir = tempDir()
+    loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32) })
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+  })
+
+  it('reads provider settings with their defaults', () => {
+    const config = loadConfig({ DATA_DIR: tempDir(), LISTINGS_API_VERSION: '20240101', TRUST_PROXY: '1' })
+    expect(config.listings).toEqual({
+      apiUrl: 'https://api.yextapis.com',
+      apiKey: undefined,
+      version: '20240101',
+    })
+    expect(config.trustProxy).toBe(1)
+  })
+})

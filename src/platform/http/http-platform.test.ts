@@ -1,0 +1,137 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import Fastify from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { registerErrorHandling } from './error-handler.js'
+import { Conflict } from './errors.js'
+
+describe('the service shell', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await buildTestApp()
+  })
+  afterAll(() => t.close())
+
+  it('answers GET /status and the readiness check', async () => {
+    expect((await t.app.inject({ url: '/status' })).json()).toEqual({ status: 'ok' })
+    expect((await t.app.inject({ url: '/status/ready' })).json()).toEqual({ status: 'ok', database: 'ok' })
+  })
+
+  it('answers unknown routes with 404 in the error envelope', async () => {
+    const response = await t.app.inject({ url: '/v1/nowhere?x=1' })
+    expect(response.statusCode).toBe(404)
+    expect(response.json()).toEqual({
+      success: false,
+      errno: 404,
+      message: 'Route GET /v1/nowhere not found',
+    })
+  })
+
+  it('answers malformed JSON with 400 in the error envelope', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/accounts',
+      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      payload: '{"name":',
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({ success: false, errno: 400 })
+  })
+
+  it('publishes the OpenAPI document and the reference UI', async () => {
+    const spec = (await t.app.inject({ url: '/docs/json' })).json()
+    expect(spec.openapi).toMatch(/^3\./)
+    expect(Object.keys(spec.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/integrations/changelog/posts',
+        '/v1/e/changelog/posts',
+        '/v1/admin/accounts',
+        '/status',
+      ]),
+    )
+    const ui = await t.app.inject({ url: '/docs/' })
+    expect(ui.statusCode).toBe(200)
+    expect(ui.headers['content-type']).toContain('text/html')
+  })
+
+  it('sends security headers, a request id, and no CORS headers', async () => {
+    const response = await t.app.inject({
+      url: '/status',
+      headers: { origin: 'https://evil.example', 'x-request-id': 'req-123' },
+    })
+    expect(response.headers['x-content-type-options']).toBe('nosniff')
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN')
+    expect(response.headers['strict-transport-security']).toBeDefined()
+    expect(response.headers['x-request-id']).toBe('req-123')
+    expect(response.headers['access-control-allow-origin']).toBeUndefined()
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/e/changelog/posts',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    })
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined()
+  })
+})
+
+describe('error handler', () => {
+  const logged: unknown[] = []
+  const app = Fastify({
+    logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  beforeAll(async () => {
+    registerErrorHandling(app)
+    app.get('/boom', async () => {
+      throw new Error('password=hunter2 leaked in a driver message')
+    })
+    app.get('/conflict', async () => {
+      throw new Conflict('Path already in use', { conflicting_funnel: 'f1' })
+    })
+    app.post(
+      '/mail',
+      {
+        schema: {
+          body: Type.Object({
+            recipients: Type.Array(Type.Object({ email: Type.String({ format: 'email' }) }), { minItems: 1 }),
+          }),
+        },
+      },
+      async () => ({ ok: true }),
+    )
+    await app.ready()
+  })
+  afterAll(() => app.close())
+
+  it('hides unexpected errors behind a 500 and logs them with the request id', async () => {
+    const response = await app.inject({ url: '/boom' })
+    expect(response.statusCode).toBe(500)
+    expect(response.json()).toEqual({ success: false, errno: 500, message: 'Internal Server Error' })
+    expect(response.body).not.toContain('hunter2')
+    expect(logged).toContainEqual(
+      expect.objectContaining({ reqId: expect.any(String), msg: 'unhandled error' }),
+    )
+  })
+
+  it('maps domain errors to their status with additional_info', async () => {
+    expect((await app.inject({ url: '/conflict' })).json()).toEqual({
+      success: false,
+      errno: 409,
+      message: 'Path already in use',
+      additional_info: { conflicting_funnel: 'f1' },
+    })
+  })
+
+  it('names the field in validation errors, nested ones included', async () => {
+    const empty = await app.inject({ method: 'POST', url: '/mail', payload: { recipients: [] } })
+    expect(empty.statusCode).toBe(400)
+    expect(empty.json()).toMatchObject({ errno: 400, message: 'recipients must contain at least 1 items' })
+    const nested = await app.inject({
+      method: 'POST',
+      url: '/mail',
+      payload: { recipients: [{ email: 'nope' }] },
+    })
+    expect(nested.json().message).toBe('recipients[0].email must be a valid email')
+    const missing = await app.inject({ method: 'POST', url: '/mail', payload: {} })
+    expect(missing.json().message).toBe('recipients is required')
+  })
+})

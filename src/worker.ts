@@ -1,0 +1,12 @@
+import { buildApp } from './app.js'
+import { closeOnSignals, loadConfigOrExit } from './lifecycle.js'
+
+/**
+ * Job workers alone, for deployments that scale them apart from the API (which then runs with
+ * RUN_WORKERS=false). The app is built for its job definitions and wiring but never listens.
+ */
+const config = loadConfigOrExit()
+const app = await buildApp({ ...config, jobs: { ...config.jobs, runWorkers: true } })
+await app.ready()
+closeOnSignals(app)
+app.log.info('Job workers started')
