@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  findOpenProspectConversation,
+  getProspectConversation,
+  openProspectConversation,
+  recordProspectActivity,
+} from './prospect-conversations.js'
+
+describe('prospect conversations', () => {
+  let t: TestApp
+  let owner: Tenant
+  let stranger: Tenant
+  let contactId: string
+  let colleagueId: string
+  beforeAll(async () => {
+    t = await buildTestApp()
+    owner = await createTenant(t.app)
+    stranger = await createTenant(t.app)
+    const contact = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${owner.accountId}/contacts`,
+      headers: adminHeaders,
+      payload: { email: 'lead@example.com' },
+    })
+    contactId = contact.json().data._id
+    const colleague = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/users',
+      headers: adminHeaders,
+      payload: {
+        email: 'colleague@example.com',
+        password: 'long enough',
+        name: 'Col',
+        account_id: owner.accountId,
+      },
+    })
+    colleagueId = colleague.json().data._id
+  })
+  afterAll(() => t.close())
+
+  it('opens one conversation per contact and channel, and reuses the open one', async () => {
+    const { db } = t.app.platform
+    const input = {
+      contact_id: contactId,
+      channel: 'email',
+      title: 'Quote',
+      member_user_ids: [owner.userId, colleagueId],
+    }
+    const first = await openProspectConversation(db, owner.accountId, input)
+    expect(first.created).toBe(true)
+    expect(first.conversation).toMatchObject({
+      contact_id: contactId,
+      channel: 'email',
+      is_open: true,
+      title: 'Quote',
+    })
+    expect(first.conversation.members).toHaveLength(2)
+    const again = await openProspectConversation(db, owner.accountId, input)
+    expect(again).toMatchObject({ created: false, conversation: { _id: first.conversation._id } })
+    const sms = await openProspectConversation(db, owner.accountId, { ...input, channel: 'sms' })
+    expect(sms.conversation._id).not.toBe(first.conversation._id)
+    expect((await findOpenProspectConversation(db, owner.accountId, contactId, 'email'))?._id).toBe(
+      first.conversation._id,
+    )
+  })
+
+  it('counts unread messages for every member but the author', async () => {
+    const { db } = t.app.platform
+    const { conversation } = await openProspectConversation(db, owner.accountId, {
+      contact_id: contactId,
+      channel: 'chat',
+      member_user_ids: [owner.userId, colleagueId],
+    })
+    await recordProspectActivity(db, owner.accountId, conversation._id)
+    const after = await recordProspectActivity(db, owner.accountId, conversation._id, owner.userId)
+    const unread = Object.fromEntries(after.members.map((m) => [m.user_id, m.unread_count]))
+    expect(unread).toEqual({ [owner.userId]: 1, [colleagueId]: 2 })
+    expect(Date.parse(after.last_activity)).toBeGreaterThanOrEqual(Date.parse(conversation.last_activity))
+  })
+
+  it('keeps conversations inside their account', async () => {
+    const { db } = t.app.platform
+    const { conversation } = await openProspectConversation(db, owner.accountId, {
+      contact_id: contactId,
+      channel: 'whatsapp',
+      member_user_ids: [],
+    })
+    await expect(getProspectConversation(db, stranger.accountId, conversation._id)).rejects.toThrow(
+      'Conversation not found',
+    )
+    await expect(recordProspectActivity(db, stranger.accountId, conversation._id)).rejects.toThrow(
+      'Conversation not found',
+    )
+    await expect(
+      openProspectConversation(db, stranger.accountId, {
+        contact_id: contactId,
+        channel: 'email',
+        member_user_ids: [],
+      }),
+    ).rejects.toThrow('Contact not found')
+    await expect(
+      openProspectConversation(db, owner.accountId, {
+        contact_id: contactId,
+        channel: 'fax',
+        member_user_ids: [stranger.userId],
+      }),
+    ).rejects.toThrow('User is not a member of this account')
+  })
+})
