@@ -42,8 +42,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // A hop count is valid at run time though Fastify's types leave numbers out.
     trustProxy: config.trustProxy as boolean | string,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => newId(),
+    // A caller's x-request-id is kept when it looks like one, so logs correlate across services.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : newId()
+    },
     bodyLimit: 1_048_576,
   }).withTypeProvider<TypeBoxTypeProvider>()
 

@@ -71,6 +71,8 @@ describe('the service shell', () => {
       headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
     })
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined()
+    const forged = await t.app.inject({ url: '/status', headers: { 'x-request-id': 'a\nfake log line' } })
+    expect(forged.headers['x-request-id']).toMatch(/^[0-9a-f]{24}$/)
   })
 })
 
