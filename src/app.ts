@@ -21,6 +21,7 @@ import { registerIntegrationRoutes } from './platform/http/integration.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
+import { createObjectStorage } from './platform/storage/storage.js'
 
 export interface BuildOptions {
   /** An already open database (tests share one per file); otherwise opened from the config. */
@@ -68,7 +69,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serviceToken: (accountId) => tokens.signService(accountId),
     logger: app.log,
   })
-  const platform: Platform = { config, db: database.db, queue, events, tokens, log: app.log }
+  const storage = createObjectStorage(config)
+  const platform: Platform = { config, db: database.db, queue, events, tokens, storage, log: app.log }
   app.decorate('platform', platform)
 
   registerErrorHandling(app)

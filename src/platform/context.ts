@@ -4,6 +4,7 @@ import type { PlatformTokens } from './auth/platform-jwt.js'
 import type { Database } from './db/connection.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
+import type { ObjectStorage } from './storage/storage.js'
 
 /** What every module is given: the platform services, passed explicitly (no container). */
 export interface Platform {
@@ -12,6 +13,7 @@ export interface Platform {
   queue: JobQueue
   events: Events
   tokens: PlatformTokens
+  storage: ObjectStorage
   log: FastifyBaseLogger
 }
 

@@ -26,9 +26,13 @@ const SECRET_QUERY = /^(api[_-]?key|access_token|client_secret|token|appsecret_p
 /** The URL with the values of secret-looking query parameters replaced, for logs. */
 export function redactUrl(url: URL): string {
   const copy = new URL(url)
-  for (const name of [...copy.searchParams.keys()]) {
-    if (SECRET_QUERY.test(name)) copy.searchParams.set(name, '[REDACTED]')
-  }
+  // Written as a raw search string: searchParams would percent-encode the marker to %5BREDACTED%5D.
+  copy.search = [...copy.searchParams]
+    .map(([name, value]) => {
+      const shown = SECRET_QUERY.test(name) ? '[REDACTED]' : encodeURIComponent(value)
+      return `${encodeURIComponent(name)}=${shown}`
+    })
+    .join('&')
   return copy.toString()
 }
 
@@ -39,6 +43,11 @@ export function redactHeaders(headers: Record<string, string>): Record<string, s
       SECRET_HEADERS.has(name.toLowerCase()) ? '[REDACTED]' : value,
     ]),
   )
+}
+
+/** Header names are case-insensitive; one spelling keeps a caller's `Content-Type` from doubling ours. */
+function lowerCaseNames(headers: Record<string, string> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -79,7 +88,7 @@ export async function providerRequest(
   const url = buildUrl(request)
   const method = request.method ?? 'GET'
   const retries = request.retries ?? 2
-  const headers: Record<string, string> = { accept: 'application/json', ...request.headers }
+  const headers: Record<string, string> = { accept: 'application/json', ...lowerCaseNames(request.headers) }
   let body: string | undefined
   if (request.body !== undefined) {
     body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body)
