@@ -1,0 +1,120 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { devSecretsFile } from '../config.js'
+import { CliError } from './errors.js'
+
+type Env = Record<string, string | undefined>
+type Method = 'GET' | 'POST' | 'PATCH'
+
+/** The admin API under /v1/admin: answers the envelope's `data`, or throws a CliError with its message. */
+export interface AdminClient {
+  request<T = Record<string, unknown>>(method: Method, path: string, body?: object): Promise<T>
+}
+
+export const DEFAULT_PLATFORM_URL = 'http://127.0.0.1:3000'
+// Creating a user hashes a password with argon2; anything past this is a server that hangs.
+const REQUEST_TIMEOUT_MS = 30_000
+
+export function platformUrl(env: Env): string {
+  const raw = env.PLATFORM_URL || DEFAULT_PLATFORM_URL
+  let protocol: string
+  try {
+    protocol = new URL(raw).protocol
+  } catch {
+    throw new CliError(`PLATFORM_URL is not a URL: ${raw}`)
+  }
+  if (protocol !== 'http:' && protocol !== 'https:')
+    throw new CliError(`PLATFORM_URL must be http(s): ${raw}`)
+  return raw.replace(/\/+$/, '')
+}
+
+/** ADMIN_TOKEN, else the token a development server generated into DATA_DIR on its first start. */
+export function adminToken(env: Env): string {
+  if (env.ADMIN_TOKEN) return env.ADMIN_TOKEN
+  const file = devSecretsFile(env.DATA_DIR || './data')
+  if (!existsSync(file)) {
+    throw new CliError(
+      `no admin token: set ADMIN_TOKEN, or start the server once (npm start) so that it generates ${file}`,
+    )
+  }
+  let secrets: { adminToken?: unknown }
+  try {
+    secrets = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (error) {
+    throw new CliError(`cannot read the admin token from ${file}: ${(error as Error).message}`)
+  }
+  if (typeof secrets.adminToken !== 'string' || !secrets.adminToken) {
+    throw new CliError(`${file} holds no adminToken: set ADMIN_TOKEN`)
+  }
+  return secrets.adminToken
+}
+
+export function createAdminClient(baseUrl: string, token: string): AdminClient {
+  return {
+    async request<T>(method: Method, path: string, body?: object): Promise<T> {
+      const endpoint = `${method} /v1/admin${path}`
+      const answer = await send(`${baseUrl}/v1/admin${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body ? JSON.stringify(body) : undefined,
+      })
+      const envelope = parseEnvelope(answer, endpoint)
+      if (answer.status >= 300) throw new CliError(failureMessage(envelope, answer.status, endpoint))
+      return envelope.data as T
+    },
+  }
+}
+
+interface Answer {
+  status: number
+  text: string
+}
+
+interface ResponseEnvelope {
+  data?: unknown
+  message?: unknown
+  additional_info?: unknown
+}
+
+async function send(url: string, init: RequestInit): Promise<Answer> {
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+    return { status: response.status, text: await response.text() }
+  } catch (error) {
+    throw unreachable(new URL(url).origin, error)
+  }
+}
+
+function unreachable(origin: string, error: unknown): CliError {
+  if ((error as Error).name === 'TimeoutError') {
+    return new CliError(`no answer from the platform at ${origin} within ${REQUEST_TIMEOUT_MS / 1000} s`)
+  }
+  // fetch reports a refused or unresolvable host as "fetch failed" with the system error as its cause.
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause
+  const reason = cause?.code ?? cause?.message ?? (error as Error).message
+  return new CliError(
+    `cannot reach the platform at ${origin} (${reason}): is the server running? Start it with npm start, or set PLATFORM_URL`,
+  )
+}
+
+function parseEnvelope(answer: Answer, endpoint: string): ResponseEnvelope {
+  try {
+    const parsed: unknown = JSON.parse(answer.text)
+    if (parsed && typeof parsed === 'object') return parsed as ResponseEnvelope
+  } catch {
+    // Falls through to the error below: the server at PLATFORM_URL is not this platform.
+  }
+  throw new CliError(
+    `${endpoint} answered HTTP ${answer.status} without a JSON envelope: is PLATFORM_URL right?`,
+  )
+}
+
+/** `Account not found (HTTP 404 from GET /v1/admin/...)`; a 401 adds its reason and where tokens come from. */
+function failureMessage(envelope: ResponseEnvelope, status: number, endpoint: string): string {
+  const message = typeof envelope.message === 'string' ? envelope.message : 'request failed'
+  const reason = typeof envelope.additional_info === 'string' ? `: ${envelope.additional_info}` : ''
+  const hint = status === 401 ? '; check ADMIN_TOKEN, or DATA_DIR/secrets.json of the server' : ''
+  return `${message}${reason} (HTTP ${status} from ${endpoint})${hint}`
+}

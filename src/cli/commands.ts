@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto'
+import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from '../modules/accounts/tables.js'
+import type { AdminClient } from './admin-client.js'
+import { UsageError } from './errors.js'
+import {
+  type FlagSpecs,
+  type FlagValues,
+  id,
+  oneOf,
+  parseFlags,
+  positiveInteger,
+  required,
+  text,
+  toggle,
+} from './flags.js'
+
+/** One CLI command: its words, its flags, and the admin API calls that produce the JSON it prints. */
+export interface Command {
+  name: string
+  summary: string
+  flags: FlagSpecs
+  run(args: string[], admin: () => AdminClient): Promise<object>
+}
+
+/** Binds a command's typed flags to its handler; flags are checked before the admin client is made. */
+function command<S extends FlagSpecs>(definition: {
+  name: string
+  summary: string
+  flags: S
+  /** Checks across flags, throwing a UsageError, before any token is looked for. */
+  check?(flags: FlagValues<S>): void
+  run(flags: FlagValues<S>, admin: AdminClient): Promise<object>
+}): Command {
+  return {
+    ...definition,
+    run: (args, admin) => {
+      const flags = parseFlags(definition.flags, args)
+      definition.check?.(flags)
+      return definition.run(flags, admin())
+    },
+  }
+}
+
+type Row = { _id: string }
+const path = (...segments: string[]) => segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')
+
+function mintToken(admin: AdminClient, userId: string, accountId: string, ttl?: number) {
+  return admin.request<{ token: string }>('POST', '/tokens', { user_id: userId, account_id: accountId, ttl })
+}
+
+export const commands: Command[] = [
+  command({
+    name: 'account create',
+    summary: 'Create an account (a sub-account with --parent)',
+    flags: {
+      name: required(text('NAME')),
+      parent: id(),
+      status: oneOf(ACCOUNT_STATUSES),
+      tier: oneOf(ACCOUNT_TIERS),
+      'listings-entity': text('ENTITY'),
+    },
+    run: (flags, admin) =>
+      admin.request('POST', '/accounts', {
+        name: flags.name,
+        parent_account: flags.parent,
+        status: flags.status,
+        tier: flags.tier,
+        listings_entity: flags['listings-entity'],
+      }),
+  }),
+  command({
+    name: 'account get',
+    summary: 'Read an account',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('GET', path('accounts', flags.id)),
+  }),
+  command({
+    name: 'account update',
+    summary: 'Change the status, listings entity, name or tier of an account',
+    flags: {
+      id: required(id()),
+      status: oneOf(ACCOUNT_STATUSES),
+      'listings-entity': text('ENTITY'),
+      name: text('NAME'),
+      tier: oneOf(ACCOUNT_TIERS),
+    },
+    check: ({ id: _, ...changes }) => {
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw new UsageError('nothing to update: give --status, --listings-entity, --name or --tier')
+      }
+    },
+    run: (flags, admin) =>
+      admin.request('PATCH', path('accounts', flags.id), {
+        status: flags.status,
+        listings_entity: flags['listings-entity'],
+        name: flags.name,
+        tier: flags.tier,
+      }),
+  }),
+  command({
+    name: 'user create',
+    summary: 'Create a user who is a member of an account (their main one with --main)',
+    flags: {
+      email: required(text('EMAIL')),
+      password: required(text('PASSWORD')),
+      name: required(text('NAME')),
+      account: required(id()),
+      main: toggle(),
+    },
+    run: (flags, admin) =>
+      admin.request('POST', '/users', {
+        email: flags.email,
+        password: flags.password,
+        name: flags.name,
+        account_id: flags.account,
+        main: flags.main,
+      }),
+  }),
+  command({
+    name: 'user get',
+    summary: 'Read a user with their memberships',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('GET', path('users', flags.id)),
+  }),
+  command({
+    name: 'member add',
+    summary: 'Make a user a member of another account',
+    flags: { user: required(id()), account: required(id()), main: toggle() },
+    run: async (flags, admin) => {
+      const membership = await admin.request('POST', `${path('users', flags.user)}/memberships`, {
+        account_id: flags.account,
+        main: flags.main,
+      })
+      // The membership alone does not say whose it is.
+      return { user_id: flags.user, ...membership }
+    },
+  }),
+  command({
+    name: 'contact create',
+    summary: 'Create a contact in an account',
+    flags: {
+      account: required(id()),
+      email: required(text('EMAIL')),
+      name: text('NAME'),
+      phone: text('PHONE'),
+    },
+    run: (flags, admin) =>
+      admin.request('POST', `${path('accounts', flags.account)}/contacts`, {
+        email: flags.email,
+        name: flags.name,
+        phone: flags.phone,
+      }),
+  }),
+  command({
+    name: 'credits grant',
+    summary: 'Add credits to an account (applied once per --reference)',
+    flags: { account: required(id()), amount: required(positiveInteger('N')), reference: text('REF') },
+    run: (flags, admin) =>
+      admin.request('POST', `${path('accounts', flags.account)}/credits`, {
+        amount: flags.amount,
+        reference: flags.reference,
+      }),
+  }),
+  command({
+    name: 'credits balance',
+    summary: "Read an account's credit balance",
+    flags: { account: required(id()) },
+    run: (flags, admin) => admin.request('GET', `${path('accounts', flags.account)}/credits`),
+  }),
+  command({
+    name: 'token',
+    summary: 'Mint a platform JWT for a member of an account (default lifetime 3600 s)',
+    flags: { user: required(id()), account: required(id()), ttl: positiveInteger('SECONDS') },
+    run: async (flags, admin) => {
+      const { token } = await mintToken(admin, flags.user, flags.account, flags.ttl)
+      return { token }
+    },
+  }),
+  command({
+    name: 'quickstart',
+    summary: 'Create an account, a main user of it and a token; prints the password once',
+    flags: { name: text('NAME'), email: text('EMAIL'), password: text('PASSWORD') },
+    run: async (flags, admin) => {
+      const email = flags.email ?? `demo-${randomBytes(4).toString('hex')}@example.com`
+      const password = flags.password ?? randomBytes(12).toString('base64url')
+      const account = await admin.request<Row>('POST', '/accounts', { name: flags.name ?? 'Demo account' })
+      const user = await admin.request<Row>('POST', '/users', {
+        email,
+        password,
+        name: 'Demo user',
+        account_id: account._id,
+        main: true,
+      })
+      const { token } = await mintToken(admin, user._id, account._id)
+      return { account_id: account._id, user_id: user._id, email, password, token }
+    },
+  }),
+]
+
+/** The command named by the leading words of `argv`, and the arguments after those words. */
+export function findCommand(argv: string[]): { command: Command; args: string[] } | undefined {
+  for (const candidate of commands) {
+    const words = candidate.name.split(' ')
+    if (words.every((word, index) => argv[index] === word)) {
+      return { command: candidate, args: argv.slice(words.length) }
+    }
+  }
+  return undefined
+}

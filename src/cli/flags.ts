@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util'
+import { ID_PATTERN } from '../platform/db/ids.js'
+import { UsageError } from './errors.js'
+
+/** One command-line flag: how parseArgs reads it, how usage shows it, and how its value is checked. */
+export interface Flag<T> {
+  type: 'string' | 'boolean'
+  required: boolean
+  /** The value as usage shows it (NAME, active|suspended); none for a switch. */
+  placeholder?: string
+  read(raw: string | boolean | undefined, name: string): T
+}
+
+export type FlagSpecs = Record<string, Flag<unknown>>
+export type FlagValues<S extends FlagSpecs> = { [K in keyof S]: S[K] extends Flag<infer T> ? T : never }
+
+function optional<T>(placeholder: string, check: (raw: string, name: string) => T): Flag<T | undefined> {
+  return {
+    type: 'string',
+    required: false,
+    placeholder,
+    read: (raw, name) => (raw === undefined ? undefined : check(String(raw), name)),
+  }
+}
+
+export const text = (placeholder: string) => optional(placeholder, (raw) => raw)
+
+const idPattern = new RegExp(ID_PATTERN)
+export const id = () =>
+  optional('ID', (raw, name) => {
+    if (!idPattern.test(raw)) throw new UsageError(`${name} must be a 24-character lowercase hex id`)
+    return raw
+  })
+
+export const oneOf = <V extends string>(values: readonly V[]) =>
+  optional(values.join('|'), (raw, name) => {
+    if (!values.includes(raw as V)) throw new UsageError(`${name} must be one of ${values.join(', ')}`)
+    return raw as V
+  })
+
+export const positiveInteger = (placeholder: string) =>
+  optional(placeholder, (raw, name) => {
+    if (!/^[1-9]\d*$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
+      throw new UsageError(`${name} must be a positive integer`)
+    }
+    return Number(raw)
+  })
+
+export const toggle = (): Flag<boolean> => ({ type: 'boolean', required: false, read: (raw) => raw === true })
+
+/** An empty value counts as missing: no required field of the admin API accepts one. */
+export function required<T>(flag: Flag<T | undefined>): Flag<T> {
+  return {
+    ...flag,
+    required: true,
+    read: (raw, name) => {
+      const value = raw === '' ? undefined : flag.read(raw, name)
+      if (value === undefined) throw new UsageError(`missing required flag ${name}`)
+      return value
+    },
+  }
+}
+
+/** Reads `args` strictly against `specs`: unknown flags and stray words are usage errors. */
+export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagValues<S> {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple: false }> = {}
+  for (const [name, flag] of Object.entries(specs)) options[name] = { type: flag.type, multiple: false }
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }
+  try {
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true })
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const [stray] = parsed.positionals
+  if (stray !== undefined) throw new UsageError(`unexpected argument '${stray}'`)
+  const values = Object.entries(specs).map(([name, flag]) => [
+    name,
+    flag.read(parsed.values[name], `--${name}`),
+  ])
+  return Object.fromEntries(values) as FlagValues<S>
+}
+
+/** `--name NAME [--parent ID] [--main]`: required flags bare, optional ones in brackets. */
+export function flagsUsage(specs: FlagSpecs): string {
+  return Object.entries(specs)
+    .map(([name, flag]) => {
+      const shown = flag.placeholder ? `--${name} ${flag.placeholder}` : `--${name}`
+      return flag.required ? shown : `[${shown}]`
+    })
+    .join(' ')
+}

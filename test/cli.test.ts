@@ -1,0 +1,313 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, it } from 'vitest'
+import { adminHeaders, bearer, buildTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
+import { createTenant } from './helpers/fixtures.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const UNKNOWN_ID = '0123456789abcdef01234567'
+
+interface CliRun {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** The JSON object on the last line of stdout. */
+  json(): Record<string, unknown>
+}
+
+/** Runs a script under src/cli as the operator does (minus npm); `env` values of undefined are unset. */
+function runScript(script: string, args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name]
+  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}`, ...args], {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString()
+  })
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) =>
+      resolve({
+        code,
+        stdout,
+        stderr,
+        json: () => JSON.parse(stdout.trimEnd().split('\n').at(-1) ?? ''),
+      }),
+    )
+  })
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+// Each test spawns its own CLI processes, so they run side by side to keep the file fast.
+describe.concurrent('the operator CLI against a running service', () => {
+  let t: TestApp
+  let platformUrl: string
+  const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
+    runScript('main.ts', args, { PLATFORM_URL: platformUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env })
+  const adminGet = async (url: string) =>
+    (await t.app.inject({ method: 'GET', url: `/v1/admin${url}`, headers: adminHeaders })).json().data
+  const createAccount = async (name = 'Existing') =>
+    (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/admin/accounts',
+        headers: adminHeaders,
+        payload: { name },
+      })
+    ).json().data._id as string
+
+  beforeAll(async () => {
+    t = await buildTestApp()
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = t.app.server.address() as { port: number }
+    platformUrl = `http://127.0.0.1:${port}`
+  })
+  afterAll(() => t?.close())
+
+  it('account create prints the account, which the admin API then reads', async ({ expect }) => {
+    const run = await cli([
+      'account',
+      'create',
+      '--name',
+      'Acme Agency',
+      '--tier',
+      'pro',
+      '--status',
+      'suspended',
+      '--listings-entity',
+      'entity-7',
+    ])
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    const printed = run.json()
+    expect(printed).toMatchObject({ name: 'Acme Agency', tier: 'pro', status: 'suspended' })
+    expect(printed.listings).toEqual({ entity: 'entity-7' })
+    expect(await adminGet(`/accounts/${printed._id}`)).toEqual(printed)
+
+    const child = await cli(['account', 'create', '--name', 'Child', '--parent', printed._id as string])
+    expect(child.json()).toMatchObject({ name: 'Child', parent_account: printed._id })
+  })
+
+  it('account update changes the account and account get reads the change', async ({ expect }) => {
+    const accountId = await createAccount()
+    const updated = await cli([
+      'account',
+      'update',
+      '--id',
+      accountId,
+      '--status',
+      'suspended',
+      '--name',
+      'Renamed',
+      '--listings-entity',
+      'entity-9',
+      '--tier',
+      'enterprise',
+    ])
+    expect(updated.json()).toMatchObject({ _id: accountId, name: 'Renamed', status: 'suspended' })
+    const read = await cli(['account', 'get', '--id', accountId])
+    expect(read.json()).toMatchObject({
+      _id: accountId,
+      name: 'Renamed',
+      status: 'suspended',
+      tier: 'enterprise',
+      listings: { entity: 'entity-9' },
+    })
+  })
+
+  it('user create makes a main member of the account and user get reads the user', async ({ expect }) => {
+    const accountId = await createAccount()
+    const created = await cli([
+      'user',
+      'create',
+      '--email',
+      'grace@example.com',
+      '--password',
+      'correct horse battery',
+      '--name',
+      'Grace Hopper',
+      '--account',
+      accountId,
+      '--main',
+    ])
+    const user = created.json()
+    expect(user).toMatchObject({ email: 'grace@example.com', first_name: 'Grace', last_name: 'Hopper' })
+    expect(user.memberships).toEqual([expect.objectContaining({ account_id: accountId, main: true })])
+    const read = await cli(['user', 'get', '--id', user._id as string])
+    expect(read.json()).toEqual(await adminGet(`/users/${user._id}`))
+    expect(read.json()).toMatchObject({ _id: user._id, email: 'grace@example.com' })
+  })
+
+  it('member add makes a user a member of another account', async ({ expect }) => {
+    const tenant = await createTenant(t.app)
+    const otherAccountId = await createAccount('Other')
+    const run = await cli(['member', 'add', '--user', tenant.userId, '--account', otherAccountId])
+    expect(run.json()).toMatchObject({ user_id: tenant.userId, account_id: otherAccountId, main: false })
+    const user = await adminGet(`/users/${tenant.userId}`)
+    expect(user.memberships).toContainEqual(
+      expect.objectContaining({ account_id: otherAccountId, main: false }),
+    )
+  })
+
+  it('contact create prints the contact, which the admin API then reads', async ({ expect }) => {
+    const accountId = await createAccount()
+    const run = await cli([
+      'contact',
+      'create',
+      '--account',
+      accountId,
+      '--email',
+      'lead@example.com',
+      '--name',
+      'Lead',
+      '--phone',
+      '+15550100',
+    ])
+    const contact = run.json()
+    expect(contact).toMatchObject({ account_id: accountId, email: 'lead@example.com', phone: '+15550100' })
+    expect(await adminGet(`/accounts/${accountId}/contacts/${contact._id}`)).toEqual(contact)
+  })
+
+  it('credits grant adds once per reference and credits balance reads the balance', async ({ expect }) => {
+    const accountId = await createAccount()
+    const grant = ['credits', 'grant', '--account', accountId, '--amount', '40', '--reference', 'invoice-1']
+    const [first, second] = await Promise.all([cli(grant), cli(grant)])
+    expect([first.code, second.code]).toEqual([0, 0])
+    expect(first.json()).toMatchObject({ account_id: accountId })
+    const balance = await cli(['credits', 'balance', '--account', accountId])
+    expect(balance.json()).toEqual({ account_id: accountId, balance: 40 })
+    expect(await adminGet(`/accounts/${accountId}/credits`)).toEqual({ account_id: accountId, balance: 40 })
+  })
+
+  it('token prints a platform JWT that the API accepts', async ({ expect }) => {
+    const tenant = await createTenant(t.app)
+    const run = await cli(['token', '--user', tenant.userId, '--account', tenant.accountId, '--ttl', '600'])
+    const printed = run.json()
+    expect(Object.keys(printed)).toEqual(['token'])
+    const posts = await t.app.inject({
+      method: 'GET',
+      url: '/v1/e/changelog/posts',
+      headers: bearer(printed.token as string),
+    })
+    expect(posts.statusCode).toBe(200)
+  })
+
+  it('quickstart creates an account, its main user and a working token', async ({ expect }) => {
+    const run = await cli(['quickstart'])
+    const printed = run.json()
+    expect(Object.keys(printed).sort()).toEqual(['account_id', 'email', 'password', 'token', 'user_id'])
+    expect((await adminGet(`/accounts/${printed.account_id}`)).name).toBe('Demo account')
+    const user = await adminGet(`/users/${printed.user_id}`)
+    expect(user.email).toBe(printed.email)
+    expect(user.memberships).toEqual([
+      expect.objectContaining({ account_id: printed.account_id, main: true }),
+    ])
+    const posts = await t.app.inject({
+      method: 'GET',
+      url: '/v1/e/changelog/posts',
+      headers: bearer(printed.token as string),
+    })
+    expect(posts.statusCode).toBe(200)
+  })
+
+  it('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({
+    expect,
+  }) => {
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }
+    const [missing, zero, notNumber, badTtl, unknownCommand, unknownFlag, badId] = await Promise.all([
+      cli(['account', 'create', '--tier', 'pro'], unreachable),
+      cli(['credits', 'grant', '--account', UNKNOWN_ID, '--amount', '0'], unreachable),
+      cli(['credits', 'grant', '--account', UNKNOWN_ID, '--amount', 'ten'], unreachable),
+      cli(['token', '--user', UNKNOWN_ID, '--account', UNKNOWN_ID, '--ttl', '1.5'], unreachable),
+      cli(['accounts', 'create'], unreachable),
+      cli(['account', 'get', '--id', UNKNOWN_ID, '--verbose'], unreachable),
+      cli(['account', 'get', '--id', 'nope'], unreachable),
+    ])
+    for (const run of [missing, zero, notNumber, badTtl, unknownCommand, unknownFlag, badId]) {
+      expect(run.code, run.stderr).toBe(2)
+      expect(run.stdout).toBe('')
+      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
+    }
+    expect(missing.stderr).toContain('missing required flag --name')
+    expect(zero.stderr).toContain('--amount must be a positive integer')
+    expect(notNumber.stderr).toContain('--amount must be a positive integer')
+    expect(badTtl.stderr).toContain('--ttl must be a positive integer')
+    expect(unknownCommand.stderr).toContain("unknown command 'accounts create'")
+    expect(unknownFlag.stderr).toContain('--verbose')
+    expect(badId.stderr).toContain('--id must be a 24-character')
+  })
+
+  it('prints usage for --help and for no command', async ({ expect }) => {
+    const [help, bare] = await Promise.all([cli(['--help']), cli([])])
+    for (const run of [help, bare]) {
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain('account create --name NAME [--parent ID]')
+      expect(run.stdout).toContain('quickstart [--name NAME]')
+    }
+  })
+
+  it('reports API errors, a wrong admin token and an unreachable server on one line of stderr', async ({
+    expect,
+  }) => {
+    const [unknownAccount, wrongToken, unreachable] = await Promise.all([
+      cli(['account', 'get', '--id', UNKNOWN_ID]),
+      cli(['account', 'get', '--id', UNKNOWN_ID], { ADMIN_TOKEN: 'not-the-admin-token' }),
+      cli(['account', 'get', '--id', UNKNOWN_ID], { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }),
+    ])
+    for (const run of [unknownAccount, wrongToken, unreachable]) {
+      expect(run.code).toBe(1)
+      expect(run.stdout).toBe('')
+      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
+    }
+    expect(unknownAccount.stderr).toContain(
+      `Account not found (HTTP 404 from GET /v1/admin/accounts/${UNKNOWN_ID})`,
+    )
+    expect(wrongToken.stderr).toContain('HTTP 401')
+    expect(wrongToken.stderr).toContain('ADMIN_TOKEN')
+    expect(unreachable.stderr).toContain('cannot reach the platform at http://127.0.0.1:')
+  })
+
+  it('reads the admin token from DATA_DIR/secrets.json when ADMIN_TOKEN is unset', async ({ expect }) => {
+    const withSecrets = mkdtempSync(join(tmpdir(), 'platform-cli-'))
+    writeFileSync(join(withSecrets, 'secrets.json'), JSON.stringify({ adminToken: TEST_ADMIN_TOKEN }))
+    const accountId = await createAccount('Read with the generated token')
+    const [found, none] = await Promise.all([
+      cli(['account', 'get', '--id', accountId], { ADMIN_TOKEN: undefined, DATA_DIR: withSecrets }),
+      cli(['account', 'get', '--id', accountId], {
+        ADMIN_TOKEN: undefined,
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-cli-')),
+      }),
+    ])
+    expect(found.json()).toMatchObject({ _id: accountId, name: 'Read with the generated token' })
+    expect(none.code).toBe(1)
+    expect(none.stderr).toContain('set ADMIN_TOKEN, or start the server once')
+  })
+
+  it('db:migrate applies the migrations to the configured database', async ({ expect }) => {
+    const env = t.database.url
+      ? { DATABASE_URL: t.database.url }
+      : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }
+    const run = await runScript('migrate.ts', [], { ...env, NODE_ENV: 'test' })
+    expect(run.stderr).toBe('')
+    expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })
+  })
+})
