@@ -4,8 +4,8 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { IdParams } from '../../platform/http/schemas.js'
+import { getContact, listContactsPage } from './contacts.js'
 import { Contact } from './schemas.js'
-import { getContact, listContactsPage } from './service.js'
 
 const ContactsQuery = Type.Composite([
   PageQuery(10, 100),

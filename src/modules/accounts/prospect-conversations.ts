@@ -3,14 +3,14 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import {
   findContact,
-  findMembership,
   findOpenProspectConversationRow,
   findProspectConversation,
   insertProspectConversation,
   listProspectMembers,
   type ProspectConversationRow,
   touchProspectConversation,
-} from './repository.js'
+} from './contacts.repository.js'
+import { findMembership } from './repository.js'
 
 /** A thread with a contact on a channel (email, sms, …), with the account's users who follow it. */
 export interface ProspectConversationView {

@@ -4,8 +4,9 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
+import { createContact, createVariableSource, getContact, getVariableSource } from './contacts.js'
+import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
 import { creditBalance, grantCredits } from './credits.js'
-import type { VariableSource as VariableSourceKind } from './repository.js'
 import {
   Account,
   AddMembershipBody,
@@ -26,12 +27,8 @@ import {
 import {
   addMembership,
   createAccount,
-  createContact,
   createUser,
-  createVariableSource,
-  getContact,
   getUser,
-  getVariableSource,
   mintPlatformToken,
   requireAccount,
   updateAccount,

@@ -1,0 +1,188 @@
+import { and, count, eq, ilike, ne, or, type SQL, sql } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import {
+  businesses,
+  contacts,
+  instareports,
+  instasites,
+  persons,
+  prospectConversationMembers,
+  prospectConversations,
+} from './tables.js'
+
+export type ContactRow = typeof contacts.$inferSelect
+
+export async function insertContact(
+  db: Database,
+  accountId: string,
+  values: Omit<typeof contacts.$inferInsert, 'accountId'>,
+): Promise<ContactRow | undefined> {
+  const [row] = await db
+    .insert(contacts)
+    .values({ ...values, accountId })
+    .onConflictDoNothing()
+    .returning()
+  return row
+}
+
+export async function findContact(db: Database, accountId: string, contactId: string) {
+  const [row] = await db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
+  return row
+}
+
+/** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
+export async function listContacts(
+  db: Database,
+  accountId: string,
+  page: { search?: string; offset: number; limit: number },
+): Promise<{ rows: ContactRow[]; total: number }> {
+  const filters: SQL[] = [eq(contacts.accountId, accountId)]
+  if (page.search) {
+    const pattern = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
+  }
+  const where = and(...filters)
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select()
+      .from(contacts)
+      .where(where)
+      .orderBy(sql`${contacts.id} desc`)
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(contacts).where(where),
+  ])
+  return { rows, total: totals?.total ?? 0 }
+}
+
+/** The account-owned records that email variables read, by the name the admin API uses. */
+export const variableSources = { persons, businesses, instasites, instareports }
+export type VariableSource = keyof typeof variableSources
+export type VariableSourceRow<K extends VariableSource> = (typeof variableSources)[K]['$inferSelect']
+type VariableSourceInsert<K extends VariableSource> = Omit<
+  (typeof variableSources)[K]['$inferInsert'],
+  'accountId'
+>
+
+export async function insertVariableSource<K extends VariableSource>(
+  db: Database,
+  accountId: string,
+  kind: K,
+  values: VariableSourceInsert<K>,
+): Promise<VariableSourceRow<K>> {
+  const table = variableSources[kind]
+  const [row] = await db
+    .insert(table)
+    .values({ ...values, accountId } as never)
+    .returning()
+  return row as VariableSourceRow<K>
+}
+
+export async function findVariableSource<K extends VariableSource>(
+  db: Database,
+  accountId: string,
+  kind: K,
+  id: string,
+): Promise<VariableSourceRow<K> | undefined> {
+  const table = variableSources[kind]
+  const [row] = await db
+    .select()
+    .from(table as typeof persons)
+    .where(and(eq(table.accountId, accountId), eq(table.id, id)))
+  return row as VariableSourceRow<K> | undefined
+}
+
+export type ProspectConversationRow = typeof prospectConversations.$inferSelect
+export type ProspectMemberRow = typeof prospectConversationMembers.$inferSelect
+
+export async function insertProspectConversation(
+  db: Database,
+  accountId: string,
+  values: { contactId: string; channel: string; title: string },
+  memberUserIds: string[],
+): Promise<ProspectConversationRow> {
+  const [row] = await db
+    .insert(prospectConversations)
+    .values({ ...values, accountId })
+    .returning()
+  const conversation = row as ProspectConversationRow
+  if (memberUserIds.length > 0) {
+    await db
+      .insert(prospectConversationMembers)
+      .values(memberUserIds.map((userId) => ({ accountId, conversationId: conversation.id, userId })))
+      .onConflictDoNothing()
+  }
+  return conversation
+}
+
+export async function findProspectConversation(db: Database, accountId: string, conversationId: string) {
+  const [row] = await db
+    .select()
+    .from(prospectConversations)
+    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
+  return row
+}
+
+/** The newest open conversation with the contact on the channel. */
+export async function findOpenProspectConversationRow(
+  db: Database,
+  accountId: string,
+  contactId: string,
+  channel: string,
+): Promise<ProspectConversationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(prospectConversations)
+    .where(
+      and(
+        eq(prospectConversations.accountId, accountId),
+        eq(prospectConversations.contactId, contactId),
+        eq(prospectConversations.channel, channel),
+        eq(prospectConversations.isOpen, true),
+      ),
+    )
+    .orderBy(sql`${prospectConversations.lastActivity} desc`)
+    .limit(1)
+  return row
+}
+
+export function listProspectMembers(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+): Promise<ProspectMemberRow[]> {
+  return db
+    .select()
+    .from(prospectConversationMembers)
+    .where(
+      and(
+        eq(prospectConversationMembers.accountId, accountId),
+        eq(prospectConversationMembers.conversationId, conversationId),
+      ),
+    )
+    .orderBy(prospectConversationMembers.userId)
+}
+
+/** Marks new activity: the time moves on and every member but the author has one more unread message. */
+export async function touchProspectConversation(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+  authorUserId: string | null,
+): Promise<void> {
+  await db
+    .update(prospectConversations)
+    .set({ lastActivity: new Date(), isOpen: true })
+    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
+  const members = and(
+    eq(prospectConversationMembers.accountId, accountId),
+    eq(prospectConversationMembers.conversationId, conversationId),
+  )
+  await db
+    .update(prospectConversationMembers)
+    .set({ unreadCount: sql`${prospectConversationMembers.unreadCount} + 1` })
+    .where(authorUserId ? and(members, ne(prospectConversationMembers.userId, authorUserId)) : members)
+}

@@ -1,0 +1,120 @@
+import type { Database } from '../../platform/db/connection.js'
+import type { Pagination } from '../../platform/http/envelope.js'
+import { Conflict, NotFound } from '../../platform/http/errors.js'
+import { pageOffset, pagination } from '../../platform/http/pagination.js'
+import {
+  type ContactRow,
+  findContact,
+  findVariableSource,
+  insertContact,
+  insertVariableSource,
+  listContacts,
+  type VariableSource,
+  type VariableSourceRow,
+} from './contacts.repository.js'
+import { requireAccount } from './service.js'
+
+export interface ContactView {
+  _id: string
+  account_id: string
+  email: string | null
+  name: string
+  phone: string
+  created_at: string
+  updated_at: string
+}
+
+const contactView = (row: ContactRow): ContactView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  email: row.email,
+  name: row.name,
+  phone: row.phone,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+})
+
+export async function createContact(
+  db: Database,
+  accountId: string,
+  input: { email?: string; name?: string; phone?: string },
+): Promise<ContactView> {
+  await requireAccount(db, accountId)
+  const row = await insertContact(db, accountId, {
+    email: input.email?.trim(),
+    name: input.name,
+    phone: input.phone,
+  })
+  if (!row) throw new Conflict('A contact with this email already exists in the account')
+  return contactView(row)
+}
+
+export async function getContact(db: Database, accountId: string, contactId: string): Promise<ContactView> {
+  const row = await findContact(db, accountId, contactId)
+  if (!row) throw new NotFound('Contact not found')
+  return contactView(row)
+}
+
+export async function listContactsPage(
+  db: Database,
+  accountId: string,
+  query: { search?: string; page: number; limit: number },
+): Promise<{ data: ContactView[]; pagination: Pagination }> {
+  const { rows, total } = await listContacts(db, accountId, {
+    search: query.search,
+    offset: pageOffset(query.page, query.limit),
+    limit: query.limit,
+  })
+  return { data: rows.map(contactView), pagination: pagination(total, query.page, query.limit) }
+}
+
+export type VariableSourceView = Record<string, unknown> & {
+  _id: string
+  account_id: string
+  created_at: string
+  updated_at: string
+}
+
+function variableSourceView(row: VariableSourceRow<VariableSource>): VariableSourceView {
+  const { id, accountId, createdAt, updatedAt, ...fields } = row
+  const snake = Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [
+      key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+      value,
+    ]),
+  )
+  return {
+    _id: id,
+    account_id: accountId,
+    ...snake,
+    created_at: createdAt.toISOString(),
+    updated_at: updatedAt.toISOString(),
+  }
+}
+
+/** Creates a person, business, instasite or instareport: the records email variables read. */
+export async function createVariableSource(
+  db: Database,
+  accountId: string,
+  kind: VariableSource,
+  fields: Record<string, string>,
+): Promise<VariableSourceView> {
+  await requireAccount(db, accountId)
+  const camel = Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [
+      key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),
+      value,
+    ]),
+  )
+  return variableSourceView(await insertVariableSource(db, accountId, kind, camel as never))
+}
+
+export async function getVariableSource(
+  db: Database,
+  accountId: string,
+  kind: VariableSource,
+  id: string,
+): Promise<VariableSourceView | null> {
+  const row = await findVariableSource(db, accountId, kind, id)
+  return row ? variableSourceView(row) : null
+}
