@@ -1,0 +1,127 @@
+import autocannon from 'autocannon'
+import type { BaselineResponse } from './baseline.js'
+import { type LatencyHistogram, latencyPercentile, newLatencyHistogram, recordLatency } from './latency.js'
+import type { BenchRequest } from './scenario.js'
+
+const CAPTURE_TIMEOUT_MS = 15_000
+// Long enough for V8 to optimise the hot path before anything is counted.
+export const WARMUP_SECONDS = 3
+// Short rounds, alternating server and baseline, so that a change of background load on the machine
+// falls on both sides instead of on whichever ran at that moment.
+export const ROUND_SECONDS = 2
+
+export interface LoadOptions {
+  connections: number
+  durationSeconds: number
+}
+
+export interface Measurement {
+  requestsPerSecond: number
+  p50Ms: number
+  p99Ms: number
+  non2xx: number
+  /** Connection errors, timeouts included. */
+  errors: number
+}
+
+interface Tally {
+  requests: number
+  seconds: number
+  non2xx: number
+  errors: number
+  latencies: LatencyHistogram
+}
+
+/** Sends the request once; its response is what the baseline will repeat. It must be a 2xx. */
+export async function captureResponse(baseUrl: string, request: BenchRequest): Promise<BaselineResponse> {
+  const response = await fetch(new URL(request.path, baseUrl), {
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal: AbortSignal.timeout(CAPTURE_TIMEOUT_MS),
+  })
+  const body = Buffer.from(await response.arrayBuffer())
+  if (!response.ok) {
+    throw new Error(`${request.method} ${request.path} answered ${response.status}: ${body.toString()}`)
+  }
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? 'application/json',
+    bodyBase64: body.toString('base64'),
+  }
+}
+
+/** Warms both up, then drives them in alternating rounds for `durationSeconds` each. */
+export async function compare(
+  serverUrl: string,
+  baselineUrl: string,
+  request: BenchRequest,
+  options: LoadOptions,
+): Promise<{ server: Measurement; baseline: Measurement }> {
+  await drive(serverUrl, request, options.connections, WARMUP_SECONDS)
+  await drive(baselineUrl, request, options.connections, WARMUP_SECONDS)
+  const server = newTally()
+  const baseline = newTally()
+  for (const seconds of roundLengths(options.durationSeconds)) {
+    await measureRound(server, serverUrl, request, options.connections, seconds)
+    await measureRound(baseline, baselineUrl, request, options.connections, seconds)
+  }
+  return { server: summarize(server), baseline: summarize(baseline) }
+}
+
+/** `durationSeconds` cut into rounds of ROUND_SECONDS, the last one shorter when it does not divide. */
+function roundLengths(durationSeconds: number): number[] {
+  const lengths = Array<number>(Math.floor(durationSeconds / ROUND_SECONDS)).fill(ROUND_SECONDS)
+  const rest = durationSeconds % ROUND_SECONDS
+  return rest > 0 ? [...lengths, rest] : lengths
+}
+
+function newTally(): Tally {
+  return { requests: 0, seconds: 0, non2xx: 0, errors: 0, latencies: newLatencyHistogram() }
+}
+
+async function measureRound(
+  tally: Tally,
+  baseUrl: string,
+  request: BenchRequest,
+  connections: number,
+  seconds: number,
+): Promise<void> {
+  const result = await drive(baseUrl, request, connections, seconds, tally.latencies)
+  tally.requests += result.requests.total
+  tally.seconds += result.duration
+  tally.non2xx += result.non2xx
+  tally.errors += result.errors
+}
+
+function summarize(tally: Tally): Measurement {
+  return {
+    requestsPerSecond: tally.seconds > 0 ? tally.requests / tally.seconds : 0,
+    p50Ms: latencyPercentile(tally.latencies, 0.5),
+    p99Ms: latencyPercentile(tally.latencies, 0.99),
+    non2xx: tally.non2xx,
+    errors: tally.errors,
+  }
+}
+
+/** One autocannon run in this process; each response time goes into `latencies` when given. */
+function drive(
+  baseUrl: string,
+  request: BenchRequest,
+  connections: number,
+  seconds: number,
+  latencies?: LatencyHistogram,
+): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    const options: autocannon.Options = {
+      url: new URL(request.path, baseUrl).href,
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      connections,
+      duration: seconds,
+    }
+    const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
+    if (latencies) instance.on('response', (_client, _status, _bytes, ms) => recordLatency(latencies, ms))
+  })
+}

@@ -1,0 +1,119 @@
+import { parseArgs } from 'node:util'
+import { stopEverything } from './children.js'
+import { captureResponse, compare, type LoadOptions, WARMUP_SECONDS } from './load.js'
+import { formatReport, judge } from './report.js'
+import type { Scenario } from './scenario.js'
+import { scenarios } from './scenarios.js'
+import { startBaseline, startServer } from './servers.js'
+
+/**
+ * `npm run bench -- <scenario> [--duration SECONDS] [--connections N]`: drives the real server and a
+ * bare node:http baseline answering the same bytes, with autocannon in this process, and compares them.
+ */
+
+const MAX_DURATION_SECONDS = 300
+const MAX_CONNECTIONS = 1_000
+// Start-up, preparation, stopping and autocannon's request timeouts, beyond the two timed runs.
+const OVERHEAD_SECONDS = 150
+
+interface Options extends LoadOptions {
+  name: string
+  scenario: Scenario
+}
+
+class UsageError extends Error {}
+
+function usage(): string {
+  const names = Object.keys(scenarios).join(', ')
+  return `usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N]\nscenarios: ${names}`
+}
+
+function positiveInteger(raw: string | undefined, fallback: number, max: number, flag: string): number {
+  if (raw === undefined) return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new UsageError(`${flag} must be an integer between 1 and ${max}`)
+  }
+  return value
+}
+
+function parseOptions(args: string[]): Options {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { duration: { type: 'string' }, connections: { type: 'string' } },
+  })
+  const name = positionals[0]
+  if (positionals.length !== 1 || !name) throw new UsageError('name one scenario')
+  const scenario = scenarios[name]
+  if (!scenario) throw new UsageError(`unknown scenario "${name}"`)
+  return {
+    name,
+    scenario,
+    durationSeconds: positiveInteger(values.duration, 10, MAX_DURATION_SECONDS, '--duration'),
+    connections: positiveInteger(values.connections, 50, MAX_CONNECTIONS, '--connections'),
+  }
+}
+
+/** Bounds the whole run: whatever hangs, the children are stopped and the bench exits. */
+function armWatchdog(options: Options): void {
+  const seconds = 2 * (WARMUP_SECONDS + options.durationSeconds) + OVERHEAD_SECONDS
+  setTimeout(() => {
+    console.error(`bench: still running after ${seconds} s, giving up`)
+    void stopEverything().finally(() => process.exit(1))
+  }, seconds * 1000).unref()
+}
+
+/** Ctrl-C, or a CI job's timeout: the children must not outlive the bench. */
+function stopOnSignals(): void {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      console.error(`bench: ${signal}, stopping the servers`)
+      void stopEverything().finally(() => process.exit(code))
+    })
+  }
+}
+
+async function bench(options: Options): Promise<boolean> {
+  const log = (line: string) => console.error(`bench: ${line}`)
+  log('starting the server')
+  const server = await startServer()
+  const request = await options.scenario.prepare(server)
+  const response = await captureResponse(server.baseUrl, request)
+  log('starting the baseline')
+  const baseline = await startBaseline(response)
+  log(`driving both: ${request.method} ${request.path}`)
+  const measured = await compare(server.baseUrl, baseline.baseUrl, request, options)
+  await server.stop()
+  await baseline.stop()
+
+  const outcome = judge(options.scenario, measured.server, measured.baseline)
+  console.log(formatReport({ name: options.name, scenario: options.scenario, options, response, outcome }))
+  return !outcome.failed
+}
+
+async function main(): Promise<number> {
+  let options: Options
+  try {
+    options = parseOptions(process.argv.slice(2))
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error
+    console.error(`${error.message}\n${usage()}`)
+    return 2
+  }
+  armWatchdog(options)
+  stopOnSignals()
+  try {
+    return (await bench(options)) ? 0 : 1
+  } catch (error) {
+    console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`)
+    return 1
+  } finally {
+    await stopEverything()
+  }
+}
+
+process.exitCode = await main()

@@ -1,0 +1,7 @@
+import type { Scenario } from './scenario.js'
+import { changelog } from './scenarios/changelog.js'
+
+/** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
+export const scenarios: Record<string, Scenario> = {
+  changelog,
+}

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BaselineResponse } from './baseline.js'
+import { freePort, registerStop, startNode, stopChild, waitUntilAnswers } from './children.js'
+import type { Target } from './scenario.js'
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
+const HOST = '127.0.0.1'
+// PGlite creates and migrates its database on the first start: a few seconds on a slow machine.
+const SERVER_START_TIMEOUT_MS = 60_000
+const BASELINE_START_TIMEOUT_MS = 10_000
+
+export interface RunningServer extends Target {
+  stop(): Promise<void>
+}
+
+export interface RunningBaseline {
+  baseUrl: string
+  stop(): Promise<void>
+}
+
+/**
+ * The real server as `npm start` runs it (minus npm), in production mode on an empty embedded
+ * database. The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the
+ * caller's shell changes what is measured.
+ */
+export async function startServer(): Promise<RunningServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
+  const port = await freePort()
+  const adminToken = randomBytes(24).toString('hex')
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: adminToken,
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    HOST,
+  }
+  const child = startNode('server', 'src/main.ts', { cwd: REPO_ROOT, env })
+  const stop = registerStop(async () => {
+    await stopChild(child)
+    await rm(dataDir, { recursive: true, force: true })
+  })
+  const baseUrl = `http://${HOST}:${port}`
+  await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
+  return { baseUrl, adminToken, stop }
+}
+
+/** The bare `node:http` baseline (bench/baseline.ts) repeating `response`. */
+export async function startBaseline(response: BaselineResponse): Promise<RunningBaseline> {
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BASELINE_PORT: String(port) }
+  const child = startNode('baseline', 'bench/baseline.ts', { cwd: REPO_ROOT, env })
+  const stop = registerStop(() => stopChild(child))
+  child.process.send(response)
+  const baseUrl = `http://${HOST}:${port}`
+  await waitUntilAnswers(child, `${baseUrl}/`, BASELINE_START_TIMEOUT_MS)
+  return { baseUrl, stop }
+}
