@@ -5,6 +5,7 @@ import {
   check,
   index,
   integer,
+  type PgColumnBuilderBase,
   pgTable,
   primaryKey,
   text,
@@ -12,6 +13,9 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
 import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+
+/** A text column that is never null: empty when not given. */
+const optionalText = (name: string) => text(name).notNull().default('')
 
 export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
 export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
@@ -25,7 +29,7 @@ export const accounts = pgTable(
     status: text('status', { enum: ACCOUNT_STATUSES }).notNull().default('active'),
     tier: text('tier', { enum: ACCOUNT_TIERS }).notNull().default('basic'),
     // The spec's `listings.entity`: empty string means the listings link is not initialized.
-    listingsEntity: text('listings_entity').notNull().default(''),
+    listingsEntity: optionalText('listings_entity'),
     listingsStatus: boolean('listings_status').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -43,10 +47,10 @@ export const users = pgTable(
     id: idColumn(),
     email: text('email').notNull(),
     name: text('name').notNull(),
-    firstName: text('first_name').notNull().default(''),
-    lastName: text('last_name').notNull().default(''),
-    phone: text('phone').notNull().default(''),
-    image: text('image').notNull().default(''),
+    firstName: optionalText('first_name'),
+    lastName: optionalText('last_name'),
+    phone: optionalText('phone'),
+    image: optionalText('image'),
     passwordHash: text('password_hash').notNull(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -100,8 +104,8 @@ export const contacts = pgTable(
       .notNull()
       .references(() => accounts.id),
     email: text('email'),
-    name: text('name').notNull().default(''),
-    phone: text('phone').notNull().default(''),
+    name: optionalText('name'),
+    phone: optionalText('phone'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -125,7 +129,7 @@ export const prospectConversations = pgTable(
       .notNull()
       .references(() => contacts.id),
     channel: text('channel').notNull(),
-    title: text('title').notNull().default(''),
+    title: optionalText('title'),
     isOpen: boolean('is_open').notNull().default(true),
     lastActivity: timestamp('last_activity', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
     createdAt: createdAt(),
@@ -152,68 +156,45 @@ export const prospectConversationMembers = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.conversationId, t.userId] })],
 )
 
+/** A record an account owns and email variables read: id, account, timestamps, and `columns`. */
+function variableSourceTable<C extends Record<string, PgColumnBuilderBase>>(name: string, columns: C) {
+  return pgTable(
+    name,
+    {
+      id: idColumn(),
+      accountId: text('account_id')
+        .notNull()
+        .references(() => accounts.id),
+      ...columns,
+      createdAt: createdAt(),
+      updatedAt: updatedAt(),
+    },
+    (t) => [idFormat(`${name}_id_format`, t.id), index(`${name}_account_idx`).on(t.accountId)],
+  )
+}
+
 /** The records email variables read: `{{person.*}}`, `{{business.*}}`, `{{instasite.*}}`, `{{instareport.*}}`. */
-export const persons = pgTable(
-  'persons',
-  {
-    id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
-    firstName: text('first_name').notNull().default(''),
-    lastName: text('last_name').notNull().default(''),
-    email: text('email').notNull().default(''),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [idFormat('persons_id_format', t.id), index('persons_account_idx').on(t.accountId)],
-)
+export const persons = variableSourceTable('persons', {
+  firstName: optionalText('first_name'),
+  lastName: optionalText('last_name'),
+  email: optionalText('email'),
+})
 
-export const businesses = pgTable(
-  'businesses',
-  {
-    id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
-    name: text('name').notNull(),
-    address: text('address').notNull().default(''),
-    phone: text('phone').notNull().default(''),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [idFormat('businesses_id_format', t.id), index('businesses_account_idx').on(t.accountId)],
-)
+export const businesses = variableSourceTable('businesses', {
+  name: text('name').notNull(),
+  address: optionalText('address'),
+  phone: optionalText('phone'),
+})
 
-export const instasites = pgTable(
-  'instasites',
-  {
-    id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
-    url: text('url').notNull(),
-    name: text('name').notNull().default(''),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [idFormat('instasites_id_format', t.id), index('instasites_account_idx').on(t.accountId)],
-)
+export const instasites = variableSourceTable('instasites', {
+  url: text('url').notNull(),
+  name: optionalText('name'),
+})
 
-export const instareports = pgTable(
-  'instareports',
-  {
-    id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
-    url: text('url').notNull(),
-    link: text('link').notNull().default(''),
-    createdAt: createdAt(),
-    updatedAt: updatedAt(),
-  },
-  (t) => [idFormat('instareports_id_format', t.id), index('instareports_account_idx').on(t.accountId)],
-)
+export const instareports = variableSourceTable('instareports', {
+  url: text('url').notNull(),
+  link: optionalText('link'),
+})
 
 export const creditBalances = pgTable(
   'credit_balances',
