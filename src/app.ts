@@ -9,6 +9,7 @@ import { contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/routes.js'
 import { getAccountStatus } from './modules/accounts/service.js'
 import { changelogRoutes } from './modules/changelog/routes.js'
+import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
@@ -102,6 +103,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(contactsRoutes, { platform, prefix: '/v1' })
   await registerIntegrationRoutes(app, changelogRoutes, { platform })
   await registerIntegrationRoutes(app, listingsRoutes, { platform })
+  await registerIntegrationRoutes(app, doNotDisturbRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

@@ -1,5 +1,6 @@
 import { and, count, eq, ilike, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { containsPattern } from '../../platform/db/search.js'
 import {
   businesses,
   contacts,
@@ -41,7 +42,7 @@ export async function listContacts(
 ): Promise<{ rows: ContactRow[]; total: number }> {
   const filters: SQL[] = [eq(contacts.accountId, accountId)]
   if (page.search) {
-    const pattern = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    const pattern = containsPattern(page.search)
     filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
   }
   const where = and(...filters)

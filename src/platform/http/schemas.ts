@@ -10,5 +10,5 @@ export const IdParams = Type.Object({ id: Id() })
 /** A string limited to `values`, as a plain JSON-schema enum (typed as the union of the values). */
 export const StringEnum = <const T extends readonly string[]>(
   values: T,
-  options: { description?: string } = {},
+  options: { description?: string; default?: T[number] } = {},
 ) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })

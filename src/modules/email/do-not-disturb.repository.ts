@@ -1,0 +1,83 @@
+import { and, count, desc, eq, ilike, inArray, sql } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { containsPattern } from '../../platform/db/search.js'
+import { doNotDisturbEntries } from './tables.js'
+
+export type DoNotDisturbRow = typeof doNotDisturbEntries.$inferSelect
+
+const lowerValue = sql<string>`lower(${doNotDisturbEntries.value})`
+
+/** Inserts the entry unless the address is already listed; undefined when it was. */
+export async function insertDoNotDisturbEntry(
+  db: Database,
+  accountId: string,
+  values: Pick<DoNotDisturbRow, 'value' | 'type' | 'reason'>,
+): Promise<DoNotDisturbRow | undefined> {
+  const [row] = await db
+    .insert(doNotDisturbEntries)
+    .values({ ...values, accountId })
+    .onConflictDoNothing()
+    .returning()
+  return row
+}
+
+export async function findDoNotDisturbEntryByValue(db: Database, accountId: string, value: string) {
+  const [row] = await db
+    .select()
+    .from(doNotDisturbEntries)
+    .where(and(eq(doNotDisturbEntries.accountId, accountId), eq(lowerValue, value.toLowerCase())))
+  return row
+}
+
+/** The lower-cased addresses among `values` that are on the account's list. */
+export async function findListedValues(db: Database, accountId: string, values: string[]): Promise<string[]> {
+  if (values.length === 0) return []
+  const rows = await db
+    .select({ value: lowerValue })
+    .from(doNotDisturbEntries)
+    .where(
+      and(
+        eq(doNotDisturbEntries.accountId, accountId),
+        inArray(
+          lowerValue,
+          values.map((v) => v.toLowerCase()),
+        ),
+      ),
+    )
+  return rows.map((row) => row.value)
+}
+
+export async function listDoNotDisturbEntries(
+  db: Database,
+  accountId: string,
+  page: { search?: string; offset: number; limit: number },
+): Promise<{ rows: DoNotDisturbRow[]; total: number }> {
+  const filters = [eq(doNotDisturbEntries.accountId, accountId)]
+  if (page.search) {
+    filters.push(ilike(doNotDisturbEntries.value, containsPattern(page.search)))
+  }
+  const where = and(...filters)
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select()
+      .from(doNotDisturbEntries)
+      .where(where)
+      .orderBy(desc(doNotDisturbEntries.createdAt), desc(doNotDisturbEntries.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(doNotDisturbEntries).where(where),
+  ])
+  return { rows, total: totals?.total ?? 0 }
+}
+
+export async function deleteDoNotDisturbEntry(
+  db: Database,
+  accountId: string,
+  entryId: string,
+): Promise<boolean> {
+  const rows = await db
+    .delete(doNotDisturbEntries)
+    .where(and(eq(doNotDisturbEntries.accountId, accountId), eq(doNotDisturbEntries.id, entryId)))
+    .returning({ id: doNotDisturbEntries.id })
+  return rows.length === 1
+}

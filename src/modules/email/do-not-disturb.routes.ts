@@ -1,0 +1,77 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { addToDoNotDisturb, listDoNotDisturb, removeFromDoNotDisturb } from './do-not-disturb.js'
+import { DND_TYPES } from './tables.js'
+
+const DoNotDisturbEntry = Type.Object({
+  _id: Id(),
+  account_id: Id(),
+  value: Type.String(),
+  type: StringEnum(DND_TYPES),
+  reason: Type.String(),
+  createdAt: Timestamp(),
+})
+
+const AddBody = Type.Object({
+  value: Type.String({ format: 'email', description: 'The email address' }),
+  type: Type.Optional(StringEnum(DND_TYPES, { default: 'permanent' })),
+  reason: Type.Optional(Type.String({ maxLength: 500 })),
+})
+
+const ListQuery = Type.Composite([PageQuery(10, 100), Type.Object({ search: Type.Optional(Type.String()) })])
+
+/** The caller's do-not-disturb list, under `/mailprovider/dnd` of both integration prefixes. */
+export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  app.addHook('onRequest', app.authenticate)
+  const tenant = (summary: string) => ({ tags: ['email'], summary, security: [{ bearer: [] }] })
+
+  app.get(
+    '/mailprovider/dnd',
+    {
+      schema: {
+        ...tenant('List do-not-disturb entries'),
+        querystring: ListQuery,
+        response: { 200: PageEnvelope(DoNotDisturbEntry) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await listDoNotDisturb(db, request.auth.account_id, request.query)
+      return okPage(data, pagination)
+    },
+  )
+
+  app.post(
+    '/mailprovider/dnd',
+    {
+      schema: {
+        ...tenant('Put an address on the do-not-disturb list (repeating it returns the entry there, 200)'),
+        body: AddBody,
+        response: { 200: Envelope(DoNotDisturbEntry), 201: Envelope(DoNotDisturbEntry) },
+      },
+    },
+    async (request, reply) => {
+      const { entry, created } = await addToDoNotDisturb(db, request.auth.account_id, request.body)
+      return reply.status(created ? 201 : 200).send(ok(entry))
+    },
+  )
+
+  app.delete(
+    '/mailprovider/dnd/:id',
+    {
+      schema: {
+        ...tenant('Take an address off the do-not-disturb list'),
+        params: IdParams,
+        response: { 200: Envelope(Type.Object({ _id: Id(), deleted: Type.Boolean() })) },
+      },
+    },
+    async (request) => {
+      await removeFromDoNotDisturb(db, request.auth.account_id, request.params.id)
+      return ok({ _id: request.params.id, deleted: true })
+    },
+  )
+}

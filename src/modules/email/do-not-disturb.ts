@@ -1,0 +1,90 @@
+import type { Database } from '../../platform/db/connection.js'
+import type { Pagination } from '../../platform/http/envelope.js'
+import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { pageOffset, pagination } from '../../platform/http/pagination.js'
+import {
+  type DoNotDisturbRow,
+  deleteDoNotDisturbEntry,
+  findDoNotDisturbEntryByValue,
+  findListedValues,
+  insertDoNotDisturbEntry,
+  listDoNotDisturbEntries,
+} from './do-not-disturb.repository.js'
+import type { DND_TYPES } from './tables.js'
+
+export type DoNotDisturbType = (typeof DND_TYPES)[number]
+
+/** The spec's do-not-disturb entry. */
+export interface DoNotDisturbView {
+  _id: string
+  account_id: string
+  value: string
+  type: DoNotDisturbType
+  reason: string
+  createdAt: string
+}
+
+const entryView = (row: DoNotDisturbRow): DoNotDisturbView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  value: row.value,
+  type: row.type,
+  reason: row.reason,
+  createdAt: row.createdAt.toISOString(),
+})
+
+/** The spec's refusal when any recipient is listed. */
+export const DND_ENABLED = 'DND enabled for received email(s).'
+
+/** Refuses a send when any of the addresses (to, cc, bcc) is on the account's list. */
+export async function assertNotOnDoNotDisturb(
+  db: Database,
+  accountId: string,
+  addresses: string[],
+): Promise<void> {
+  const listed = await findListedValues(db, accountId, addresses)
+  if (listed.length > 0) throw new Invalid(DND_ENABLED, { emails: listed })
+}
+
+/**
+ * Puts an address on the account's list. Repeating it (a retried request, a second unsubscribe
+ * event) changes nothing and returns the entry that is there, with `created: false`.
+ */
+export async function addToDoNotDisturb(
+  db: Database,
+  accountId: string,
+  input: { value: string; type?: DoNotDisturbType; reason?: string },
+): Promise<{ entry: DoNotDisturbView; created: boolean }> {
+  const value = input.value.trim()
+  const inserted = await insertDoNotDisturbEntry(db, accountId, {
+    value,
+    type: input.type ?? 'permanent',
+    reason: input.reason ?? '',
+  })
+  if (inserted) return { entry: entryView(inserted), created: true }
+  const existing = await findDoNotDisturbEntryByValue(db, accountId, value)
+  if (!existing) throw new Error('do-not-disturb entry vanished between insert and read')
+  return { entry: entryView(existing), created: false }
+}
+
+export async function listDoNotDisturb(
+  db: Database,
+  accountId: string,
+  query: { search?: string; page: number; limit: number },
+): Promise<{ data: DoNotDisturbView[]; pagination: Pagination }> {
+  const { rows, total } = await listDoNotDisturbEntries(db, accountId, {
+    search: query.search,
+    offset: pageOffset(query.page, query.limit),
+    limit: query.limit,
+  })
+  return { data: rows.map(entryView), pagination: pagination(total, query.page, query.limit) }
+}
+
+export async function removeFromDoNotDisturb(
+  db: Database,
+  accountId: string,
+  entryId: string,
+): Promise<void> {
+  if (!(await deleteDoNotDisturbEntry(db, accountId, entryId)))
+    throw new NotFound('Do-not-disturb entry not found')
+}
