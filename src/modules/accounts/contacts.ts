@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
-import { pageOffset, pagination } from '../../platform/http/pagination.js'
+import { paginate } from '../../platform/http/pagination.js'
 import {
   type ContactRow,
   findContact,
@@ -55,17 +55,16 @@ export async function getContact(db: Database, accountId: string, contactId: str
   return contactView(row)
 }
 
-export async function listContactsPage(
+export function listContactsPage(
   db: Database,
   accountId: string,
   query: { search?: string; page: number; limit: number },
 ): Promise<{ data: ContactView[]; pagination: Pagination }> {
-  const { rows, total } = await listContacts(db, accountId, {
-    search: query.search,
-    offset: pageOffset(query.page, query.limit),
-    limit: query.limit,
-  })
-  return { data: rows.map(contactView), pagination: pagination(total, query.page, query.limit) }
+  return paginate(
+    query,
+    (window) => listContacts(db, accountId, { search: query.search, ...window }),
+    contactView,
+  )
 }
 
 export type VariableSourceView = Record<string, unknown> & {

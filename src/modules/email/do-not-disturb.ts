@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
-import { pageOffset, pagination } from '../../platform/http/pagination.js'
+import { paginate } from '../../platform/http/pagination.js'
 import {
   type DoNotDisturbRow,
   deleteDoNotDisturbEntry,
@@ -67,17 +67,16 @@ export async function addToDoNotDisturb(
   return { entry: entryView(existing), created: false }
 }
 
-export async function listDoNotDisturb(
+export function listDoNotDisturb(
   db: Database,
   accountId: string,
   query: { search?: string; page: number; limit: number },
 ): Promise<{ data: DoNotDisturbView[]; pagination: Pagination }> {
-  const { rows, total } = await listDoNotDisturbEntries(db, accountId, {
-    search: query.search,
-    offset: pageOffset(query.page, query.limit),
-    limit: query.limit,
-  })
-  return { data: rows.map(entryView), pagination: pagination(total, query.page, query.limit) }
+  return paginate(
+    query,
+    (window) => listDoNotDisturbEntries(db, accountId, { search: query.search, ...window }),
+    entryView,
+  )
 }
 
 export async function removeFromDoNotDisturb(

@@ -15,3 +15,13 @@ export function pageOffset(page: number, limit: number): number {
 export function pagination(total: number, page: number, limit: number): Pagination {
   return { total, page, limit, pages: Math.ceil(total / limit) }
 }
+
+/** One page of rows fetched for `{ offset, limit }`, shaped by `view`, with its pagination. */
+export async function paginate<Row, View>(
+  query: { page: number; limit: number },
+  fetch: (window: { offset: number; limit: number }) => Promise<{ rows: Row[]; total: number }>,
+  view: (row: Row) => View,
+): Promise<{ data: View[]; pagination: Pagination }> {
+  const { rows, total } = await fetch({ offset: pageOffset(query.page, query.limit), limit: query.limit })
+  return { data: rows.map(view), pagination: pagination(total, query.page, query.limit) }
+}

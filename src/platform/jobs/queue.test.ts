@@ -41,11 +41,19 @@ describe('job queue', () => {
   })
 
   const runs = (name: string, n: number) => ran.filter((r) => r.name === name && r.n === n).length
+  let marker = 1000
+  /** Enqueues a marker job and waits until it ran: the workers have polled again since. */
+  async function workersPolledAgain(): Promise<void> {
+    const n = ++marker
+    await queue.enqueue(db, 'test.record', { n })
+    await vi.waitFor(() => expect(runs('record', n)).toBe(1), { timeout: 10_000, interval: 100 })
+  }
 
   it('runs a job enqueued in a committed transaction exactly once', async () => {
     await inTransaction(db, (tx) => queue.enqueue(tx, 'test.record', { n: 1 }))
     await vi.waitFor(() => expect(runs('record', 1)).toBe(1), { timeout: 10_000, interval: 100 })
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await workersPolledAgain()
+    await workersPolledAgain()
     expect(runs('record', 1)).toBe(1)
   })
 
@@ -64,7 +72,7 @@ describe('job queue', () => {
   it('waits for a delayed job', async () => {
     const enqueuedAt = Date.now()
     await queue.enqueue(db, 'test.record', { n: 4 }, { startAfter: 3 })
-    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await workersPolledAgain()
     expect(runs('record', 4)).toBe(0)
     await vi.waitFor(() => expect(runs('record', 4)).toBe(1), { timeout: 10_000, interval: 100 })
     expect(Date.now() - enqueuedAt).toBeGreaterThanOrEqual(3000)
