@@ -92,6 +92,27 @@ describe('job queue', () => {
     expect(flakyAttempts).toBe(2)
   })
 
+  it('lets a running job finish when it stops', async () => {
+    const second = createJobQueue(database.handle, {
+      pollingIntervalSeconds: 0.5,
+      logger: pino({ level: 'silent' }),
+    })
+    const events: string[] = []
+    second.define({
+      name: 'test.slow',
+      handle: async () => {
+        events.push('started')
+        await new Promise((resolve) => setTimeout(resolve, 800))
+        events.push('finished')
+      },
+    })
+    await second.start({ runWorkers: true })
+    await second.enqueue(db, 'test.slow', {})
+    await vi.waitFor(() => expect(events).toEqual(['started']), { timeout: 10_000, interval: 50 })
+    await second.stop()
+    expect(events).toEqual(['started', 'finished'])
+  })
+
   it('refuses a job name nobody defined', async () => {
     await expect(queue.enqueue(db, 'test.unknown', {})).rejects.toThrow('job test.unknown is not defined')
   })
