@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -63,13 +63,21 @@ describe('npm start on a bare machine', () => {
     for (const child of running) child.kill('SIGKILL')
   })
 
-  it('starts with no configuration, stops cleanly on SIGTERM and keeps its data across restarts', async () => {
+  it('starts with no configuration, refuses a second process on its data, stops cleanly on SIGTERM and keeps its data', async () => {
     const port = await freePort()
     const base = `http://127.0.0.1:${port}`
     const first = await start(dataDir, port)
     running.push(first.child)
     expect(first.output()).toContain(`listening on ${base}`)
     expect(first.output()).toContain('npm run cli -- quickstart')
+
+    const rival = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), DATABASE_URL: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(rival.status).toBe(1)
+    expect(rival.stderr).toContain(`is in use by process ${first.child.pid}`)
 
     const { adminToken } = JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8'))
     const created = await fetch(`${base}/v1/admin/accounts`, {

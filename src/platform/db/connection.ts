@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import pg from 'pg'
+import { lockDataDir } from './data-dir-lock.js'
 
 /** A Drizzle database or transaction: every repository function takes one as its executor. */
 export type Database = PgDatabase<PgQueryResultHKT>
@@ -55,7 +56,13 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
 }
 
 async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
-  const client = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined)
+  const unlock = dataDir ? lockDataDir(dataDir) : () => undefined
+  const client = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined).catch(
+    (error: unknown) => {
+      unlock()
+      throw error
+    },
+  )
   const db = drizzlePglite(client) as unknown as Database
   return {
     kind: 'pglite',
@@ -71,7 +78,10 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
     ping: async () => {
       await client.query('select 1')
     },
-    close: () => client.close(),
+    close: async () => {
+      await client.close()
+      unlock()
+    },
   }
 }
 
