@@ -22,6 +22,16 @@ export interface Config {
       | undefined
   }
   listings: { apiUrl: string; apiKey: string | undefined; version: string }
+  mail: {
+    provider: 'outbox' | 'sendgrid'
+    sendgridApiKey: string | undefined
+    sendgridBaseUrl: string
+    /** Verifies SendGrid's Signed Event Webhook when set (base64 DER or PEM of the P-256 key). */
+    webhookPublicKey: string | undefined
+    sendMaintenance: boolean
+  }
+  /** 32-byte key encrypting provider credentials kept in the database (subuser API keys); unset only in production. */
+  secretsKey: Buffer | undefined
   rateLimits: { emailSendPerMinute: number; roomPerMinute: number }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
 }
@@ -34,6 +44,7 @@ type Env = Record<string, string | undefined>
 interface DevSecrets {
   jwtSecret: string
   adminToken: string
+  secretsKey: string
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -44,8 +55,12 @@ export function loadConfig(env: Env = process.env): Config {
   const jwtPublicKey = env.JWT_PUBLIC_KEY || undefined
   const s3Bucket = env.S3_BUCKET || undefined
 
+  const mailProvider = oneOf(env, 'MAIL_PROVIDER', ['outbox', 'sendgrid'], 'outbox')
   if (production) {
     requireSet(env, 'ADMIN_TOKEN', 'production needs an explicit admin token')
+    if (mailProvider === 'sendgrid') {
+      requireSet(env, 'SECRETS_ENCRYPTION_KEY', 'subuser API keys are encrypted with it')
+    }
     if (!env.JWT_SECRET && !jwtPublicKey) {
       throw new ConfigError('JWT_SECRET or JWT_PUBLIC_KEY must be set when NODE_ENV=production')
     }
@@ -88,6 +103,14 @@ export function loadConfig(env: Env = process.env): Config {
       apiKey: env.LISTINGS_API_KEY || undefined,
       version: env.LISTINGS_API_VERSION || '20200525',
     },
+    mail: {
+      provider: mailProvider,
+      sendgridApiKey: env.SENDGRID_API_KEY || undefined,
+      sendgridBaseUrl: url(env, 'SENDGRID_BASE_URL', ['http:', 'https:']) ?? 'https://api.sendgrid.com',
+      webhookPublicKey: env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined,
+      sendMaintenance: boolean(env, 'EMAIL_SEND_MAINTENANCE', false),
+    },
+    secretsKey: secretsKey(env.SECRETS_ENCRYPTION_KEY || secrets?.secretsKey),
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
       roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
@@ -101,13 +124,17 @@ export function loadConfig(env: Env = process.env): Config {
 
 function devSecrets(dataDir: string): DevSecrets {
   const file = join(dataDir, 'secrets.json')
-  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as DevSecrets
-  mkdirSync(dataDir, { recursive: true })
+  const kept = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<DevSecrets>) : {}
   const secrets: DevSecrets = {
-    jwtSecret: randomBytes(32).toString('hex'),
-    adminToken: randomBytes(24).toString('hex'),
+    jwtSecret: kept.jwtSecret ?? randomBytes(32).toString('hex'),
+    adminToken: kept.adminToken ?? randomBytes(24).toString('hex'),
+    secretsKey: kept.secretsKey ?? randomBytes(32).toString('hex'),
   }
-  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
+  // Written once, and again only when a newer version adds a secret the file lacks.
+  if (Object.keys(secrets).some((name) => !(name in kept))) {
+    mkdirSync(dataDir, { recursive: true })
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
+  }
   return secrets
 }
 
@@ -155,6 +182,20 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(`${name} must use ${protocols.map((p) => p.replace(':', '')).join(' or ')}`)
   }
   return raw.replace(/\/+$/, '')
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false`)
+  return raw === 'true'
+}
+
+function secretsKey(raw: string | undefined): Buffer | undefined {
+  if (!raw) return undefined
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64')
+  if (key.length !== 32) throw new ConfigError('SECRETS_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
+  return key
 }
 
 function trustProxy(raw: string | undefined): boolean | number | string {

@@ -1,6 +1,16 @@
 import { sql } from 'drizzle-orm'
-import { check, index, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat } from '../../platform/db/columns.js'
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
 
 export const DND_TYPES = ['permanent', 'temporary'] as const
 
@@ -22,3 +32,108 @@ export const doNotDisturbEntries = pgTable(
     index('do_not_disturb_entries_account_created').on(t.accountId, t.createdAt),
   ],
 )
+
+export const COMMUNICATION_TYPES = ['OUTGOING', 'INCOMING'] as const
+
+export interface AttachmentMetadata {
+  bucket: string
+  type: string
+  file_name: string
+  size: number
+  key: string
+}
+
+export interface SentBy {
+  name: string
+  email: string
+  first_name: string
+  last_name: string
+  phone: string
+  image: string
+}
+
+/** The spec's Communication record: one email sent or received. */
+export const communications = pgTable(
+  'communications',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    type: text('type', { enum: COMMUNICATION_TYPES }).notNull(),
+    /** The provider tag in upper case (`SENDGRID`, `OUTBOX`); inbound threading filters on it. */
+    module: text('module').notNull(),
+    messageType: text('message_type').notNull().default('EMAIL'),
+    origin: text('origin').notNull().default(''),
+    sentBy: jsonb('sent_by').$type<SentBy | null>(),
+    headers: jsonb('headers').$type<Record<string, string>>().notNull().default({}),
+    body: jsonb('body').$type<Record<string, unknown>>().notNull().default({}),
+    msgId: text('msg_id'),
+    contactIds: text('contact_ids').array().notNull().default(sql`'{}'::text[]`),
+    conversationIds: text('conversation_ids').array().notNull().default(sql`'{}'::text[]`),
+    attachments: jsonb('attachments').$type<AttachmentMetadata[]>().notNull().default([]),
+    success: boolean('success').notNull(),
+    fromAddress: text('from_address'),
+    toAddresses: text('to_addresses').array(),
+    subject: text('subject'),
+    html: text('html'),
+    text: text('text'),
+    referenceId: text('reference_id'),
+    /** The latest delivery event by its own timestamp, so late events never move the state back. */
+    deliveryStatus: text('delivery_status'),
+    deliveryStatusAt: bigint('delivery_status_at', { mode: 'number' }),
+    createdAt: createdAt(),
+    modifiedAt: updatedAt('modified_at'),
+  },
+  (t) => [
+    idFormat('communications_id_format', t.id),
+    check('communications_type_valid', sql`${t.type} in ('OUTGOING', 'INCOMING')`),
+    index('communications_account_created').on(t.accountId, t.createdAt),
+    // Webhooks arrive without an account: delivery events and replies find their record by message id.
+    index('communications_module_msg_id').on(t.module, t.msgId),
+  ],
+)
+
+/** Delivery events of a communication (the record's `events`), once per SendGrid event id. */
+export const communicationEvents = pgTable(
+  'communication_events',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    /** Null for an event whose message is unknown but whose account came in its custom args. */
+    communicationId: text('communication_id').references(() => communications.id, { onDelete: 'cascade' }),
+    sgEventId: text('sg_event_id').notNull(),
+    event: text('event').notNull(),
+    email: text('email').notNull().default(''),
+    timestamp: bigint('timestamp', { mode: 'number' }).notNull(),
+    sgMessageId: text('sg_message_id'),
+    uid: text('uid'),
+    useragent: text('useragent'),
+    ip: text('ip'),
+    url: text('url'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('communication_events_id_format', t.id),
+    uniqueIndex('communication_events_account_sg_event').on(t.accountId, t.sgEventId),
+    index('communication_events_communication').on(t.accountId, t.communicationId, t.timestamp),
+  ],
+)
+
+/**
+ * Delivery-event batches as SendGrid posted them, stored before the webhook answers and processed by a
+ * job. Not account-scoped: a batch mixes accounts, and its events are split by account when processed.
+ */
+export const mailEventBatches = pgTable('mail_event_batches', {
+  id: idColumn(),
+  payload: jsonb('payload').$type<unknown[]>().notNull(),
+  receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
+})
+
+/** The SendGrid subuser an account sends through; the API key is encrypted at rest. */
+export const mailSubusers = pgTable('mail_subusers', {
+  accountId: text('account_id').primaryKey(),
+  username: text('username').notNull(),
+  apiKeyEncrypted: text('api_key_encrypted').notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+})

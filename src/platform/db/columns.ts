@@ -11,8 +11,8 @@ export const idFormat = (name: string, column: AnyPgColumn) => check(name, sql`$
 
 export const createdAt = () =>
   timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
-export const updatedAt = () =>
-  timestamp('updated_at', { withTimezone: true, mode: 'date' })
+export const updatedAt = (name = 'updated_at') =>
+  timestamp(name, { withTimezone: true, mode: 'date' })
     .notNull()
     .defaultNow()
     .$onUpdateFn(() => new Date())
