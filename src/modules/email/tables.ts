@@ -35,6 +35,9 @@ export const doNotDisturbEntries = pgTable(
 
 export const COMMUNICATION_TYPES = ['OUTGOING', 'INCOMING'] as const
 
+/** The `module` tag of records: the provider's name in upper case. */
+export const MODULE_TAGS = { sendgrid: 'SENDGRID', outbox: 'OUTBOX' } as const
+
 export interface AttachmentMetadata {
   bucket: string
   type: string
