@@ -1,4 +1,4 @@
-import { and, count, eq, ilike, ne, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, eq, ilike, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import {
@@ -32,6 +32,30 @@ export async function findContact(db: Database, accountId: string, contactId: st
     .from(contacts)
     .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
   return row
+}
+
+/** The account's contacts having one of the ids or (case-insensitively) one of the emails. */
+export function findContactsByIdsOrEmails(
+  db: Database,
+  accountId: string,
+  ids: string[],
+  emails: string[],
+): Promise<ContactRow[]> {
+  const matches: SQL[] = []
+  if (ids.length > 0) matches.push(inArray(contacts.id, ids))
+  if (emails.length > 0) {
+    matches.push(
+      inArray(
+        sql`lower(${contacts.email})`,
+        emails.map((email) => email.toLowerCase()),
+      ),
+    )
+  }
+  if (matches.length === 0) return Promise.resolve([])
+  return db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.accountId, accountId), or(...matches)))
 }
 
 /** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
@@ -186,4 +210,28 @@ export async function touchProspectConversation(
     .update(prospectConversationMembers)
     .set({ unreadCount: sql`${prospectConversationMembers.unreadCount} + 1` })
     .where(authorUserId ? and(members, ne(prospectConversationMembers.userId, authorUserId)) : members)
+}
+
+/** Makes the user follow the conversation (if not yet) with one more unread message, and moves its activity on. */
+export async function addUnreadForUser(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+  userId: string,
+): Promise<void> {
+  await db
+    .update(prospectConversations)
+    .set({ lastActivity: new Date(), isOpen: true })
+    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
+  await db
+    .insert(prospectConversationMembers)
+    .values({ accountId, conversationId, userId, unreadCount: 1 })
+    .onConflictDoUpdate({
+      target: [
+        prospectConversationMembers.accountId,
+        prospectConversationMembers.conversationId,
+        prospectConversationMembers.userId,
+      ],
+      set: { unreadCount: sql`${prospectConversationMembers.unreadCount} + 1` },
+    })
 }

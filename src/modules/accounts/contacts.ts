@@ -5,6 +5,7 @@ import { paginate } from '../../platform/http/pagination.js'
 import {
   type ContactRow,
   findContact,
+  findContactsByIdsOrEmails,
   findVariableSource,
   insertContact,
   insertVariableSource,
@@ -53,6 +54,32 @@ export async function getContact(db: Database, accountId: string, contactId: str
   const row = await findContact(db, accountId, contactId)
   if (!row) throw new NotFound('Contact not found')
   return contactView(row)
+}
+
+/**
+ * The contacts of the given recipients, found by `recipient_id` (a contact of this account) or else by
+ * email, each contact once, in recipient order.
+ */
+export async function findRecipientContacts(
+  db: Database,
+  accountId: string,
+  recipients: { email: string; recipient_id?: string }[],
+): Promise<ContactView[]> {
+  const ids = recipients.flatMap((r) => (r.recipient_id ? [r.recipient_id] : []))
+  const rows = await findContactsByIdsOrEmails(
+    db,
+    accountId,
+    ids,
+    recipients.map((r) => r.email),
+  )
+  const found: ContactRow[] = []
+  for (const recipient of recipients) {
+    const contact =
+      rows.find((row) => row.id === recipient.recipient_id) ??
+      rows.find((row) => row.email?.toLowerCase() === recipient.email.toLowerCase())
+    if (contact && !found.includes(contact)) found.push(contact)
+  }
+  return found.map(contactView)
 }
 
 export function listContactsPage(

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { findRecipientContacts } from './contacts.js'
 import {
   findOpenProspectConversation,
   getProspectConversation,
   openProspectConversation,
+  recordEmailFromUser,
   recordProspectActivity,
 } from './prospect-conversations.js'
 
@@ -78,6 +80,47 @@ describe('prospect conversations', () => {
     const unread = Object.fromEntries(after.members.map((m) => [m.user_id, m.unread_count]))
     expect(unread).toEqual({ [owner.userId]: 1, [colleagueId]: 2 })
     expect(Date.parse(after.last_activity)).toBeGreaterThanOrEqual(Date.parse(conversation.last_activity))
+  })
+
+  it('records email from a user: they follow the thread with one more unread message', async () => {
+    const { db } = t.app.platform
+    const { conversation } = await openProspectConversation(db, owner.accountId, {
+      contact_id: contactId,
+      channel: 'prospect',
+      member_user_ids: [],
+    })
+    await recordEmailFromUser(db, owner.accountId, conversation._id, owner.userId)
+    const after = await recordEmailFromUser(db, owner.accountId, conversation._id, owner.userId)
+    expect(after.members).toEqual([{ user_id: owner.userId, unread_count: 2 }])
+    await expect(recordEmailFromUser(db, owner.accountId, conversation._id, stranger.userId)).rejects.toThrow(
+      'User is not a member of this account',
+    )
+    await expect(
+      recordEmailFromUser(db, stranger.accountId, conversation._id, stranger.userId),
+    ).rejects.toThrow('Conversation not found')
+  })
+
+  it('finds the contacts of recipients by recipient_id or email, once each, in order', async () => {
+    const { db } = t.app.platform
+    const other = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${owner.accountId}/contacts`,
+      headers: adminHeaders,
+      payload: { email: 'second@example.com', name: 'Second' },
+    })
+    const secondId = other.json().data._id
+    const found = await findRecipientContacts(db, owner.accountId, [
+      { email: 'SECOND@example.com' },
+      { email: 'changed-address@example.com', recipient_id: contactId },
+      { email: 'lead@example.com' },
+      { email: 'nobody@example.com' },
+    ])
+    expect(found.map((c) => c._id)).toEqual([secondId, contactId])
+    expect(
+      await findRecipientContacts(db, stranger.accountId, [
+        { email: 'lead@example.com', recipient_id: contactId },
+      ]),
+    ).toEqual([])
   })
 
   it('keeps conversations inside their account', async () => {

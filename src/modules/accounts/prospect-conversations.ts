@@ -2,6 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import {
+  addUnreadForUser,
   findContact,
   findOpenProspectConversationRow,
   findProspectConversation,
@@ -100,6 +101,26 @@ export async function recordProspectActivity(
     if (!(await findProspectConversation(tx, accountId, conversationId)))
       throw new NotFound('Conversation not found')
     await touchProspectConversation(tx, accountId, conversationId, authorUserId)
+    return getProspectConversation(tx, accountId, conversationId)
+  })
+}
+
+/**
+ * Email sent by a user of the account in this conversation (the spec's send rule 10): the user
+ * follows the conversation and their unread count grows by one; the activity time moves on.
+ */
+export async function recordEmailFromUser(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+  userId: string,
+): Promise<ProspectConversationView> {
+  return inTransaction(db, async (tx) => {
+    if (!(await findProspectConversation(tx, accountId, conversationId)))
+      throw new NotFound('Conversation not found')
+    if (!(await findMembership(tx, accountId, userId)))
+      throw new NotFound('User is not a member of this account')
+    await addUnreadForUser(tx, accountId, conversationId, userId)
     return getProspectConversation(tx, accountId, conversationId)
   })
 }
