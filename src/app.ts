@@ -9,7 +9,12 @@ import { contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/routes.js'
 import { getAccountStatus } from './modules/accounts/service.js'
 import { changelogRoutes } from './modules/changelog/routes.js'
+import { emailAdminRoutes } from './modules/email/admin.routes.js'
+import { communicationsRoutes } from './modules/email/communications.routes.js'
+import { deliveryEventsRoutes } from './modules/email/delivery-events.routes.js'
 import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
+import { defineEmailJobs } from './modules/email/jobs.js'
+import { sendRoutes } from './modules/email/send.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
@@ -73,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const storage = createObjectStorage(config)
   const platform: Platform = { config, db: database.db, queue, events, tokens, storage, log: app.log }
   app.decorate('platform', platform)
+  defineEmailJobs(platform)
 
   registerErrorHandling(app)
   await app.register(helmet, { contentSecurityPolicy: false })
@@ -104,6 +110,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerIntegrationRoutes(app, changelogRoutes, { platform })
   await registerIntegrationRoutes(app, listingsRoutes, { platform })
   await registerIntegrationRoutes(app, doNotDisturbRoutes, { platform })
+  await registerIntegrationRoutes(app, communicationsRoutes, { platform })
+  await registerIntegrationRoutes(app, deliveryEventsRoutes, { platform })
+  await registerIntegrationRoutes(app, sendRoutes, { platform })
+  await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

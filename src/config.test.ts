@@ -44,6 +44,13 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET must be at least 32 characters'],
+    [{ MAIL_PROVIDER: 'mailgun' }, 'MAIL_PROVIDER must be one of outbox, sendgrid'],
+    [{ EMAIL_SEND_MAINTENANCE: 'yes' }, 'EMAIL_SEND_MAINTENANCE must be true or false'],
+    [{ SECRETS_ENCRYPTION_KEY: 'abcd' }, 'SECRETS_ENCRYPTION_KEY must be 32 bytes'],
+    [
+      { NODE_ENV: 'production', ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32), MAIL_PROVIDER: 'sendgrid' },
+      'SECRETS_ENCRYPTION_KEY must be set',
+    ],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -53,6 +60,27 @@ describe('configuration', () => {
     const dataDir = tempDir()
     loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32) })
     expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+  })
+
+  it('keeps a generated secrets key for stored credentials, and reads mail settings', () => {
+    const dataDir = tempDir()
+    const first = loadConfig({ DATA_DIR: dataDir })
+    expect(first.secretsKey).toHaveLength(32)
+    expect(loadConfig({ DATA_DIR: dataDir }).secretsKey).toEqual(first.secretsKey)
+    expect(first.mail).toEqual({
+      provider: 'outbox',
+      sendgridApiKey: undefined,
+      sendgridBaseUrl: 'https://api.sendgrid.com',
+      webhookPublicKey: undefined,
+      sendMaintenance: false,
+    })
+    const production = loadConfig({
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: 'x',
+      JWT_SECRET: 's'.repeat(32),
+    })
+    expect(production.secretsKey).toBeUndefined()
   })
 
   it('reads provider settings with their defaults', () => {

@@ -194,7 +194,8 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 function secretsKey(raw: string | undefined): Buffer | undefined {
   if (!raw) return undefined
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64')
-  if (key.length !== 32) throw new ConfigError('SECRETS_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
+  if (key.length !== 32)
+    throw new ConfigError('SECRETS_ENCRYPTION_KEY must be 32 bytes, as 64 hex characters or base64')
   return key
 }
 

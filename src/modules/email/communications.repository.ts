@@ -1,0 +1,80 @@
+import { and, arrayContains, asc, count, desc, eq, inArray } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { type COMMUNICATION_TYPES, communicationEvents, communications } from './tables.js'
+
+export type CommunicationRow = typeof communications.$inferSelect
+export type CommunicationEventRow = typeof communicationEvents.$inferSelect
+
+export async function insertCommunication(
+  db: Database,
+  accountId: string,
+  values: Omit<typeof communications.$inferInsert, 'accountId'>,
+): Promise<CommunicationRow> {
+  const [row] = await db
+    .insert(communications)
+    .values({ ...values, accountId })
+    .returning()
+  if (!row) throw new Error('communication insert returned no row')
+  return row
+}
+
+export async function findCommunication(
+  db: Database,
+  accountId: string,
+  id: string,
+): Promise<CommunicationRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(communications)
+    .where(and(eq(communications.accountId, accountId), eq(communications.id, id)))
+  return row
+}
+
+export interface CommunicationFilters {
+  contactId?: string
+  conversationId?: string
+  type?: (typeof COMMUNICATION_TYPES)[number]
+}
+
+/** The account's records, newest first; contact and conversation match inside the id arrays. */
+export async function listCommunications(
+  db: Database,
+  accountId: string,
+  page: CommunicationFilters & { offset: number; limit: number },
+): Promise<{ rows: CommunicationRow[]; total: number }> {
+  const filters = [eq(communications.accountId, accountId)]
+  if (page.contactId) filters.push(arrayContains(communications.contactIds, [page.contactId]))
+  if (page.conversationId) filters.push(arrayContains(communications.conversationIds, [page.conversationId]))
+  if (page.type) filters.push(eq(communications.type, page.type))
+  const where = and(...filters)
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select()
+      .from(communications)
+      .where(where)
+      .orderBy(desc(communications.createdAt), desc(communications.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    db.select({ total: count() }).from(communications).where(where),
+  ])
+  return { rows, total: totals?.total ?? 0 }
+}
+
+/** The delivery events of all the given records in one query, oldest first. */
+export async function listEventsOf(
+  db: Database,
+  accountId: string,
+  communicationIds: string[],
+): Promise<CommunicationEventRow[]> {
+  if (communicationIds.length === 0) return []
+  return db
+    .select()
+    .from(communicationEvents)
+    .where(
+      and(
+        eq(communicationEvents.accountId, accountId),
+        inArray(communicationEvents.communicationId, communicationIds),
+      ),
+    )
+    .orderBy(asc(communicationEvents.timestamp), asc(communicationEvents.id))
+}

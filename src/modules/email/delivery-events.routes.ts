@@ -1,0 +1,92 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { ErrorEnvelope } from '../../platform/http/envelope.js'
+import { Forbidden, Invalid, Unavailable } from '../../platform/http/errors.js'
+import { receiveEventBatch } from './delivery-events.js'
+import { enqueueDeliveryEvents } from './jobs.js'
+import {
+  parseWebhookPublicKey,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  verifyEventWebhookSignature,
+} from './webhook-signature.js'
+
+/** SendGrid posts batches of up to a few MB; the service-wide 1 MB limit would refuse large ones. */
+export const EVENT_BATCH_BODY_LIMIT = 8 * 1024 * 1024
+
+// Events are not validated one by one here: one odd event would get the whole batch refused and
+// redelivered for a day. The job keeps what it can use and logs the rest.
+const EventBatch = Type.Array(
+  Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      description:
+        'A SendGrid event: email, timestamp (Unix seconds), event, sg_event_id, sg_message_id, ' +
+        'custom args account_id and uid, useragent, ip, url (click), type (bounce), smtp-id, category',
+    },
+  ),
+)
+
+const Received = Type.Object({ success: Type.Literal(true), message: Type.String() })
+
+const header = (request: FastifyRequest, name: string) => {
+  const value = request.headers[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** SendGrid's event webhook: no credentials; signed when `SENDGRID_WEBHOOK_PUBLIC_KEY` is set. */
+export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, queue } = platform
+  const publicKey = platform.config.mail.webhookPublicKey
+    ? parseWebhookPublicKey(platform.config.mail.webhookPublicKey)
+    : undefined
+
+  // The signature covers the exact bytes sent, so this scope parses JSON itself from the raw body, after
+  // checking it; encapsulation keeps the parser to these routes.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer' },
+    async (request: FastifyRequest, rawBody: Buffer) => {
+      if (publicKey) {
+        const signed = {
+          signature: header(request, SIGNATURE_HEADER),
+          timestamp: header(request, TIMESTAMP_HEADER),
+          rawBody,
+        }
+        if (!verifyEventWebhookSignature(publicKey, signed)) throw new Forbidden('Invalid webhook signature')
+      }
+      try {
+        return JSON.parse(rawBody.toString('utf8'))
+      } catch {
+        throw new Invalid('body must be valid JSON')
+      }
+    },
+  )
+
+  app.post(
+    '/mailprovider/webhook',
+    {
+      bodyLimit: EVENT_BATCH_BODY_LIMIT,
+      schema: {
+        tags: ['email'],
+        summary: 'SendGrid delivery events: stored, then applied by a job (always 200 once stored)',
+        body: EventBatch,
+        response: { 200: Received, 400: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
+      },
+    },
+    async (request) => {
+      try {
+        await receiveEventBatch(db, request.body, (tx, batchId) => enqueueDeliveryEvents(queue, tx, batchId))
+      } catch (error) {
+        // Not a 500: SendGrid redelivers on 5xx, and 503 says plainly that the same batch should come back.
+        request.log.error({ err: error }, 'delivery events could not be stored; SendGrid will redeliver')
+        throw new Unavailable('Delivery events could not be stored; please retry')
+      }
+      return { success: true as const, message: 'SUCCESS' }
+    },
+  )
+}

@@ -1,0 +1,28 @@
+import type { Platform } from '../../platform/context.js'
+import type { Database } from '../../platform/db/connection.js'
+import type { JobQueue } from '../../platform/jobs/queue.js'
+import { processEventBatch } from './delivery-events.js'
+
+/** Applies one stored batch of SendGrid delivery events (`mail_event_batches`). */
+export const DELIVERY_EVENTS_JOB = 'email.delivery-events'
+
+export interface DeliveryEventsJob {
+  batch_id: string
+}
+
+/** Queues the processing of a stored batch with the caller's executor, so both commit together. */
+export function enqueueDeliveryEvents(queue: JobQueue, tx: Database, batchId: string) {
+  return queue.enqueue<DeliveryEventsJob>(tx, DELIVERY_EVENTS_JOB, { batch_id: batchId })
+}
+
+/** The email module's jobs; defined before the queue starts (the app's onReady). */
+export function defineEmailJobs(platform: Platform): void {
+  platform.queue.define({
+    name: DELIVERY_EVENTS_JOB,
+    handle: (data: DeliveryEventsJob) => processEventBatch(platform, data.batch_id),
+    // Processing is idempotent (events are de-duplicated), so retrying a failed batch is always safe.
+    retryLimit: 10,
+    retryDelaySeconds: 2,
+    retryBackoff: true,
+  })
+}

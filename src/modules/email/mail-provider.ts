@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.js'
+import type { Database } from '../../platform/db/connection.js'
+import { mailCredentials } from './mail-subusers.js'
+import { createSendgridClient, type SendgridMailBody } from './sendgrid.js'
+import { MODULE_TAGS } from './tables.js'
+
+export interface SentMail {
+  /** The provider's message id (SendGrid: X-Message-Id before its first dot). */
+  msgId: string
+  /** The provider's response headers, `x-message-id` included. */
+  headers: Record<string, string>
+}
+
+/** Where mail goes: SendGrid, or the outbox that only keeps it in the database (MAIL_PROVIDER). */
+export interface MailProvider {
+  /** The `module` tag stored on records. */
+  tag: string
+  /**
+   * Resolves what sending for the account needs, or throws the spec's 403 when the provider key is
+   * missing: called before anything is charged, so a misconfigured account is never charged.
+   */
+  prepare(accountId: string): Promise<(body: SendgridMailBody) => Promise<SentMail>>
+}
+
+/** SendGrid-like ids (22 characters), so outbox records look like the real ones. */
+const outboxMessageId = () => randomBytes(16).toString('base64url').slice(0, 22)
+
+export function createMailProvider(db: Database, config: Config, log: FastifyBaseLogger): MailProvider {
+  if (config.mail.provider === 'outbox') {
+    return {
+      tag: MODULE_TAGS.outbox,
+      prepare: async () => async () => {
+        const msgId = outboxMessageId()
+        return { msgId, headers: { 'x-message-id': msgId } }
+      },
+    }
+  }
+  const client = createSendgridClient(
+    { baseUrl: config.mail.sendgridBaseUrl, parentApiKey: config.mail.sendgridApiKey },
+    log,
+  )
+  return {
+    tag: MODULE_TAGS.sendgrid,
+    async prepare(accountId) {
+      const { apiKey } = await mailCredentials(db, config, accountId)
+      return async (body) => {
+        const { messageId, headers } = await client.sendMail(apiKey, body)
+        return { msgId: messageId, headers }
+      }
+    },
+  }
+}

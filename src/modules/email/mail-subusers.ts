@@ -1,0 +1,70 @@
+import type { Config } from '../../config.js'
+import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
+import type { Database } from '../../platform/db/connection.js'
+import { DomainError, Unavailable } from '../../platform/http/errors.js'
+import { requireAccount } from '../accounts/service.js'
+import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
+
+/** The spec's 403 when the provider key is missing or unusable. */
+export class MailProviderMisconfigured extends DomainError {
+  constructor() {
+    super(403, 'Sendgrid api key is misconfigured.', { error: 'SENDGRID_API_MISCONFIGURED' })
+  }
+}
+
+export interface MailSubuserView {
+  account_id: string
+  username: string
+  /** The key itself is never shown again. */
+  api_key_set: true
+  updated_at: string
+}
+
+/** Sets the SendGrid subuser an account sends through; its API key is stored encrypted. */
+export async function setMailSubuser(
+  db: Database,
+  config: Config,
+  accountId: string,
+  input: { username: string; api_key: string },
+): Promise<MailSubuserView> {
+  if (!config.secretsKey)
+    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
+  await requireAccount(db, accountId)
+  const row = await upsertMailSubuser(db, accountId, {
+    username: input.username,
+    apiKeyEncrypted: sealSecret(config.secretsKey, input.api_key),
+  })
+  return {
+    account_id: row.accountId,
+    username: row.username,
+    api_key_set: true,
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+export interface MailCredentials {
+  /** The key mail is sent with: the subuser's, else the parent key (SendGrid ignores On-Behalf-Of on mail send). */
+  apiKey: string
+  /** The subuser settings calls act for, with the parent key and On-Behalf-Of. */
+  subuser: string | undefined
+}
+
+/** The credentials of the account's mail, or the spec's 403 when there is no usable key. */
+export async function mailCredentials(
+  db: Database,
+  config: Config,
+  accountId: string,
+): Promise<MailCredentials> {
+  const subuser = await findMailSubuser(db, accountId)
+  if (subuser) {
+    if (!config.secretsKey) throw new MailProviderMisconfigured()
+    try {
+      return { apiKey: openSecret(config.secretsKey, subuser.apiKeyEncrypted), subuser: subuser.username }
+    } catch {
+      // Sealed with another SECRETS_ENCRYPTION_KEY: unusable until the key is restored or the subuser set again.
+      throw new MailProviderMisconfigured()
+    }
+  }
+  if (!config.mail.sendgridApiKey) throw new MailProviderMisconfigured()
+  return { apiKey: config.mail.sendgridApiKey, subuser: undefined }
+}

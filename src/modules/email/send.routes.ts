@@ -1,0 +1,143 @@
+import multipart, { type MultipartFile } from '@fastify/multipart'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { type Static, Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Invalid, Unavailable } from '../../platform/http/errors.js'
+import { byAccount } from '../../platform/http/rate-limit.js'
+import { Id, StringEnum } from '../../platform/http/schemas.js'
+import { Communication } from './communications.routes.js'
+import { createMailProvider } from './mail-provider.js'
+import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.js'
+
+const Address = Type.Object({ email: Type.String({ format: 'email' }), name: Type.Optional(Type.String()) })
+const Recipient = Type.Object({
+  email: Type.String({ format: 'email' }),
+  name: Type.Optional(Type.String()),
+  recipient_id: Type.Optional(Id({ description: 'Contact id, for tracking' })),
+})
+
+const SendBody = Type.Object({
+  subject: Type.String({ description: 'May contain {{variable}} placeholders' }),
+  sender: Address,
+  recipients: Type.Array(Recipient, { minItems: 1 }),
+  cc: Type.Optional(Type.Array(Recipient)),
+  bcc: Type.Optional(Type.Array(Recipient)),
+  reply_to: Type.Optional(Address),
+  content: Type.Optional(
+    Type.Array(Type.Object({ type: StringEnum(['text/html', 'text/plain']), value: Type.String() }), {
+      minItems: 1,
+    }),
+  ),
+  origin: Type.String(),
+  template_id: Type.Optional(Type.String({ minLength: 1 })),
+  dynamic_template_data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  person_id: Type.Optional(Id()),
+  business_id: Type.Optional(Id()),
+  instasite_id: Type.Optional(Id()),
+  instareport_id: Type.Optional(Id()),
+  fallback_values: Type.Optional(Type.String({ description: 'A JSON object, keyed by variable name' })),
+})
+
+/** Form fields that carry objects or arrays, JSON-encoded, in a multipart request. */
+const JSON_FIELDS = new Set([
+  'sender',
+  'recipients',
+  'cc',
+  'bcc',
+  'reply_to',
+  'content',
+  'dynamic_template_data',
+])
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    emailAttachments: UploadedAttachment[]
+  }
+}
+
+async function readFile(part: MultipartFile, index: number): Promise<UploadedAttachment> {
+  try {
+    return { filename: part.filename, type: part.mimetype, data: await part.toBuffer() }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
+      throw new Invalid(`attachments[${index}] must be at most 2 MB`)
+    }
+    throw error
+  }
+}
+
+/** A multipart send: file parts named `attachments`, the other fields as form fields. */
+async function readMultipartSend(request: FastifyRequest): Promise<Record<string, unknown>> {
+  const body: Record<string, unknown> = {}
+  const files: UploadedAttachment[] = []
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'attachments')
+          throw new Invalid(`${part.fieldname} is not a file field; use attachments`)
+        files.push(await readFile(part, files.length))
+      } else if (JSON_FIELDS.has(part.fieldname)) {
+        try {
+          body[part.fieldname] = JSON.parse(String(part.value))
+        } catch {
+          throw new Invalid(`${part.fieldname} must be JSON`)
+        }
+      } else {
+        body[part.fieldname] = part.value
+      }
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'FST_FILES_LIMIT') {
+      throw new Invalid(`attachments must contain at most ${MAX_ATTACHMENTS} files`)
+    }
+    throw error
+  }
+  request.emailAttachments = files
+  return body
+}
+
+/** `POST /mailprovider/mail`, under both integration prefixes. */
+export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, config, storage, events } = platform
+  const provider = createMailProvider(db, config, platform.log)
+  await app.register(multipart, {
+    // One more file than allowed, so that the 13th is refused with our message rather than dropped.
+    limits: { fileSize: MAX_ATTACHMENT_BYTES, files: MAX_ATTACHMENTS + 1, fieldSize: 1_048_576 },
+  })
+  app.decorateRequest('emailAttachments', null as unknown as UploadedAttachment[])
+
+  app.post(
+    '/mailprovider/mail',
+    {
+      onRequest: app.authenticate,
+      preValidation: async (request) => {
+        if (config.mail.sendMaintenance) throw new Unavailable('Email sending is under maintenance')
+        request.emailAttachments = []
+        if (request.isMultipart()) request.body = (await readMultipartSend(request)) as typeof request.body
+      },
+      preHandler: app.requireActiveAccount,
+      bodyLimit: 30 * 1024 * 1024,
+      config: {
+        rateLimit: {
+          max: config.rateLimits.emailSendPerMinute,
+          timeWindow: '1 minute',
+          keyGenerator: byAccount,
+        },
+      },
+      schema: {
+        tags: ['email'],
+        summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
+        security: [{ bearer: [] }],
+        body: SendBody,
+        response: { 200: Envelope(Communication) },
+      },
+    },
+    async (request) => {
+      const input = { ...(request.body as Static<typeof SendBody>), attachments: request.emailAttachments }
+      const sent = await sendEmail({ db, storage, events, provider, log: request.log }, request.auth, input)
+      return ok(sent)
+    },
+  )
+}

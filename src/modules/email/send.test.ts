@@ -1,0 +1,371 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { type FakeSendgrid, startFakeSendgrid } from '../../../test/fakes/sendgrid.js'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import type { EmittedEvent } from '../../platform/events/emit.js'
+
+const PARENT_KEY = 'SG.parent-key'
+const SUBUSER_KEY = 'SG.subuser-key'
+const URL_PATH = '/v1/e/mailprovider/mail'
+
+const message = (overrides: Record<string, unknown> = {}) => ({
+  subject: 'Hello {{contact.name}}',
+  sender: { email: 'agency@example.com', name: 'Agency' },
+  recipients: [{ email: 'lead@example.com', name: 'Lead' }],
+  content: [
+    { type: 'text/html', value: '<p>Dear {{contact.name}} from {{business.name}}</p>' },
+    { type: 'text/plain', value: 'Dear {{contact.name}}' },
+  ],
+  origin: 'campaign',
+  fallback_values: '{"business.name":"our <shop>"}',
+  ...overrides,
+})
+
+describe('send email through SendGrid', () => {
+  let sendgrid: FakeSendgrid
+  let t: TestApp
+  let tenant: Tenant
+  let contactId: string
+  const emitted: EmittedEvent[] = []
+
+  const admin = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
+    t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
+  const balance = async (accountId: string) =>
+    (await admin('GET', `/accounts/${accountId}/credits`)).json().data.balance
+  const send = (payload: object, who: Tenant = tenant, url = URL_PATH) =>
+    t.app.inject({ method: 'POST', url, headers: who.headers, payload })
+  const mailCount = () => sendgrid.messages.size
+
+  beforeAll(async () => {
+    sendgrid = await startFakeSendgrid({
+      apiKeys: [PARENT_KEY, SUBUSER_KEY],
+      messageIdSuffix: '.filter0001.16648.5515E0B88.0',
+    })
+    t = await buildTestApp({
+      MAIL_PROVIDER: 'sendgrid',
+      SENDGRID_API_KEY: PARENT_KEY,
+      SENDGRID_BASE_URL: sendgrid.url,
+    })
+    t.app.platform.events.onLocal((event) => emitted.push(event))
+    tenant = await createTenant(t.app)
+    await admin('POST', `/accounts/${tenant.accountId}/credits`, { amount: 100 })
+    const contact = await admin('POST', `/accounts/${tenant.accountId}/contacts`, {
+      email: 'Lead@Example.com',
+      name: 'Lea',
+    })
+    contactId = contact.json().data._id
+  })
+  afterAll(async () => {
+    await t.close()
+    await sendgrid.close()
+  })
+
+  it('sends, records the communication, charges per recipient and threads the contact', async () => {
+    const before = await balance(tenant.accountId)
+    const response = await send(
+      message({
+        cc: [{ email: 'cc@example.com', name: 'Lima, Ana' }],
+        recipients: [{ email: 'lead@example.com', name: 'Lead' }, { email: 'other@example.com' }],
+      }),
+    )
+    expect(response.statusCode).toBe(200)
+    const record = response.json().data
+    expect(response.json()).toMatchObject({ success: true, message: 'SUCCESS' })
+    expect(record).toMatchObject({
+      type: 'OUTGOING',
+      module: 'SENDGRID',
+      message_type: 'EMAIL',
+      origin: 'campaign',
+      account_id: tenant.accountId,
+      success: true,
+      contact_id: [contactId],
+      attachments: [],
+      events: [],
+    })
+    const [sent] = [...sendgrid.messages.values()]
+    expect(record.msgID).toBe(sent?.messageId)
+    expect(record.msgID).not.toContain('.')
+    expect(record.headers['x-message-id']).toBe(sent?.xMessageId)
+    expect(sent?.apiKey).toBe(PARENT_KEY)
+
+    const body = sent?.body
+    expect(body?.personalizations[0]?.custom_args).toEqual({
+      account_id: tenant.accountId,
+      uid: tenant.userId,
+      origin: 'campaign',
+      communication_id: record._id,
+    })
+    expect(body?.headers).toEqual({
+      'X-Account-ID': tenant.accountId,
+      'X-User-ID': tenant.userId,
+      'X-Email-Origin': 'campaign',
+    })
+    expect(body?.personalizations[0]?.cc).toEqual([{ email: 'cc@example.com', name: 'Lima Ana' }])
+    expect(body?.subject).toBe('Hello Lea')
+    expect(body?.content).toEqual([
+      { type: 'text/plain', value: 'Dear Lea' },
+      { type: 'text/html', value: '<p>Dear Lea from our &lt;shop&gt;</p>' },
+    ])
+    expect(record.body).toEqual(body)
+
+    expect(await balance(tenant.accountId)).toBe(before - 2)
+    expect(record.conversation_id).toHaveLength(1)
+    await vi.waitFor(
+      () => {
+        expect(emitted).toContainEqual(
+          expect.objectContaining({ event: 'new', data: { conversation_id: record.conversation_id[0] } }),
+        )
+        expect(emitted).toContainEqual(
+          expect.objectContaining({ event: 'message', data: { communication_id: record._id } }),
+        )
+      },
+      { timeout: 10_000, interval: 100 },
+    )
+  })
+
+  it('keeps one open prospect thread per contact and counts the sender unread messages', async () => {
+    const first = (await send(message())).json().data
+    const second = (await send(message(), tenant, '/v1/integrations/mailprovider/mail')).json().data
+    expect(second.conversation_id).toEqual(first.conversation_id)
+    const { getProspectConversation } = await import('../accounts/prospect-conversations.js')
+    const thread = await getProspectConversation(
+      t.app.platform.db,
+      tenant.accountId,
+      first.conversation_id[0],
+    )
+    expect(thread).toMatchObject({ channel: 'prospect', title: 'Lea', is_open: true })
+    expect(thread.members.find((m) => m.user_id === tenant.userId)?.unread_count).toBeGreaterThanOrEqual(2)
+  })
+
+  it('refuses recipients on the do-not-disturb list, charging and sending nothing', async () => {
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/dnd',
+      headers: tenant.headers,
+      payload: { value: 'blocked@example.com' },
+    })
+    const before = [await balance(tenant.accountId), mailCount()]
+    const response = await send(message({ bcc: [{ email: 'Blocked@example.com' }] }))
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({
+      success: false,
+      errno: 400,
+      message: 'DND enabled for received email(s).',
+    })
+    expect([await balance(tenant.accountId), mailCount()]).toEqual(before)
+  })
+
+  it('refuses an insufficient balance with what was required and available', async () => {
+    const poor = await createTenant(t.app)
+    await admin('POST', `/accounts/${poor.accountId}/credits`, { amount: 1 })
+    const response = await send(
+      message({ recipients: [{ email: 'a@example.com' }, { email: 'b@example.com' }] }),
+      poor,
+    )
+    expect(response.json()).toEqual({
+      success: false,
+      errno: 400,
+      message: 'Insufficient balance',
+      additional_info: { required: 2, available: 1 },
+    })
+  })
+
+  it('validates the request with the spec messages', async () => {
+    const none = await send(message({ recipients: [] }))
+    expect(none.json()).toMatchObject({ errno: 400, message: 'recipients must contain at least 1 items' })
+    expect((await send(message({ content: undefined }))).json().message).toBe(
+      'content is required when template_id is absent',
+    )
+    expect((await send(message({ template_id: 'd-123' }))).json().message).toBe(
+      'dynamic_template_data is required when template_id is present',
+    )
+    expect((await send(message({ fallback_values: '{oops' }))).json().message).toBe(
+      'fallback_values must be a JSON object',
+    )
+    expect((await send(message({ sender: { email: 'nope' } }))).json().message).toBe(
+      'sender.email must be a valid email',
+    )
+  })
+
+  it('sends a dynamic template without content', async () => {
+    const response = await send(
+      message({ template_id: 'd-welcome', dynamic_template_data: { first: 'Lea' } }),
+    )
+    expect(response.statusCode).toBe(200)
+    const sent = sendgrid.messages.get(response.json().data.msgID)
+    expect(sent?.body.template_id).toBe('d-welcome')
+    expect(sent?.body.content).toBeUndefined()
+    expect(sent?.body.personalizations[0]?.dynamic_template_data).toEqual({ first: 'Lea' })
+  })
+
+  it('releases the reservation and answers 502 naming the provider error when SendGrid fails', async () => {
+    const before = await balance(tenant.accountId)
+    sendgrid.failNext(500, 3)
+    const response = await send(message())
+    expect(response.statusCode).toBe(502)
+    expect(response.json().message).toMatch(/^SendGrid refused the email: /)
+    expect(await balance(tenant.accountId)).toBe(before)
+  })
+
+  it('sends with the account subuser key once one is set', async () => {
+    const agency = await createTenant(t.app)
+    await admin('POST', `/accounts/${agency.accountId}/credits`, { amount: 5 })
+    const set = await admin('PUT', `/accounts/${agency.accountId}/mail-subuser`, {
+      username: 'agency-1',
+      api_key: SUBUSER_KEY,
+    })
+    expect(set.json().data).toMatchObject({
+      account_id: agency.accountId,
+      username: 'agency-1',
+      api_key_set: true,
+    })
+    expect(set.body).not.toContain(SUBUSER_KEY)
+    const response = await send(message(), agency)
+    expect(sendgrid.messages.get(response.json().data.msgID)?.apiKey).toBe(SUBUSER_KEY)
+  })
+
+  it('sends multipart requests with attachments stored and base64-encoded for the provider', async () => {
+    const form = new FormData()
+    const fields = message()
+    for (const [name, value] of Object.entries(fields))
+      form.append(name, typeof value === 'string' ? value : JSON.stringify(value))
+    form.append(
+      'attachments',
+      new Blob([Buffer.from('%PDF-1.4 quote')], { type: 'application/pdf' }),
+      'quote.pdf',
+    )
+    const request = new Request('http://localhost', { method: 'POST', body: form })
+    const response = await t.app.inject({
+      method: 'POST',
+      url: URL_PATH,
+      headers: { ...tenant.headers, 'content-type': request.headers.get('content-type') as string },
+      payload: Buffer.from(await request.arrayBuffer()),
+    })
+    expect(response.statusCode).toBe(200)
+    const record = response.json().data
+    expect(record.attachments).toEqual([
+      expect.objectContaining({ file_name: 'quote.pdf', type: 'application/pdf', size: 14, bucket: 'local' }),
+    ])
+    const stored = await t.app.platform.storage.get(record.attachments[0].key)
+    expect(stored?.toString()).toBe('%PDF-1.4 quote')
+    const sent = sendgrid.messages.get(record.msgID)
+    expect(sent?.body.attachments).toEqual([
+      {
+        content: Buffer.from('%PDF-1.4 quote').toString('base64'),
+        filename: 'quote.pdf',
+        type: 'application/pdf',
+        disposition: 'attachment',
+      },
+    ])
+    expect(record.body.attachments).toEqual([])
+  })
+
+  it('refuses an attachment over 2 MB and more than 12 attachments', async () => {
+    const post = async (files: Blob[]) => {
+      const form = new FormData()
+      for (const [name, value] of Object.entries(message()))
+        form.append(name, typeof value === 'string' ? value : JSON.stringify(value))
+      for (const [i, file] of files.entries()) form.append('attachments', file, `f${i}.txt`)
+      const request = new Request('http://localhost', { method: 'POST', body: form })
+      return t.app.inject({
+        method: 'POST',
+        url: URL_PATH,
+        headers: { ...tenant.headers, 'content-type': request.headers.get('content-type') as string },
+        payload: Buffer.from(await request.arrayBuffer()),
+      })
+    }
+    const big = await post([new Blob([Buffer.alloc(2 * 1024 * 1024 + 1)])])
+    expect(big.json()).toMatchObject({ errno: 400, message: 'attachments[0] must be at most 2 MB' })
+    const many = await post(Array.from({ length: 13 }, () => new Blob(['x'])))
+    expect(many.json()).toMatchObject({ errno: 400, message: 'attachments must contain at most 12 files' })
+  })
+
+  it('refuses suspended accounts', async () => {
+    const suspended = await createTenant(t.app, { status: 'suspended' })
+    expect((await send(message(), suspended)).json()).toMatchObject({
+      errno: 403,
+      message: 'Account is suspended',
+    })
+  })
+
+  it('does not link another account contact given as recipient_id', async () => {
+    const stranger = await createTenant(t.app)
+    await admin('POST', `/accounts/${stranger.accountId}/credits`, { amount: 5 })
+    const response = await send(
+      message({ recipients: [{ email: 'x@example.com', recipient_id: contactId }] }),
+      stranger,
+    )
+    expect(response.json().data.contact_id).toEqual([])
+  })
+})
+
+describe('send email: configuration', () => {
+  it('answers 503 while under maintenance', async () => {
+    const t = await buildTestApp({ EMAIL_SEND_MAINTENANCE: 'true' })
+    const tenant = await createTenant(t.app)
+    const response = await t.app.inject({
+      method: 'POST',
+      url: URL_PATH,
+      headers: tenant.headers,
+      payload: {},
+    })
+    expect(response.statusCode).toBe(503)
+    await t.close()
+  })
+
+  it('answers the spec 403 when SendGrid has no key', async () => {
+    const t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid' })
+    const tenant = await createTenant(t.app)
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+      headers: adminHeaders,
+      payload: { amount: 5 },
+    })
+    const response = await t.app.inject({
+      method: 'POST',
+      url: URL_PATH,
+      headers: tenant.headers,
+      payload: message(),
+    })
+    expect(response.statusCode).toBe(403)
+    expect(response.json()).toMatchObject({
+      errno: 403,
+      message: 'Sendgrid api key is misconfigured.',
+      additional_info: { error: 'SENDGRID_API_MISCONFIGURED' },
+    })
+    const credits = await t.app.inject({
+      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+      headers: adminHeaders,
+    })
+    expect(credits.json().data.balance).toBe(5)
+    await t.close()
+  })
+
+  it('keeps mail in the outbox by default, with a generated message id', async () => {
+    const t = await buildTestApp()
+    const tenant = await createTenant(t.app)
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+      headers: adminHeaders,
+      payload: { amount: 5 },
+    })
+    const response = await t.app.inject({
+      method: 'POST',
+      url: URL_PATH,
+      headers: tenant.headers,
+      payload: message(),
+    })
+    expect(response.statusCode).toBe(200)
+    const record = response.json().data
+    expect(record).toMatchObject({ module: 'OUTBOX', success: true })
+    expect(record.msgID).toMatch(/^[\w-]{22}$/)
+    const read = await t.app.inject({
+      url: `/v1/e/mailprovider/communications/${record._id}`,
+      headers: tenant.headers,
+    })
+    expect(read.json().data.body.subject).toBe('Hello {{contact.name}}')
+    await t.close()
+  })
+})

@@ -1,0 +1,303 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import type { Events } from '../../platform/events/emit.js'
+import { Invalid, UpstreamFailed } from '../../platform/http/errors.js'
+import type { ObjectStorage } from '../../platform/storage/storage.js'
+import { type ContactView, findRecipientContacts } from '../accounts/contacts.js'
+import { grantCredits, reserveCredits } from '../accounts/credits.js'
+import { openProspectConversation, recordEmailFromUser } from '../accounts/prospect-conversations.js'
+import { getUser, type UserView } from '../accounts/service.js'
+import { type CommunicationView, communicationView } from './communications.js'
+import { insertCommunication } from './communications.repository.js'
+import { assertNotOnDoNotDisturb } from './do-not-disturb.js'
+import type { MailProvider, SentMail } from './mail-provider.js'
+import { type SendgridAddress, SendgridError, type SendgridMailBody } from './sendgrid.js'
+import type { AttachmentMetadata, SentBy } from './tables.js'
+import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.js'
+
+export const MAX_ATTACHMENTS = 12
+export const MAX_ATTACHMENT_BYTES = 2 * 1024 * 1024
+/** SendGrid refuses messages over 30 MB; attachments travel base64-encoded (4/3 of their size). */
+const MAX_MESSAGE_BYTES = 30 * 1024 * 1024
+
+export interface Address {
+  email: string
+  name?: string
+}
+
+export interface Recipient extends Address {
+  recipient_id?: string
+}
+
+export interface UploadedAttachment {
+  filename: string
+  type: string
+  data: Buffer
+}
+
+/** The spec's outgoing email request, attachments as uploaded files. */
+export interface SendEmailInput {
+  subject: string
+  sender: Address
+  recipients: Recipient[]
+  cc?: Recipient[]
+  bcc?: Recipient[]
+  reply_to?: Address
+  content?: { type: 'text/html' | 'text/plain'; value: string }[]
+  origin: string
+  template_id?: string
+  dynamic_template_data?: Record<string, unknown>
+  person_id?: string
+  business_id?: string
+  instasite_id?: string
+  instareport_id?: string
+  fallback_values?: string
+  attachments: UploadedAttachment[]
+}
+
+export interface SendContext {
+  db: Database
+  storage: ObjectStorage
+  events: Events
+  provider: MailProvider
+  log: FastifyBaseLogger
+}
+
+/** The rules the schema cannot say: content or template, and the attachment limits. */
+function assertSendable(input: SendEmailInput): void {
+  if (!input.template_id && !input.content?.length) {
+    throw new Invalid('content is required when template_id is absent')
+  }
+  if (input.template_id && !input.dynamic_template_data) {
+    throw new Invalid('dynamic_template_data is required when template_id is present')
+  }
+  if (input.attachments.length > MAX_ATTACHMENTS) {
+    throw new Invalid(`attachments must contain at most ${MAX_ATTACHMENTS} files`)
+  }
+  input.attachments.forEach((file, i) => {
+    if (file.data.length > MAX_ATTACHMENT_BYTES) throw new Invalid(`attachments[${i}] must be at most 2 MB`)
+  })
+  const encoded = input.attachments.reduce((sum, file) => sum + Math.ceil(file.data.length / 3) * 4, 0)
+  if (encoded >= MAX_MESSAGE_BYTES) {
+    throw new Invalid('attachments exceed the 30 MB message limit of the email provider once encoded')
+  }
+}
+
+/** SendGrid refuses names holding `;` or `,` (they would split the address header). */
+function address({ email, name }: Address): SendgridAddress {
+  const safeName = name?.replace(/[;,]/g, ' ').replace(/\s+/g, ' ').trim()
+  return safeName ? { email, name: safeName } : { email }
+}
+
+async function findSender(db: Database, uid: string): Promise<UserView | null> {
+  return getUser(db, uid).catch(() => null)
+}
+
+function sentBy(user: UserView | null, sender: Address): SentBy {
+  if (!user)
+    return {
+      name: sender.name ?? '',
+      email: sender.email,
+      first_name: '',
+      last_name: '',
+      phone: '',
+      image: '',
+    }
+  const { name, email, first_name, last_name, phone, image } = user
+  return { name, email, first_name, last_name, phone, image }
+}
+
+/** Rule 2: `{{variables}}` in the subject and every content value. */
+async function renderMessage(
+  db: Database,
+  accountId: string,
+  input: SendEmailInput,
+  context: { contact: ContactView | undefined; user: UserView | null },
+) {
+  const found = await lookUpVariables(db, accountId, {
+    person_id: input.person_id,
+    business_id: input.business_id,
+    instasite_id: input.instasite_id,
+    instareport_id: input.instareport_id,
+    contact: context.contact ?? null,
+    user: context.user,
+  })
+  const fallbacks = parseFallbackValues(input.fallback_values)
+  return {
+    subject: renderVariables(input.subject, found, fallbacks, { html: false }),
+    content: input.content?.map((part) => ({
+      type: part.type,
+      value: renderVariables(part.value, found, fallbacks, { html: part.type === 'text/html' }),
+    })),
+  }
+}
+
+interface Rendered {
+  subject: string
+  content: { type: string; value: string }[] | undefined
+}
+
+/** Rule 7: the provider request, with per-message custom args and the tracking headers. */
+function providerRequest(
+  input: SendEmailInput,
+  rendered: Rendered,
+  ids: { accountId: string; uid: string; communicationId: string },
+): SendgridMailBody {
+  const personalization = {
+    to: input.recipients.map(address),
+    ...(input.cc?.length && { cc: input.cc.map(address) }),
+    ...(input.bcc?.length && { bcc: input.bcc.map(address) }),
+    subject: rendered.subject,
+    custom_args: {
+      account_id: ids.accountId,
+      uid: ids.uid,
+      origin: input.origin,
+      communication_id: ids.communicationId,
+    },
+    ...(input.template_id && { dynamic_template_data: input.dynamic_template_data }),
+  }
+  // SendGrid wants text/plain before text/html.
+  const plainFirst = (part: { type: string }) => (part.type === 'text/plain' ? 0 : 1)
+  const content = rendered.content && [...rendered.content].sort((a, b) => plainFirst(a) - plainFirst(b))
+  return {
+    personalizations: [personalization],
+    from: address(input.sender),
+    ...(input.reply_to && { reply_to: address(input.reply_to) }),
+    subject: rendered.subject,
+    ...(input.template_id ? { template_id: input.template_id } : { content }),
+    ...(input.attachments.length > 0 && {
+      attachments: input.attachments.map((file) => ({
+        content: file.data.toString('base64'),
+        filename: file.filename,
+        type: file.type,
+        disposition: 'attachment' as const,
+      })),
+    }),
+    headers: { 'X-Account-ID': ids.accountId, 'X-User-ID': ids.uid, 'X-Email-Origin': input.origin },
+  }
+}
+
+/** Rule 6: the files go to object storage; the record keeps their metadata. */
+async function storeAttachments(
+  storage: ObjectStorage,
+  accountId: string,
+  communicationId: string,
+  files: UploadedAttachment[],
+): Promise<AttachmentMetadata[]> {
+  return Promise.all(
+    files.map(async (file, i) => {
+      const safeName = file.filename.replace(/[^\w.-]+/g, '_').slice(-100) || 'attachment'
+      const stored = await storage.put(
+        `accounts/${accountId}/communications/${communicationId}/${i}-${safeName}`,
+        file.data,
+        file.type,
+      )
+      return {
+        bucket: stored.bucket,
+        type: file.type,
+        file_name: file.filename,
+        size: stored.size,
+        key: stored.key,
+      }
+    }),
+  )
+}
+
+async function deliver(
+  ctx: SendContext,
+  send: (body: SendgridMailBody) => Promise<SentMail>,
+  body: SendgridMailBody,
+  refund: () => Promise<unknown>,
+): Promise<SentMail> {
+  try {
+    return await send(body)
+  } catch (error) {
+    await refund()
+    if (!(error instanceof SendgridError)) throw error
+    const reason = error.errors[0]?.message ?? `status ${error.status}`
+    ctx.log.warn({ status: error.status, errors: error.errors }, 'email provider refused the message')
+    throw new UpstreamFailed(`SendGrid refused the email: ${reason}`, {
+      status: error.status,
+      errors: error.errors,
+    })
+  }
+}
+
+/**
+ * Sends an email with the spec's twelve rules, in its order. Credits are reserved (with the
+ * communication id as reference) before the provider call and released when it fails, so a message
+ * is never sent uncharged nor charged twice; the record, the threads and the events are written in
+ * one transaction after the provider accepted the message.
+ */
+export async function sendEmail(
+  ctx: SendContext,
+  auth: AuthContext,
+  input: SendEmailInput,
+): Promise<CommunicationView> {
+  const { db } = ctx
+  const accountId = auth.account_id
+  assertSendable(input)
+  const send = await ctx.provider.prepare(accountId)
+  const contacts = await findRecipientContacts(db, accountId, input.recipients)
+  const user = await findSender(db, auth.uid)
+  // `{{contact.*}}` reads the first recipient who is a contact: one message goes to all recipients.
+  const rendered = await renderMessage(db, accountId, input, { contact: contacts[0], user })
+  const everyone = [...input.recipients, ...(input.cc ?? []), ...(input.bcc ?? [])].map((r) => r.email)
+  await assertNotOnDoNotDisturb(db, accountId, everyone)
+
+  const communicationId = newId()
+  await reserveCredits(db, accountId, 'email', input.recipients.length, communicationId)
+  const refund = () => grantCredits(db, accountId, input.recipients.length, communicationId, 'email.refund')
+  const attachments = await storeAttachments(
+    ctx.storage,
+    accountId,
+    communicationId,
+    input.attachments,
+  ).catch(async (error: unknown) => {
+    await refund()
+    throw error
+  })
+  const body = providerRequest(input, rendered, { accountId, uid: auth.uid, communicationId })
+  const sent = await deliver(ctx, send, body, refund)
+
+  const isMember = user?.memberships.some((m) => m.account_id === accountId) ?? false
+  const row = await inTransaction(db, async (tx) => {
+    const conversationIds: string[] = []
+    for (const contact of contacts) {
+      const { conversation, created } = await openProspectConversation(tx, accountId, {
+        contact_id: contact._id,
+        channel: 'prospect',
+        title: contact.name || contact.email || '',
+        member_user_ids: [],
+      })
+      if (isMember) await recordEmailFromUser(tx, accountId, conversation._id, auth.uid)
+      if (created) await ctx.events.emit(tx, accountId, 'new', { conversation_id: conversation._id })
+      conversationIds.push(conversation._id)
+    }
+    const record = await insertCommunication(tx, accountId, {
+      id: communicationId,
+      type: 'OUTGOING',
+      module: ctx.provider.tag,
+      messageType: 'EMAIL',
+      origin: input.origin,
+      sentBy: sentBy(user, input.sender),
+      headers: sent.headers,
+      body: { ...body, ...(body.attachments && { attachments: [] }) },
+      msgId: sent.msgId,
+      contactIds: contacts.map((c) => c._id),
+      conversationIds,
+      attachments,
+      success: true,
+    })
+    await ctx.events.emit(tx, accountId, 'message', { communication_id: record.id })
+    return record
+  })
+  ctx.log.info(
+    { communication_id: row.id, msg_id: sent.msgId, recipients: input.recipients.length },
+    'email sent',
+  )
+  return communicationView(row, [])
+}

@@ -1,0 +1,270 @@
+import type { FastifyBaseLogger } from 'fastify'
+import {
+  type ProviderRequest,
+  type ProviderResponse,
+  ProviderUnreachable,
+  providerRequest,
+} from '../../platform/providers/http-client.js'
+
+export interface SendgridAddress {
+  email: string
+  name?: string
+}
+
+/** The body of `POST /v3/mail/send`, as SendGrid documents it (the fields this service uses). */
+export interface SendgridMailBody {
+  personalizations: {
+    to: SendgridAddress[]
+    cc?: SendgridAddress[]
+    bcc?: SendgridAddress[]
+    subject?: string
+    custom_args?: Record<string, string>
+    dynamic_template_data?: Record<string, unknown>
+  }[]
+  from: SendgridAddress
+  reply_to?: SendgridAddress
+  subject?: string
+  content?: { type: string; value: string }[]
+  template_id?: string
+  attachments?: {
+    content: string
+    filename: string
+    type?: string
+    disposition?: 'attachment' | 'inline'
+    /** Required by SendGrid when `disposition` is `inline`. */
+    content_id?: string
+  }[]
+  headers?: Record<string, string>
+  custom_args?: Record<string, string>
+}
+
+export interface SendgridErrorItem {
+  message: string
+  field?: string | null
+  help?: unknown
+}
+
+/** A refusal by SendGrid (its status and `errors`), or a failure to reach it (502). */
+export class SendgridError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: SendgridErrorItem[],
+  ) {
+    super(`SendGrid ${status}: ${errors.map((error) => error.message).join('; ')}`)
+    this.name = 'SendgridError'
+  }
+}
+
+export interface EventWebhookSettings {
+  enabled: boolean
+  url: string
+  group_resubscribe: boolean
+  delivered: boolean
+  group_unsubscribe: boolean
+  spam_report: boolean
+  bounce: boolean
+  deferred: boolean
+  unsubscribe: boolean
+  processed: boolean
+  open: boolean
+  click: boolean
+  dropped: boolean
+}
+
+export interface ParseSettings {
+  hostname: string
+  url: string
+  spam_check: boolean
+  send_raw: boolean
+}
+
+export interface SendgridClient {
+  /** Sends with the given key (a subuser's or the parent's); SendGrid answers 202 with X-Message-Id. */
+  sendMail(
+    apiKey: string,
+    body: SendgridMailBody,
+  ): Promise<{ messageId: string; headers: Record<string, string> }>
+  /** Settings calls use the parent key with On-Behalf-Of: <subuser username>. */
+  getEventWebhookSettings(onBehalfOf: string): Promise<EventWebhookSettings>
+  updateEventWebhookSettings(
+    onBehalfOf: string,
+    settings: Partial<EventWebhookSettings>,
+  ): Promise<EventWebhookSettings>
+  /** null when SendGrid has no settings for the hostname (404). */
+  getParseSettings(onBehalfOf: string, hostname: string): Promise<ParseSettings | null>
+  createParseSettings(onBehalfOf: string, settings: ParseSettings): Promise<ParseSettings>
+  updateParseSettings(onBehalfOf: string, settings: ParseSettings): Promise<ParseSettings>
+}
+
+/** SendGrid's message id: the text of X-Message-Id before its first dot. */
+export function messageIdOf(xMessageId: string): string {
+  const trimmed = xMessageId.trim()
+  const dot = trimmed.indexOf('.')
+  return dot === -1 ? trimmed : trimmed.slice(0, dot)
+}
+
+const MISCONFIGURED = () => new SendgridError(403, [{ message: 'Sendgrid api key is misconfigured.' }])
+const UNREACHABLE = () => new SendgridError(502, [{ message: 'SendGrid unreachable' }])
+
+/** Longest wait for a rate-limit reset; a later reset is answered as the 429 it is, not waited for. */
+const MAX_RATE_LIMIT_WAIT_MS = 10_000
+/** Large attachments (up to SendGrid's 30 MB) take longer to upload than a settings call. */
+const MAIL_SEND_TIMEOUT_MS = 30_000
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * How long to wait before retrying, or null to stop. SendGrid's 429 says when the window resets in
+ * `X-RateLimit-Reset` (Unix seconds) instead of `Retry-After`, which providerRequest's own retry reads.
+ */
+function retryDelayMs(response: ProviderResponse, attempt: number): number | null {
+  if (response.status === 429) {
+    const reset = Number(response.headers['x-ratelimit-reset'])
+    if (!Number.isFinite(reset)) return 200 * 2 ** attempt
+    const wait = Math.max(0, reset * 1000 - Date.now())
+    return wait > MAX_RATE_LIMIT_WAIT_MS ? null : wait
+  }
+  if (response.status >= 500) return 200 * 2 ** attempt
+  return null
+}
+
+/** SendGrid's `errors` array, or one error describing whatever else came back (a proxy's HTML page). */
+function errorsOf(response: ProviderResponse): SendgridErrorItem[] {
+  const body = response.body as { errors?: unknown } | null
+  const errors = body && typeof body === 'object' ? body.errors : undefined
+  if (Array.isArray(errors) && errors.every((error) => typeof error?.message === 'string'))
+    return errors as SendgridErrorItem[]
+  // Reduced to its words: the message reaches users through the send route's 502.
+  const text =
+    typeof response.body === 'string'
+      ? response.body
+          .replace(/<[^>]*>/g, ' ')
+          .replace(/\s+/g, ' ')
+          .trim()
+          .slice(0, 300)
+      : ''
+  return [{ message: text || `SendGrid answered ${response.status}`, field: null }]
+}
+
+function objectBody<T>(response: ProviderResponse): T {
+  if (typeof response.body !== 'object' || response.body === null)
+    throw new SendgridError(502, [{ message: `SendGrid answered ${response.status} without a JSON body` }])
+  return response.body as T
+}
+
+export function createSendgridClient(
+  options: { baseUrl: string; parentApiKey: string | undefined },
+  log?: FastifyBaseLogger,
+): SendgridClient {
+  const base = options.baseUrl.replace(/\/+$/, '')
+
+  /**
+   * One SendGrid call with at most `retries` retries on 429 and 5xx. Network failures are retried only
+   * when `retryUnreachable`: a timed-out mail send may have been accepted, and a duplicate email is
+   * worse than an error the user can retry.
+   */
+  async function call(
+    request: ProviderRequest & { retries: number; retryUnreachable: boolean },
+  ): Promise<ProviderResponse> {
+    for (let attempt = 0; ; attempt++) {
+      let response: ProviderResponse
+      try {
+        // Retries are ours, so that a 429 waits for SendGrid's reset.
+        response = await providerRequest({ ...request, retries: 0 }, log)
+      } catch (error) {
+        if (!(error instanceof ProviderUnreachable)) throw error
+        if (!request.retryUnreachable || attempt >= request.retries) throw UNREACHABLE()
+        await sleep(200 * 2 ** attempt)
+        continue
+      }
+      const delay = attempt < request.retries ? retryDelayMs(response, attempt) : null
+      if (delay === null) return response
+      await sleep(delay)
+    }
+  }
+
+  async function settingsCall(
+    onBehalfOf: string,
+    request: Omit<ProviderRequest, 'url' | 'headers'> & { path: string },
+  ): Promise<ProviderResponse> {
+    if (!options.parentApiKey) throw MISCONFIGURED()
+    const { path, ...rest } = request
+    // Creating is not idempotent: a retried POST would meet its own first attempt as a conflict.
+    const idempotent = rest.method !== 'POST'
+    return call({
+      ...rest,
+      url: `${base}${path}`,
+      headers: { authorization: `Bearer ${options.parentApiKey}`, 'on-behalf-of': onBehalfOf },
+      retries: idempotent ? 2 : 0,
+      retryUnreachable: idempotent,
+    })
+  }
+
+  const ensure = (response: ProviderResponse, ok: (status: number) => boolean) => {
+    if (!ok(response.status)) throw new SendgridError(response.status, errorsOf(response))
+    return response
+  }
+  const is2xx = (status: number) => status >= 200 && status < 300
+  const parsePath = (hostname: string) => `/v3/user/webhooks/parse/settings/${encodeURIComponent(hostname)}`
+
+  return {
+    async sendMail(apiKey, body) {
+      if (!apiKey) throw MISCONFIGURED()
+      const response = await call({
+        method: 'POST',
+        url: `${base}/v3/mail/send`,
+        headers: { authorization: `Bearer ${apiKey}` },
+        body,
+        timeoutMs: MAIL_SEND_TIMEOUT_MS,
+        retries: 2,
+        retryUnreachable: false,
+      })
+      ensure(response, is2xx)
+      const xMessageId = response.headers['x-message-id']
+      if (!xMessageId)
+        throw new SendgridError(502, [
+          { message: `SendGrid answered ${response.status} without X-Message-Id` },
+        ])
+      return { messageId: messageIdOf(xMessageId), headers: response.headers }
+    },
+
+    async getEventWebhookSettings(onBehalfOf) {
+      const response = await settingsCall(onBehalfOf, { path: '/v3/user/webhooks/event/settings' })
+      return objectBody<EventWebhookSettings>(ensure(response, is2xx))
+    },
+
+    async updateEventWebhookSettings(onBehalfOf, settings) {
+      const response = await settingsCall(onBehalfOf, {
+        method: 'PATCH',
+        path: '/v3/user/webhooks/event/settings',
+        body: settings,
+      })
+      return objectBody<EventWebhookSettings>(ensure(response, is2xx))
+    },
+
+    async getParseSettings(onBehalfOf, hostname) {
+      const response = await settingsCall(onBehalfOf, { path: parsePath(hostname) })
+      if (response.status === 404) return null
+      return objectBody<ParseSettings>(ensure(response, is2xx))
+    },
+
+    async createParseSettings(onBehalfOf, settings) {
+      const response = await settingsCall(onBehalfOf, {
+        method: 'POST',
+        path: '/v3/user/webhooks/parse/settings',
+        body: settings,
+      })
+      return objectBody<ParseSettings>(ensure(response, is2xx))
+    },
+
+    async updateParseSettings(onBehalfOf, { hostname, ...changes }) {
+      // The hostname names the resource in the path; SendGrid's PATCH body carries only what changes.
+      const response = await settingsCall(onBehalfOf, {
+        method: 'PATCH',
+        path: parsePath(hostname),
+        body: changes,
+      })
+      return objectBody<ParseSettings>(ensure(response, is2xx))
+    },
+  }
+}
