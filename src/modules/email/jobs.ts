@@ -24,5 +24,7 @@ export function defineEmailJobs(platform: Platform): void {
     retryLimit: 10,
     retryDelaySeconds: 2,
     retryBackoff: true,
+    // SendGrid posts in bursts: several batches per fetch, applied concurrently, drain a backlog quickly.
+    batchSize: 8,
   })
 }

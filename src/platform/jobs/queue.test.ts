@@ -11,6 +11,7 @@ describe('job queue', () => {
   let db: Database
   const ran: { name: string; n: number }[] = []
   let flakyAttempts = 0
+  const batchAttempts = new Map<number, number>()
 
   beforeAll(async () => {
     database = await createTestDatabase()
@@ -31,6 +32,17 @@ describe('job queue', () => {
         flakyAttempts++
         if (flakyAttempts === 1) throw new Error('first attempt fails')
         ran.push({ name: 'flaky', n: data.n })
+      },
+    })
+    queue.define({
+      name: 'test.batch-flaky',
+      batchSize: 5,
+      retryDelaySeconds: 1,
+      retryBackoff: false,
+      handle: async (data: { n: number }) => {
+        const attempt = (batchAttempts.get(data.n) ?? 0) + 1
+        batchAttempts.set(data.n, attempt)
+        if (data.n === 3 && attempt === 1) throw new Error('first attempt of job 3 fails')
       },
     })
     await queue.start({ runWorkers: true })
@@ -90,6 +102,54 @@ describe('job queue', () => {
     await queue.enqueue(db, 'test.flaky', { n: 6 })
     await vi.waitFor(() => expect(runs('flaky', 6)).toBe(1), { timeout: 15_000, interval: 100 })
     expect(flakyAttempts).toBe(2)
+  })
+
+  it('retries only the failing job of a batch, and completes the others once', async () => {
+    await inTransaction(db, async (tx) => {
+      for (const n of [1, 2, 3, 4, 5]) await queue.enqueue(tx, 'test.batch-flaky', { n })
+    })
+    await vi.waitFor(() => expect(batchAttempts.get(3)).toBe(2), { timeout: 15_000, interval: 100 })
+    // Past the retry delay once more: a job wrongly failed with job 3 would have run again by now.
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    await workersPolledAgain()
+    expect(Object.fromEntries(batchAttempts)).toEqual({ 1: 1, 2: 1, 3: 2, 4: 1, 5: 1 })
+  })
+
+  it('runs a batch concurrently and fetches again at once while fetches come back full', async () => {
+    const pollingIntervalSeconds = 3
+    const batched = createJobQueue(database.handle, {
+      pollingIntervalSeconds,
+      logger: pino({ level: 'silent' }),
+    })
+    let inFlight = 0
+    let mostInFlight = 0
+    const runs: { startedAt: number; endedAt: number }[] = []
+    batched.define({
+      name: 'test.burst',
+      batchSize: 10,
+      handle: async () => {
+        const startedAt = Date.now()
+        mostInFlight = Math.max(mostInFlight, ++inFlight)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        inFlight--
+        runs.push({ startedAt, endedAt: Date.now() })
+      },
+    })
+    await batched.start({ runWorkers: true })
+    try {
+      // One commit, so that every fetch sees all the remaining jobs and comes back full until the last.
+      await inTransaction(db, async (tx) => {
+        for (let n = 0; n < 30; n++) await batched.enqueue(tx, 'test.burst', { n })
+      })
+      await vi.waitFor(() => expect(runs).toHaveLength(30), { timeout: 20_000, interval: 50 })
+      expect(mostInFlight).toBe(10)
+      // Three fetches; waiting the polling interval between them would take at least two intervals.
+      const first = Math.min(...runs.map((run) => run.startedAt))
+      const last = Math.max(...runs.map((run) => run.endedAt))
+      expect(last - first).toBeLessThan(pollingIntervalSeconds * 1000)
+    } finally {
+      await batched.stop()
+    }
   })
 
   it('lets a running job finish when it stops', async () => {

@@ -10,6 +10,11 @@ export interface JobDefinition<T extends object = object> {
   retryLimit?: number
   retryDelaySeconds?: number
   retryBackoff?: boolean
+  /**
+   * Jobs fetched together and run concurrently (default 1), each completed or failed on its own. For
+   * queues that see bursts: a backlog drains `batchSize` jobs per round trip instead of one.
+   */
+  batchSize?: number
 }
 
 export interface EnqueueOptions {
@@ -32,6 +37,10 @@ export interface JobQueue {
   stop(): Promise<void>
 }
 
+/** What pg-boss stores as a failed job's output (it serializes an Error's name, message and stack). */
+const failure = (reason: unknown): object =>
+  typeof reason === 'object' && reason !== null ? reason : { message: String(reason) }
+
 /** A deterministic UUID for a singleton key, so a retried enqueue inserts nothing. */
 function singletonId(name: string, key: string): string {
   const hex = createHash('sha256').update(`${name}\n${key}`).digest('hex')
@@ -49,6 +58,49 @@ export function createJobQueue(
   const boss = new PgBoss({ ...connection, schema: 'pgboss' })
   boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'))
   const definitions = new Map<string, JobDefinition>()
+
+  async function runJob(definition: JobDefinition, job: PgBoss.Job<object>): Promise<void> {
+    const log = options.logger.child({ job: definition.name, job_id: job.id })
+    try {
+      await definition.handle(job.data, { id: job.id })
+      log.debug('job done')
+    } catch (error) {
+      log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
+      throw error
+    }
+  }
+
+  async function startWorker(definition: JobDefinition): Promise<void> {
+    const { name } = definition
+    const batchSize = definition.batchSize ?? 1
+    let workerId: string | undefined
+    let fullBeforeStarted = false
+    // pg-boss 10 waits the polling interval after every fetch unless its worker is notified. A full fetch
+    // says more jobs are likely waiting, so fetch again at once; an empty queue is still polled once per
+    // interval, so idling costs what it did.
+    const fetchAgainAtOnce = () => {
+      if (workerId) boss.notifyWorker(workerId)
+      else fullBeforeStarted = true
+    }
+    workerId = await boss.work<object>(
+      name,
+      { batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds },
+      async (jobs) => {
+        const outcomes = await Promise.allSettled(jobs.map((job) => runJob(definition, job)))
+        // pg-boss completes or fails a whole fetch by the handler's outcome; settle each job here instead.
+        // Completions go first: should failing the others throw, pg-boss then fails only what is still
+        // active, never a job that succeeded. What it completes after we return is already settled.
+        const done = jobs.filter((_, i) => outcomes[i]?.status === 'fulfilled').map((job) => job.id)
+        if (done.length > 0) await boss.complete(name, done)
+        for (const [i, outcome] of outcomes.entries()) {
+          const job = jobs[i]
+          if (outcome.status === 'rejected' && job) await boss.fail(name, job.id, failure(outcome.reason))
+        }
+        if (jobs.length === batchSize) fetchAgainAtOnce()
+      },
+    )
+    if (fullBeforeStarted) boss.notifyWorker(workerId)
+  }
 
   return {
     async enqueue(executor, name, data, enqueueOptions = {}) {
@@ -79,23 +131,7 @@ export function createJobQueue(
         else await boss.createQueue(definition.name, queue)
       }
       if (!runWorkers) return
-      for (const definition of definitions.values()) {
-        await boss.work<object>(
-          definition.name,
-          { batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds },
-          async ([job]) => {
-            if (!job) return
-            const log = options.logger.child({ job: definition.name, job_id: job.id })
-            try {
-              await definition.handle(job.data, { id: job.id })
-              log.debug('job done')
-            } catch (error) {
-              log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
-              throw error
-            }
-          },
-        )
-      }
+      for (const definition of definitions.values()) await startWorker(definition)
     },
 
     async stop() {
