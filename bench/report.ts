@@ -1,6 +1,6 @@
 import type { BaselineResponse } from './baseline.js'
 import { type LoadOptions, type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
-import type { Scenario } from './scenario.js'
+import type { ComparedScenario } from './scenario.js'
 
 export interface Outcome {
   server: Measurement
@@ -11,7 +11,7 @@ export interface Outcome {
   failed: boolean
 }
 
-export function judge(scenario: Scenario, server: Measurement, baseline: Measurement): Outcome {
+export function judge(scenario: ComparedScenario, server: Measurement, baseline: Measurement): Outcome {
   const ratio = baseline.requestsPerSecond > 0 ? server.requestsPerSecond / baseline.requestsPerSecond : 0
   const unclean = (m: Measurement) => m.errors > 0 || m.non2xx > 0
   return {
@@ -49,7 +49,7 @@ function formatTable(rows: string[][]): string {
 
 export interface ReportInput {
   name: string
-  scenario: Scenario
+  scenario: ComparedScenario
   options: LoadOptions
   response: BaselineResponse
   outcome: Outcome

@@ -1,3 +1,5 @@
+import type { LoadOptions } from './load.js'
+
 /** The one request a scenario repeats on every connection. */
 export interface BenchRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -11,9 +13,12 @@ export interface BenchRequest {
 export interface Target {
   baseUrl: string
   adminToken: string
+  /** The server's own PostgreSQL database (`--postgres`); undefined on the embedded PGlite. */
+  databaseUrl?: string
 }
 
-export interface Scenario {
+/** A request repeated by autocannon, compared with the bare node:http baseline answering the same bytes. */
+export interface ComparedScenario {
   /** One line: what the request exercises. */
   description: string
   /** The least server/baseline ratio of req/s that passes. */
@@ -21,3 +26,34 @@ export interface Scenario {
   /** Creates what the request needs (accounts, users, tokens) through the admin API. */
   prepare(target: Target): Promise<BenchRequest>
 }
+
+/** The options of a run that a measured scenario reads. */
+export interface MeasureOptions extends LoadOptions {
+  /** `--requests`: how many requests to send; undefined leaves the scenario's default. */
+  requests: number | undefined
+}
+
+/** What a measured scenario found: printed as it is, then judged like a comparison. */
+export interface Measured {
+  /** The report's lines after the scenario's heading. */
+  lines: string[]
+  /** Met its own target; false prints BELOW, which does not fail the run. */
+  passed: boolean
+  /** The figures are not valid (errors, non-2xx, lost or doubled work): the run fails. */
+  failed: boolean
+}
+
+/**
+ * A workload no baseline can answer (work that goes on after the response, such as jobs): the scenario
+ * drives the server itself and measures what it needs to.
+ */
+export interface MeasuredScenario {
+  description: string
+  /** Reads or writes the server's database directly, which only PostgreSQL allows beside the server. */
+  requiresPostgres?: boolean
+  measure(target: Target, options: MeasureOptions): Promise<Measured>
+}
+
+export type Scenario = ComparedScenario | MeasuredScenario
+
+export const isMeasured = (scenario: Scenario): scenario is MeasuredScenario => 'measure' in scenario

@@ -1,7 +1,9 @@
 import type { Scenario } from './scenario.js'
 import { changelog } from './scenarios/changelog.js'
+import { deliveryEvents } from './scenarios/delivery-events.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
   changelog,
+  'delivery-events': deliveryEvents,
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BaselineResponse } from './baseline.js'
 import { freePort, registerStop, startNode, stopChild, waitUntilAnswers } from './children.js'
+import { createBenchDatabase } from './postgres.js'
 import type { Target } from './scenario.js'
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -24,12 +25,14 @@ export interface RunningBaseline {
 
 /**
  * The real server as `npm start` runs it (minus npm), in production mode on an empty embedded
- * database. The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the
- * caller's shell changes what is measured.
+ * database, or with `postgres` on a fresh PostgreSQL database created for the run and dropped after.
+ * The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the caller's shell
+ * changes what is measured.
  */
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(options: { postgres: boolean }): Promise<RunningServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
   const port = await freePort()
+  const database = options.postgres ? await createBenchDatabase() : undefined
   const adminToken = randomBytes(24).toString('hex')
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -40,15 +43,17 @@ export async function startServer(): Promise<RunningServer> {
     LOG_LEVEL: 'warn',
     PORT: String(port),
     HOST,
+    ...(database && { DATABASE_URL: database.url }),
   }
   const child = startNode('server', 'src/main.ts', { cwd: REPO_ROOT, env })
   const stop = registerStop(async () => {
     await stopChild(child)
     await rm(dataDir, { recursive: true, force: true })
+    await database?.drop()
   })
   const baseUrl = `http://${HOST}:${port}`
   await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
-  return { baseUrl, adminToken, stop }
+  return { baseUrl, adminToken, stop, ...(database && { databaseUrl: database.url }) }
 }
 
 /** The bare `node:http` baseline (bench/baseline.ts) repeating `response`. */
