@@ -13,9 +13,13 @@ import { emailAdminRoutes } from './modules/email/admin.routes.js'
 import { communicationsRoutes } from './modules/email/communications.routes.js'
 import { deliveryEventsRoutes } from './modules/email/delivery-events.routes.js'
 import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
+import { inboundRoutes } from './modules/email/inbound.routes.js'
 import { defineEmailJobs } from './modules/email/jobs.js'
+import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
+import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
+import { supportAdminRoutes } from './modules/support/routes.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
 import type { Platform } from './platform/context.js'
@@ -113,7 +117,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerIntegrationRoutes(app, communicationsRoutes, { platform })
   await registerIntegrationRoutes(app, deliveryEventsRoutes, { platform })
   await registerIntegrationRoutes(app, sendRoutes, { platform })
+  await registerIntegrationRoutes(app, inboundRoutes, { platform })
+  await registerIntegrationRoutes(app, providerSetupRoutes, { platform })
+  await registerIntegrationRoutes(app, unsubscribeRoutes, { platform })
   await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

@@ -144,3 +144,22 @@ export async function getVariableSource(
   const row = await findVariableSource(db, accountId, kind, id)
   return row ? variableSourceView(row) : null
 }
+
+/**
+ * The account's contact with this email (case-insensitive), created with `name` when there is none;
+ * a concurrent creation of the same contact is read back rather than duplicated.
+ */
+export async function findOrCreateContactByEmail(
+  db: Database,
+  accountId: string,
+  input: { email: string; name?: string },
+): Promise<ContactView & { created: boolean }> {
+  const email = input.email.trim()
+  const [existing] = await findContactsByIdsOrEmails(db, accountId, [], [email])
+  if (existing) return { ...contactView(existing), created: false }
+  const inserted = await insertContact(db, accountId, { email, name: input.name ?? '' })
+  if (inserted) return { ...contactView(inserted), created: true }
+  const [raced] = await findContactsByIdsOrEmails(db, accountId, [], [email])
+  if (!raced) throw new Error('contact neither inserted nor found')
+  return { ...contactView(raced), created: false }
+}

@@ -195,7 +195,11 @@ describe('email delivery events webhook', () => {
       .insert(mailEventBatches)
       .values([{ payload: batch }, { payload: batch }])
       .returning({ id: mailEventBatches.id })
-    await Promise.all(copies.map((copy) => processEventBatch({ db: db(), log: t.app.log }, copy.id)))
+    await Promise.all(
+      copies.map((copy) =>
+        processEventBatch({ db: db(), log: t.app.log, events: t.app.platform.events }, copy.id),
+      ),
+    )
 
     const stored = await db()
       .select({ sgEventId: communicationEvents.sgEventId })

@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { Events } from '../../platform/events/emit.js'
+import { findSupportMessagesOfCommunications } from '../support/service.js'
 import {
   advanceDeliveryStatuses,
   type CommunicationEventRow,
@@ -80,7 +82,7 @@ export async function receiveEventBatch(
  * only from inserting it now, so redelivered or concurrently processed events count once.
  */
 export async function processEventBatch(
-  deps: { db: Database; log: FastifyBaseLogger },
+  deps: { db: Database; log: FastifyBaseLogger; events: Events },
   batchId: string,
 ): Promise<void> {
   const { db, log } = deps
@@ -127,10 +129,7 @@ export async function processEventBatch(
 
     await advanceDeliveryStatuses(tx, latestStatuses(fresh), DELIVERY_STATUS_ORDER)
     await insertPermanentDoNotDisturbEntries(tx, doNotDisturbEntries(fresh))
-    // Rule 3 of the spec (`open` emits `supportMessageAck` with `{ roomId, messageId }`) needs the
-    // support message created from this email, and support messages only come with the inbound-reply
-    // webhook, which is not built yet. Nothing is emitted until they exist: an event naming no real
-    // room would only mislead the clients listening for it.
+    await emitSupportMessageAcks(tx, deps.events, fresh)
     await markEventBatchProcessed(tx, batchId)
     return unmatched
   })
@@ -144,6 +143,26 @@ export async function processEventBatch(
 }
 
 const eventKey = (accountId: string, sgEventId: string) => `${accountId} ${sgEventId}`
+
+/**
+ * Rule 3: a newly stored `open` of an email shown in a support room (see inbound.ts) emits
+ * `supportMessageAck` for its support message; one query per account with such opens.
+ */
+async function emitSupportMessageAcks(tx: Database, events: Events, fresh: FreshEvent[]): Promise<void> {
+  const opened = new Map<string, Set<string>>()
+  for (const { row, event } of fresh) {
+    if (event.event !== 'open' || !row.communicationId) continue
+    opened.set(row.accountId, (opened.get(row.accountId) ?? new Set()).add(row.communicationId))
+  }
+  for (const [accountId, communicationIds] of opened) {
+    for (const message of await findSupportMessagesOfCommunications(tx, accountId, [...communicationIds])) {
+      await events.emit(tx, accountId, 'supportMessageAck', {
+        roomId: message.room_id,
+        messageId: message._id,
+      })
+    }
+  }
+}
 
 function eventRow(
   event: DeliveryEvent,

@@ -136,7 +136,11 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
     },
     async (request) => {
       const input = { ...(request.body as Static<typeof SendBody>), attachments: request.emailAttachments }
-      const sent = await sendEmail({ db, storage, events, provider, log: request.log }, request.auth, input)
+      const sent = await sendEmail(
+        { db, config, storage, events, provider, log: request.log },
+        request.auth,
+        input,
+      )
       return ok(sent)
     },
   )

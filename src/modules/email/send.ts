@@ -1,10 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
-import { Invalid, UpstreamFailed } from '../../platform/http/errors.js'
+import { Invalid } from '../../platform/http/errors.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import { type ContactView, findRecipientContacts } from '../accounts/contacts.js'
 import { grantCredits, reserveCredits } from '../accounts/credits.js'
@@ -14,8 +15,9 @@ import { type CommunicationView, communicationView } from './communications.js'
 import { insertCommunication } from './communications.repository.js'
 import { assertNotOnDoNotDisturb } from './do-not-disturb.js'
 import type { MailProvider, SentMail } from './mail-provider.js'
-import { type SendgridAddress, SendgridError, type SendgridMailBody } from './sendgrid.js'
+import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
 import type { AttachmentMetadata, SentBy } from './tables.js'
+import { oneClickHeaders } from './unsubscribe.js'
 import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.js'
 
 export const MAX_ATTACHMENTS = 12
@@ -60,6 +62,7 @@ export interface SendEmailInput {
 
 export interface SendContext {
   db: Database
+  config: Config
   storage: ObjectStorage
   events: Events
   provider: MailProvider
@@ -145,6 +148,7 @@ function providerRequest(
   input: SendEmailInput,
   rendered: Rendered,
   ids: { accountId: string; uid: string; communicationId: string },
+  unsubscribeHeaders: Record<string, string>,
 ): SendgridMailBody {
   const personalization = {
     to: input.recipients.map(address),
@@ -176,7 +180,12 @@ function providerRequest(
         disposition: 'attachment' as const,
       })),
     }),
-    headers: { 'X-Account-ID': ids.accountId, 'X-User-ID': ids.uid, 'X-Email-Origin': input.origin },
+    headers: {
+      'X-Account-ID': ids.accountId,
+      'X-User-ID': ids.uid,
+      'X-Email-Origin': input.origin,
+      ...unsubscribeHeaders,
+    },
   }
 }
 
@@ -217,12 +226,8 @@ async function deliver(
   } catch (error) {
     await refund()
     if (!(error instanceof SendgridError)) throw error
-    const reason = error.errors[0]?.message ?? `status ${error.status}`
     ctx.log.warn({ status: error.status, errors: error.errors }, 'email provider refused the message')
-    throw new UpstreamFailed(`SendGrid refused the email: ${reason}`, {
-      status: error.status,
-      errors: error.errors,
-    })
+    throw sendgridFailure(error, 'the email')
   }
 }
 
@@ -260,7 +265,12 @@ export async function sendEmail(
     await refund()
     throw error
   })
-  const body = providerRequest(input, rendered, { accountId, uid: auth.uid, communicationId })
+  const body = providerRequest(
+    input,
+    rendered,
+    { accountId, uid: auth.uid, communicationId },
+    oneClickHeaders(ctx.config, accountId, input.recipients),
+  )
   const sent = await deliver(ctx, send, body, refund)
 
   const isMember = user?.memberships.some((m) => m.account_id === accountId) ?? false

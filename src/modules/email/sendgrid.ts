@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { UpstreamFailed } from '../../platform/http/errors.js'
 import {
   type ProviderRequest,
   type ProviderResponse,
@@ -53,6 +54,18 @@ export class SendgridError extends Error {
     super(`SendGrid ${status}: ${errors.map((error) => error.message).join('; ')}`)
     this.name = 'SendgridError'
   }
+}
+
+/**
+ * A SendGrid refusal as the 502 callers get, naming the provider's first error; `refused` says what
+ * it refused ('the email'). The status and every error stay in `additional_info`.
+ */
+export function sendgridFailure(error: SendgridError, refused: string): UpstreamFailed {
+  const reason = error.errors[0]?.message ?? `status ${error.status}`
+  return new UpstreamFailed(`SendGrid refused ${refused}: ${reason}`, {
+    status: error.status,
+    errors: error.errors,
+  })
 }
 
 export interface EventWebhookSettings {

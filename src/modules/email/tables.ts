@@ -92,6 +92,10 @@ export const communications = pgTable(
     index('communications_account_created').on(t.accountId, t.createdAt),
     // Webhooks arrive without an account: delivery events and replies find their record by message id.
     index('communications_module_msg_id').on(t.module, t.msgId),
+    // A redelivered reply (same Message-ID) is stored once per account.
+    uniqueIndex('communications_account_inbound_msg_id')
+      .on(t.accountId, t.module, t.msgId)
+      .where(sql`${t.type} = 'INCOMING'`),
   ],
 )
 

@@ -1,0 +1,157 @@
+import { randomBytes } from 'node:crypto'
+import { and, count, eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  headerText,
+  INBOUND_PATH,
+  postInbound,
+  rawMultipart,
+  replyForm,
+  sentEmail as sentEmailOf,
+} from '../../../test/helpers/inbound-email.js'
+import { contacts } from '../accounts/tables.js'
+import { supportMessages, supportRooms } from '../support/tables.js'
+import { communications } from './tables.js'
+
+const hex = (bytes: number) => randomBytes(bytes).toString('hex')
+
+/** Inbound replies: charsets and attachments, tenancy, and the forms refused. */
+describe('inbound reply webhook forms', () => {
+  let t: TestApp
+  let agency: Tenant
+  let client: Tenant
+  let stranger: Tenant
+
+  beforeAll(async () => {
+    t = await buildTestApp()
+    agency = await createTenant(t.app, { name: 'Agency' })
+    client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
+    stranger = await createTenant(t.app, { name: 'Stranger' })
+  })
+  afterAll(() => t.close())
+
+  const db = () => t.database.handle.db
+  const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
+  const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
+  const inboundRecords = (accountId: string) =>
+    db()
+      .select()
+      .from(communications)
+      .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
+  const rowCount = async (accountId: string) => {
+    const [row] = await db()
+      .select({ n: count() })
+      .from(supportMessages)
+      .where(eq(supportMessages.accountId, accountId))
+    return row?.n ?? 0
+  }
+  const contactsOf = (accountId: string, email: string) =>
+    db()
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
+
+  it('decodes fields in the charsets SendGrid names and stores attachments', async () => {
+    const original = await sentEmail(client)
+    const latin1 = (text: string) => Buffer.from(text, 'latin1')
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(64)])
+    const utf8 = (name: string, text: string) => ({ name, value: Buffer.from(text) })
+    const messageId = `latin-${hex(4)}@x.example`
+    const body = rawMultipart([
+      utf8('headers', headerText({ messageId, inReplyTo: original.msgId })),
+      utf8('from', '"Jos\u00e9 Mu\u00f1oz" <jose@example.com>'),
+      utf8('to', 'replies@agency.example.com'),
+      { name: 'subject', value: latin1('R\u00e9ponse \u00e0 votre devis') },
+      { name: 'text', value: latin1('Merci, \u00e7a marche tr\u00e8s bien.') },
+      utf8('envelope', '{"to":["replies@agency.example.com"],"from":"jose@example.com"}'),
+      utf8(
+        'charsets',
+        '{"to":"UTF-8","from":"UTF-8","subject":"iso-8859-1","text":"iso-8859-1","headers":"UTF-8"}',
+      ),
+      utf8('attachments', '1'),
+      utf8('attachment-info', '{"attachment1":{"filename":"devis sign\u00e9.pdf","type":"application/pdf"}}'),
+      { name: 'attachment1', value: pdf, file: { filename: 'devis.pdf', type: 'application/pdf' } },
+    ])
+    const response = await post(body)
+    expect(response.statusCode).toBe(200)
+
+    const record = (await inboundRecords(client.accountId)).find((r) => r.msgId === messageId)
+    expect(record).toMatchObject({
+      subject: 'R\u00e9ponse \u00e0 votre devis',
+      text: 'Merci, \u00e7a marche tr\u00e8s bien.',
+      html: '',
+    })
+    expect(record?.attachments).toEqual([
+      expect.objectContaining({
+        file_name: 'devis sign\u00e9.pdf',
+        type: 'application/pdf',
+        size: pdf.length,
+      }),
+    ])
+    const stored = await t.app.platform.storage.get(record?.attachments[0]?.key as string)
+    expect(stored?.equals(pdf)).toBe(true)
+    const [contact] = await contactsOf(agency.accountId, 'jose@example.com')
+    expect(contact?.name).toBe('Jos\u00e9 Mu\u00f1oz')
+    const [message] = await db()
+      .select()
+      .from(supportMessages)
+      .where(and(eq(supportMessages.accountId, client.accountId), eq(supportMessages.msgId, messageId)))
+    expect(message?.content).toBe('Merci, \u00e7a marche tr\u00e8s bien.')
+    expect(message?.attachments).toEqual(record?.attachments)
+  })
+
+  it('keeps a reply only in the account of the original; without a parent the contact is its own', async () => {
+    const original = await sentEmail(stranger)
+    const response = await post(
+      replyForm({ messageId: `own-${hex(4)}@x.example`, inReplyTo: original.msgId, from: 'sam@example.com' }),
+    )
+    expect(response.statusCode).toBe(200)
+    const [contact] = await contactsOf(stranger.accountId, 'sam@example.com')
+    expect(contact).toMatchObject({ name: '' })
+    expect(await contactsOf(agency.accountId, 'sam@example.com')).toEqual([])
+    const records = await inboundRecords(stranger.accountId)
+    expect(records).toEqual([expect.objectContaining({ referenceId: original.msgId })])
+    expect((await inboundRecords(client.accountId)).some((r) => r.referenceId === original.msgId)).toBe(false)
+    // The stranger has no email inbox: the room is in none.
+    const rooms = await db().select().from(supportRooms).where(eq(supportRooms.accountId, stranger.accountId))
+    expect(rooms).toEqual([expect.objectContaining({ inboxId: null, participants: [contact?.id] })])
+    // Nothing of the stranger's reply reached the other tenants' support tables.
+    const [leaked] = await db()
+      .select({ n: count() })
+      .from(supportMessages)
+      .where(eq(supportMessages.communicationId, records[0]?.id as string))
+    expect(leaked?.n).toBe(1)
+    expect(await rowCount(stranger.accountId)).toBe(2)
+  })
+
+  it('refuses the raw MIME form and a reply without a sender, naming the field', async () => {
+    const raw = new FormData()
+    raw.append('email', 'From: a@example.com\r\nSubject: hi\r\n\r\nbody')
+    raw.append('envelope', '{"to":["x@example.com"],"from":"a@example.com"}')
+    const rawAnswer = await post(raw)
+    expect(rawAnswer.statusCode).toBe(400)
+    expect(rawAnswer.json().message).toMatch(/^email /)
+
+    const noSender = replyForm({ inReplyTo: 'x@y' })
+    noSender.set('from', ' ')
+    const answer = await post(noSender)
+    expect(answer.statusCode).toBe(400)
+    expect(answer.json().message).toBe('from is required')
+
+    // Past 30 MB in all (multipart streams around Fastify's body limit, so the reader counts).
+    const big = replyForm({ inReplyTo: 'x@y' })
+    big.append('attachment1', new Blob([Buffer.alloc(30 * 1024 * 1024 + 1)]), 'big.bin')
+    const tooLarge = await post(big)
+    expect(tooLarge.statusCode).toBe(413)
+    expect(tooLarge.json()).toMatchObject({ success: false, errno: 413 })
+
+    const json = await t.app.inject({
+      method: 'POST',
+      url: `/v1/e${INBOUND_PATH}`,
+      payload: { from: 'a@b.c' },
+    })
+    expect(json.statusCode).toBe(400)
+  })
+})

@@ -1,0 +1,208 @@
+import type { FastifyRequest } from 'fastify'
+import { DomainError, Invalid } from '../../platform/http/errors.js'
+
+/** SendGrid's Inbound Parse posts messages of up to 30 MB. */
+export const INBOUND_BODY_LIMIT = 30 * 1024 * 1024
+
+export interface InboundAttachment {
+  filename: string
+  type: string
+  data: Buffer
+}
+
+/** A reply as SendGrid's Inbound Parse posts it (the parsed form), its text fields decoded. */
+export interface InboundEmail {
+  headers: string
+  from: string
+  to: string
+  cc: string
+  subject: string
+  text: string
+  html: string
+  envelope: { from?: string; to?: string[] } | null
+  attachments: InboundAttachment[]
+}
+
+const TEXT_FIELDS = ['headers', 'from', 'to', 'cc', 'subject', 'text', 'html'] as const
+
+class PayloadTooLarge extends DomainError {
+  constructor() {
+    super(413, `The inbound email must be at most ${INBOUND_BODY_LIMIT / 1024 / 1024} MB`)
+  }
+}
+
+/**
+ * Reads the multipart body. Fields arrive as bytes in the charset `charsets` names for them (SendGrid
+ * puts no charset on the parts themselves), so the multipart parser is registered with `latin1`, which
+ * maps each byte to one character; the bytes are recovered from it and decoded here.
+ */
+export async function readInboundForm(request: FastifyRequest): Promise<InboundEmail> {
+  const fields = new Map<string, Buffer>()
+  const files = new Map<string, InboundAttachment>()
+  let total = 0
+  const count = (bytes: number) => {
+    total += bytes
+    if (total > INBOUND_BODY_LIMIT) throw new PayloadTooLarge()
+  }
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        const data = await part.toBuffer()
+        count(data.length)
+        files.set(part.fieldname, { filename: part.filename, type: part.mimetype, data })
+      } else {
+        if (part.valueTruncated) throw new PayloadTooLarge()
+        const bytes = Buffer.from(String(part.value), 'latin1')
+        count(bytes.length)
+        fields.set(part.fieldname, bytes)
+      }
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
+    throw error
+  }
+
+  if (fields.has('email') && !fields.has('from')) {
+    // The "send raw" form needs a full MIME parser (mailparser), which this service does not ship; our
+    // inbound set-up configures `send_raw: false`, so only a hand-made setting posts this form.
+    throw new Invalid('email (the raw MIME form) is not supported; set send_raw to false in Inbound Parse')
+  }
+  const charsets = jsonField(fields, 'charsets') as Record<string, unknown> | null
+  const decoded = Object.fromEntries(
+    TEXT_FIELDS.map((name) => [name, decodeField(fields.get(name), charsets?.[name])]),
+  ) as Record<(typeof TEXT_FIELDS)[number], string>
+  if (!decoded.from.trim()) throw new Invalid('from is required')
+  const envelope = jsonField(fields, 'envelope') as InboundEmail['envelope']
+  const info = (jsonField(fields, 'attachment-info') ?? {}) as Record<string, Record<string, unknown>>
+  return {
+    ...decoded,
+    subject: decodeEncodedWords(decoded.subject),
+    envelope,
+    attachments: [...files.entries()]
+      .filter(([name]) => /^attachment\d+$/.test(name))
+      .sort(([a], [b]) => Number(a.slice(10)) - Number(b.slice(10)))
+      .map(([name, file]) => ({
+        filename: stringOr(info[name]?.filename, file.filename) || name,
+        type: stringOr(info[name]?.type, file.type) || 'application/octet-stream',
+        data: file.data,
+      })),
+  }
+}
+
+/** The field's bytes decoded with the charset SendGrid named for it; UTF-8 when none or unknown. */
+export function decodeField(bytes: Buffer | undefined, charset: unknown): string {
+  if (!bytes) return ''
+  const label = typeof charset === 'string' && charset.trim() ? charset.trim() : 'utf-8'
+  const decoder = decoderFor(label)
+  // Node 20 decodes windows-1252 (and iso-8859-1, its WHATWG alias) as plain Latin-1, turning Outlook's
+  // euro signs and curly quotes (bytes 0x80-0x9F) into control characters; those are mapped here.
+  if (decoder.encoding === 'windows-1252') {
+    return Array.from(bytes, (byte) => WINDOWS_1252_HIGH[byte - 0x80] ?? String.fromCharCode(byte)).join('')
+  }
+  return decoder.decode(bytes)
+}
+
+function decoderFor(label: string) {
+  try {
+    return new TextDecoder(label)
+  } catch {
+    // An unknown label (TextDecoder throws RangeError): UTF-8 keeps at least the ASCII text readable.
+    return new TextDecoder('utf-8')
+  }
+}
+
+/** Windows-1252 bytes 0x80-0x9F (the five undefined ones stay as their C1 control characters). */
+const WINDOWS_1252_HIGH = [
+  '\u20ac',
+  '\u0081',
+  '\u201a',
+  '\u0192',
+  '\u201e',
+  '\u2026',
+  '\u2020',
+  '\u2021',
+  '\u02c6',
+  '\u2030',
+  '\u0160',
+  '\u2039',
+  '\u0152',
+  '\u008d',
+  '\u017d',
+  '\u008f',
+  '\u0090',
+  '\u2018',
+  '\u2019',
+  '\u201c',
+  '\u201d',
+  '\u2022',
+  '\u2013',
+  '\u2014',
+  '\u02dc',
+  '\u2122',
+  '\u0161',
+  '\u203a',
+  '\u0153',
+  '\u009d',
+  '\u017e',
+  '\u0178',
+]
+
+function jsonField(fields: Map<string, Buffer>, name: string): unknown {
+  const bytes = fields.get(name)
+  if (!bytes || bytes.length === 0) return null
+  try {
+    return JSON.parse(bytes.toString('utf8'))
+  } catch {
+    throw new Invalid(`${name} must be JSON`)
+  }
+}
+
+const stringOr = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback)
+
+/** The header text as lower-case name -> values, continuation lines unfolded (RFC 5322 2.2.3). */
+export function parseHeaders(raw: string): Map<string, string[]> {
+  const headers = new Map<string, string[]>()
+  for (const line of raw.replace(/\r?\n[ \t]+/g, ' ').split(/\r?\n/)) {
+    const colon = line.indexOf(':')
+    if (colon <= 0) continue
+    const name = line.slice(0, colon).trim().toLowerCase()
+    headers.set(name, [...(headers.get(name) ?? []), line.slice(colon + 1).trim()])
+  }
+  return headers
+}
+
+/** The ids between angle brackets, in order (`References` holds several). */
+export function angleIds(value: string | undefined): string[] {
+  return [...(value ?? '').matchAll(/<([^<>\s]+)>/g)].map((m) => m[1] as string)
+}
+
+/** The address in angle brackets (else the whole value) and the name before them, quotes trimmed. */
+export function parseSender(from: string): { email: string; name: string } {
+  const match = /^(.*?)<([^<>]+)>/.exec(from)
+  if (!match) return { email: from.trim(), name: '' }
+  const name = (match[1] as string).trim().replace(/^["']+|["']+$/g, '')
+  return { email: (match[2] as string).trim(), name: decodeEncodedWords(name.trim()) }
+}
+
+/** RFC 2047 encoded words (`=?charset?B|Q?...?=`), as mail clients write non-ASCII names and subjects. */
+export function decodeEncodedWords(value: string): string {
+  return value
+    .replace(/(=\?[^?]+\?[BbQq]\?[^?]*\?=)\s+(?==\?)/g, '$1')
+    .replace(
+      /=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g,
+      (_word, charset: string, encoding: string, data: string) => {
+        const bytes =
+          encoding.toUpperCase() === 'B'
+            ? Buffer.from(data, 'base64')
+            : Buffer.from(
+                data
+                  .replace(/_/g, ' ')
+                  .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) =>
+                    String.fromCharCode(Number.parseInt(hex, 16)),
+                  ),
+                'latin1',
+              )
+        return decodeField(bytes, charset.split('*')[0])
+      },
+    )
+}

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto'
+import { and, count, eq } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { postInbound, replyForm, sentEmail as sentEmailOf } from '../../../test/helpers/inbound-email.js'
+import type { EmittedEvent } from '../../platform/events/emit.js'
+import { contacts } from '../accounts/tables.js'
+import { listSupportRoomMessages } from '../support/service.js'
+import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
+import { communications } from './tables.js'
+
+const hex = (bytes: number) => randomBytes(bytes).toString('hex')
+
+describe('inbound reply webhook', () => {
+  let t: TestApp
+  let agency: Tenant
+  let client: Tenant
+  let inboxId: string
+  const emitted: EmittedEvent[] = []
+
+  beforeAll(async () => {
+    t = await buildTestApp()
+    t.app.platform.events.onLocal((event) => emitted.push(event))
+    agency = await createTenant(t.app, { name: 'Agency' })
+    client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
+    const inbox = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${client.accountId}/support-inboxes`,
+      headers: adminHeaders,
+      payload: { type: 'email_inbound', name: 'Replies', is_default: true },
+    })
+    inboxId = inbox.json().data._id
+  })
+  afterAll(() => t.close())
+
+  const db = () => t.database.handle.db
+
+  const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
+  const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
+
+  const inboundRecords = (accountId: string) =>
+    db()
+      .select()
+      .from(communications)
+      .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
+  const rowCount = async (table: typeof supportMessages | typeof supportConversations, accountId: string) => {
+    const [row] = await db().select({ n: count() }).from(table).where(eq(table.accountId, accountId))
+    return row?.n ?? 0
+  }
+  const contactsOf = (accountId: string, email: string) =>
+    db()
+      .select()
+      .from(contacts)
+      .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
+
+  it('runs the nine steps for a reply to a sent email', async () => {
+    const original = await sentEmail(client)
+    const replyId = `reply-${hex(4)}@mail.example.com`
+    const response = await post(
+      replyForm({ messageId: replyId, inReplyTo: original.msgId }),
+      '/v1/integrations',
+    )
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
+
+    // Step 3: the contact lives under the parent account, named from the text before the brackets.
+    const [contact] = await contactsOf(agency.accountId, 'jane@example.com')
+    expect(contact).toMatchObject({ name: 'Jane Doe' })
+    expect(await contactsOf(client.accountId, 'jane@example.com')).toEqual([])
+
+    // Step 4: an open conversation of the original's account with the subject.
+    const conversations = await db()
+      .select()
+      .from(supportConversations)
+      .where(eq(supportConversations.accountId, client.accountId))
+    expect(conversations).toEqual([
+      expect.objectContaining({ contactId: contact?.id, subject: 'Re: Your quote', isOpen: true }),
+    ])
+
+    // Step 5: the room, with the contact, in the account's default email inbox.
+    const rooms = await db().select().from(supportRooms).where(eq(supportRooms.accountId, client.accountId))
+    expect(rooms).toEqual([
+      expect.objectContaining({ conversationId: conversations[0]?.id, participants: [contact?.id], inboxId }),
+    ])
+    const roomId = rooms[0]?.id as string
+
+    // Step 7: the INCOMING record.
+    const [record] = await inboundRecords(client.accountId)
+    expect(record).toMatchObject({
+      module: 'SENDGRID',
+      success: true,
+      fromAddress: '"Jane Doe" <jane@example.com>',
+      toAddresses: ['replies@agency.example.com'],
+      subject: 'Re: Your quote',
+      html: '<p>Thanks, that works for me.</p>',
+      text: 'Thanks, that works for me.',
+      msgId: replyId,
+      referenceId: original.msgId,
+      contactIds: [contact?.id],
+    })
+
+    // Step 6: the original as OUTGOING, then the reply as INCOMING (its html).
+    const messages = await listSupportRoomMessages(db(), client.accountId, roomId)
+    expect(messages).toEqual([
+      expect.objectContaining({
+        direction: 'OUTGOING',
+        content: '<p>Here is your quote</p>',
+        communication_id: original.id,
+        msg_id: original.msgId,
+      }),
+      expect.objectContaining({
+        direction: 'INCOMING',
+        content: '<p>Thanks, that works for me.</p>',
+        communication_id: record?.id,
+        msg_id: replyId,
+      }),
+    ])
+
+    // Step 9: the sender of the original joins the room, and the message is announced.
+    await vi.waitFor(() => {
+      expect(emitted).toContainEqual({
+        account_id: client.accountId,
+        event: 'joinRoom',
+        data: { roomId, userId: client.userId },
+      })
+      expect(emitted).toContainEqual({
+        account_id: client.accountId,
+        event: 'message',
+        data: { support_message_id: messages[1]?._id, room_id: roomId },
+      })
+    })
+
+    // Delivery events, rule 3: an `open` of the original acknowledges its support message.
+    const open = await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/webhook',
+      payload: [
+        {
+          email: 'jane@example.com',
+          timestamp: Math.floor(Date.now() / 1000),
+          event: 'open',
+          sg_event_id: `ev-${hex(8)}`,
+          sg_message_id: `${original.msgId}.filterdrecv-5645d9c87f-78xgx-1-64F9A3B1-2.0`,
+        },
+      ],
+    })
+    expect(open.statusCode).toBe(200)
+    await vi.waitFor(
+      () =>
+        expect(emitted).toContainEqual({
+          account_id: client.accountId,
+          event: 'supportMessageAck',
+          data: { roomId, messageId: messages[0]?._id },
+        }),
+      { timeout: 15_000, interval: 100 },
+    )
+  })
+
+  it('threads a later reply by References into the same conversation and room, text when no html', async () => {
+    const original = await sentEmail(client)
+    const first = await post(replyForm({ messageId: `r1-${hex(4)}@x.example`, inReplyTo: original.msgId }))
+    expect(first.statusCode).toBe(200)
+    const second = await post(
+      replyForm({
+        messageId: `r2-${hex(4)}@x.example`,
+        references: `<unrelated@x.example>\r\n <${original.msgId}>`,
+        html: '',
+        text: 'One more question.',
+      }),
+    )
+    expect(second.statusCode).toBe(200)
+
+    const [contact] = await contactsOf(agency.accountId, 'jane@example.com')
+    const conversations = await db()
+      .select()
+      .from(supportConversations)
+      .where(eq(supportConversations.contactId, contact?.id as string))
+    expect(conversations).toHaveLength(1)
+    const [room] = await db()
+      .select()
+      .from(supportRooms)
+      .where(eq(supportRooms.conversationId, conversations[0]?.id as string))
+    const messages = await listSupportRoomMessages(db(), client.accountId, room?.id as string)
+    // The original of this test shows once, however many replies it gets.
+    expect(messages.filter((m) => m.communication_id === original.id)).toHaveLength(1)
+    expect(messages.at(-1)).toMatchObject({ direction: 'INCOMING', content: 'One more question.' })
+    const records = await inboundRecords(client.accountId)
+    expect(records.find((r) => r.text === 'One more question.')?.referenceId).toBe(original.msgId)
+  })
+
+  it('stores a redelivered reply (same Message-ID) once', async () => {
+    const original = await sentEmail(client)
+    const reply = replyForm({ messageId: `dup-${hex(4)}@x.example`, inReplyTo: original.msgId })
+    const before = await rowCount(supportMessages, client.accountId)
+    const answers = await Promise.all([post(reply), post(reply), post(reply)])
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200])
+    const records = (await inboundRecords(client.accountId)).filter((r) => r.referenceId === original.msgId)
+    expect(records).toHaveLength(1)
+    // The OUTGOING original and one INCOMING reply.
+    expect(await rowCount(supportMessages, client.accountId)).toBe(before + 2)
+  })
+
+  it('answers 200 to a reply to an unknown message and keeps nothing', async () => {
+    const before = {
+      records: (await inboundRecords(client.accountId)).length,
+      conversations: await rowCount(supportConversations, agency.accountId),
+    }
+    const response = await post(
+      replyForm({
+        messageId: `lost-${hex(4)}@x.example`,
+        inReplyTo: 'never-sent@x.example',
+        from: 'Nobody <nobody@example.com>',
+      }),
+    )
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
+    const [everywhere] = await db()
+      .select({ n: count() })
+      .from(contacts)
+      .where(eq(contacts.email, 'nobody@example.com'))
+    expect(everywhere?.n).toBe(0)
+    expect((await inboundRecords(client.accountId)).length).toBe(before.records)
+    expect(await rowCount(supportConversations, agency.accountId)).toBe(before.conversations)
+  })
+})

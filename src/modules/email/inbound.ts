@@ -1,0 +1,219 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import type { Events } from '../../platform/events/emit.js'
+import type { ObjectStorage } from '../../platform/storage/storage.js'
+import { findOrCreateContactByEmail } from '../accounts/contacts.js'
+import { getAccount } from '../accounts/service.js'
+import {
+  addSupportMessage,
+  EMAIL_INBOX_TYPE,
+  openConversationFor,
+  roomForConversation,
+} from '../support/service.js'
+import type { CommunicationRow } from './communications.repository.js'
+import { findInboundRecord, findOriginalsByMessageIds, insertInboundRecord } from './inbound.repository.js'
+import {
+  angleIds,
+  type InboundAttachment,
+  type InboundEmail,
+  parseHeaders,
+  parseSender,
+} from './inbound-parse.js'
+import { type AttachmentMetadata, MODULE_TAGS } from './tables.js'
+
+export interface InboundContext {
+  db: Database
+  storage: ObjectStorage
+  events: Events
+  log: FastifyBaseLogger
+}
+
+export type InboundOutcome =
+  | { status: 'stored'; accountId: string; communicationId: string; supportMessageId: string; roomId: string }
+  | { status: 'duplicate'; accountId: string }
+  | { status: 'unmatched' }
+
+/** Replies are threaded to mail sent through SendGrid, the provider whose Inbound Parse posts them. */
+const MODULE = MODULE_TAGS.sendgrid
+
+/** The spec's nine inbound steps. Only a reply to one of our sent emails is kept: it names the account. */
+export async function receiveInboundEmail(ctx: InboundContext, email: InboundEmail): Promise<InboundOutcome> {
+  const { db, log } = ctx
+  // Step 1: ids between angle brackets, from the raw header text.
+  const headers = parseHeaders(email.headers)
+  const msgId = angleIds(headers.get('message-id')?.[0])[0] ?? null
+  const inReplyTo = angleIds(headers.get('in-reply-to')?.[0])[0]
+  const lastReference = angleIds(headers.get('references')?.join(' ')).at(-1)
+
+  // Step 2: the original by msgID = referenceID, In-Reply-To first, then the last of References.
+  const found = await findOriginal(db, [inReplyTo, lastReference])
+  if (!found) {
+    // Without the original no account can own the reply, and storing it anywhere would leak it.
+    log.info(
+      { msg_id: msgId, in_reply_to: inReplyTo ?? null, references_last: lastReference ?? null },
+      'inbound email matches no sent email; answered and not stored',
+    )
+    return { status: 'unmatched' }
+  }
+  const { original, referenceId } = found
+  const accountId = original.accountId
+  if (msgId && (await findInboundRecord(db, accountId, MODULE, msgId)))
+    return { status: 'duplicate', accountId }
+
+  // Step 3 (outside the transaction, read only): contacts live under the parent account.
+  const account = await getAccount(db, accountId)
+  const contactAccountId = account?.parent_account ?? accountId
+  const sender = parseSender(email.from)
+
+  // Step 8's uploads happen before the transaction: storage cannot roll back, the database can.
+  const communicationId = newId()
+  const attachments = await storeAttachments(ctx.storage, accountId, communicationId, email.attachments)
+
+  const stored = await inTransaction(db, async (tx) => {
+    const contact = await findOrCreateContactByEmail(tx, contactAccountId, sender)
+    // Step 7 first: inserting the record is the gate that drops a concurrent redelivery.
+    const record = await insertInboundRecord(tx, accountId, {
+      id: communicationId,
+      module: MODULE,
+      success: true,
+      msgId,
+      referenceId,
+      fromAddress: email.from,
+      toAddresses: splitAddresses(email.to),
+      subject: email.subject,
+      html: email.html,
+      text: email.text,
+      attachments,
+      contactIds: [contact._id],
+      conversationIds: original.conversationIds,
+      headers: Object.fromEntries([...headers].map(([name, values]) => [name, values.join(', ')])),
+      body: { envelope: email.envelope, cc: splitAddresses(email.cc) },
+    })
+    if (!record) return undefined
+
+    // Steps 4 and 5.
+    const conversation = await openConversationFor(tx, accountId, contact._id, email.subject)
+    const room = await roomForConversation(tx, accountId, {
+      conversationId: conversation._id,
+      participants: [contact._id],
+      inboxType: EMAIL_INBOX_TYPE,
+    })
+    // Step 6: the original as the OUTGOING message once, then the reply.
+    await addSupportMessage(tx, accountId, {
+      roomId: room._id,
+      conversationId: conversation._id,
+      direction: 'OUTGOING',
+      content: original.html || original.text || '',
+      communicationId: original.id,
+      msgId: original.msgId,
+      createdAt: original.createdAt,
+    })
+    const { message } = await addSupportMessage(tx, accountId, {
+      roomId: room._id,
+      conversationId: conversation._id,
+      direction: 'INCOMING',
+      content: email.html || email.text,
+      communicationId: record.id,
+      msgId,
+      attachments,
+    })
+
+    // Step 9.
+    const userId = senderUserId(original)
+    if (userId) await ctx.events.emit(tx, accountId, 'joinRoom', { roomId: room._id, userId })
+    await ctx.events.emit(tx, accountId, 'message', { support_message_id: message._id, room_id: room._id })
+    return { communicationId: record.id, supportMessageId: message._id, roomId: room._id }
+  })
+
+  if (!stored) return { status: 'duplicate', accountId }
+  return { status: 'stored', accountId, ...stored }
+}
+
+async function findOriginal(
+  db: Database,
+  referenceIds: (string | undefined)[],
+): Promise<{ original: CommunicationRow; referenceId: string } | undefined> {
+  const ids = [...new Set(referenceIds.filter((id): id is string => Boolean(id)))]
+  const candidates = ids.flatMap((id) => messageIdForms(id).map((form) => ({ id, form })))
+  const rows = await findOriginalsByMessageIds(
+    db,
+    MODULE,
+    candidates.map((c) => c.form),
+  )
+  for (const candidate of candidates) {
+    const original = rows.find((row) => row.msgId === candidate.form)
+    if (original) return { original, referenceId: candidate.id }
+  }
+  return undefined
+}
+
+/**
+ * The forms of a header id our msgID may take: the id itself, as the spec says, and its local part up
+ * to the first dot, since SendGrid builds the Message-ID of sent mail from the `X-Message-Id` we keep.
+ */
+function messageIdForms(id: string): string[] {
+  const local = id.split('@')[0] as string
+  return [...new Set([id, local, local.split('.')[0] as string])].filter(Boolean)
+}
+
+/** The user who sent the original, from the custom args and headers our send puts on every message. */
+function senderUserId(original: CommunicationRow): string | undefined {
+  const body = original.body as {
+    custom_args?: { uid?: unknown }
+    personalizations?: { custom_args?: { uid?: unknown } }[]
+    headers?: Record<string, unknown>
+  }
+  const candidates = [
+    body.custom_args?.uid,
+    ...(body.personalizations ?? []).map((p) => p.custom_args?.uid),
+    body.headers?.['X-User-ID'],
+    original.headers['x-user-id'],
+  ]
+  return candidates.find((value): value is string => typeof value === 'string' && value !== '')
+}
+
+/** The addresses of a `to`/`cc` header value, split on the commas outside quotes and brackets. */
+export function splitAddresses(value: string): string[] {
+  const parts: string[] = []
+  let current = ''
+  let quoted = false
+  let angle = false
+  for (const char of value) {
+    if (char === '"') quoted = !quoted
+    else if (char === '<' && !quoted) angle = true
+    else if (char === '>' && !quoted) angle = false
+    if (char === ',' && !quoted && !angle) {
+      parts.push(current)
+      current = ''
+    } else current += char
+  }
+  parts.push(current)
+  return parts.map((p) => p.trim()).filter(Boolean)
+}
+
+async function storeAttachments(
+  storage: ObjectStorage,
+  accountId: string,
+  communicationId: string,
+  files: InboundAttachment[],
+): Promise<AttachmentMetadata[]> {
+  return Promise.all(
+    files.map(async (file, i) => {
+      const safeName = file.filename.replace(/[^\w.-]+/g, '_').slice(-100) || 'attachment'
+      const stored = await storage.put(
+        `accounts/${accountId}/communications/${communicationId}/${i}-${safeName}`,
+        file.data,
+        file.type,
+      )
+      return {
+        bucket: stored.bucket,
+        type: file.type,
+        file_name: file.filename,
+        size: stored.size,
+        key: stored.key,
+      }
+    }),
+  )
+}

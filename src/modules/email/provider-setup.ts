@@ -1,0 +1,134 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.js'
+import type { Database } from '../../platform/db/connection.js'
+import { Invalid } from '../../platform/http/errors.js'
+import { MailProviderMisconfigured, mailCredentials } from './mail-subusers.js'
+import {
+  type EventWebhookSettings,
+  type ParseSettings,
+  type SendgridClient,
+  SendgridError,
+  sendgridFailure,
+} from './sendgrid.js'
+
+export interface ProviderSetupContext {
+  db: Database
+  config: Config
+  sendgrid: SendgridClient
+  log: FastifyBaseLogger
+}
+
+/** The events the spec enables on the event webhook (true) and disables (false). */
+export const EVENT_WEBHOOK_EVENTS = {
+  delivered: true,
+  open: true,
+  click: true,
+  bounce: true,
+  dropped: true,
+  spam_report: true,
+  unsubscribe: true,
+  group_unsubscribe: true,
+  group_resubscribe: true,
+  deferred: false,
+  processed: false,
+} as const satisfies Partial<EventWebhookSettings>
+
+/** Where the domain's mail must go for Inbound Parse to see it (SendGrid's documented MX target). */
+export const INBOUND_MX_RECORD = { type: 'MX', value: 'mx.sendgrid.net', priority: 10 } as const
+
+export interface InboundSetup {
+  settings: ParseSettings
+  mx_record: { type: 'MX'; host: string; value: string; priority: number }
+}
+
+// Routes are registered under /v1/integrations and /v1/e alike; the provider is given the shorter one.
+const eventsUrl = (config: Config) => `${config.publicBaseUrl}/v1/e/mailprovider/webhook`
+const inboundUrl = (config: Config) => `${config.publicBaseUrl}/v1/e/mailprovider/webhook/inbound`
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
+
+/**
+ * The hostname as SendGrid and DNS expect it (lower case, no trailing dot), or a 400. At least two
+ * labels and a top-level label that is not all digits: an MX record is set on a domain, not on
+ * `localhost` or an IP address.
+ */
+export function receivingHostname(raw: string): string {
+  const hostname = raw.trim().toLowerCase().replace(/\.$/, '')
+  const labels = hostname.split('.')
+  const valid =
+    hostname.length <= 253 &&
+    labels.length >= 2 &&
+    labels.every((label) => LABEL.test(label)) &&
+    !/^\d+$/.test(labels[labels.length - 1] as string)
+  if (!valid) throw new Invalid('hostname must be a domain name, such as mail.example.com')
+  return hostname
+}
+
+/**
+ * The subuser whose settings are changed, with the parent key to act for it: settings always act on
+ * behalf of a subuser, since without On-Behalf-Of SendGrid would change the parent account's own.
+ */
+async function settingsSubuser(ctx: ProviderSetupContext, accountId: string, what: string): Promise<string> {
+  if (ctx.config.mail.provider !== 'sendgrid') throw new Invalid(`${what} needs MAIL_PROVIDER=sendgrid`)
+  const { subuser } = await mailCredentials(ctx.db, ctx.config, accountId)
+  if (!subuser) throw new Invalid('No email provider subuser is set for this account')
+  // A subuser's own key sends mail but cannot change settings on behalf of anyone.
+  if (!ctx.config.mail.sendgridApiKey) throw new MailProviderMisconfigured()
+  return subuser
+}
+
+async function refusedAs<T>(ctx: ProviderSetupContext, refused: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (error) {
+    if (!(error instanceof SendgridError)) throw error
+    ctx.log.warn({ status: error.status, errors: error.errors }, `email provider refused ${refused}`)
+    throw sendgridFailure(error, refused)
+  }
+}
+
+/**
+ * Points the subuser's event webhook at our events URL with the spec's events. SendGrid keeps one
+ * such webhook per user and PATCH writes it whole, so a repeated call updates it, never duplicates.
+ */
+export async function setUpEventWebhook(
+  ctx: ProviderSetupContext,
+  accountId: string,
+): Promise<EventWebhookSettings> {
+  const subuser = await settingsSubuser(ctx, accountId, 'Webhook set-up')
+  return refusedAs(ctx, 'the event webhook settings', () =>
+    ctx.sendgrid.updateEventWebhookSettings(subuser, {
+      enabled: true,
+      url: eventsUrl(ctx.config),
+      ...EVENT_WEBHOOK_EVENTS,
+    }),
+  )
+}
+
+/**
+ * Configures Inbound Parse for the hostname (created, or updated when SendGrid has it already) and
+ * returns the MX record the domain must carry for mail to reach it.
+ */
+export async function setUpInboundParse(
+  ctx: ProviderSetupContext,
+  accountId: string,
+  rawHostname: string,
+): Promise<InboundSetup> {
+  const hostname = receivingHostname(rawHostname)
+  const subuser = await settingsSubuser(ctx, accountId, 'Inbound set-up')
+  const wanted: ParseSettings = { hostname, url: inboundUrl(ctx.config), spam_check: true, send_raw: false }
+  const settings = await refusedAs(ctx, 'the inbound parse settings', async () => {
+    const existing = await ctx.sendgrid.getParseSettings(subuser, hostname)
+    if (existing) return ctx.sendgrid.updateParseSettings(subuser, wanted)
+    try {
+      return await ctx.sendgrid.createParseSettings(subuser, wanted)
+    } catch (error) {
+      // A concurrent set-up created it between our read and our create: SendGrid refuses the
+      // duplicate with a 400, and updating what is there now gives the same end state.
+      if (!(error instanceof SendgridError) || error.status !== 400) throw error
+      if (!(await ctx.sendgrid.getParseSettings(subuser, hostname))) throw error
+      return ctx.sendgrid.updateParseSettings(subuser, wanted)
+    }
+  })
+  return { settings, mx_record: { ...INBOUND_MX_RECORD, host: hostname } }
+}

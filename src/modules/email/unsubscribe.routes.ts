@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { ok } from '../../platform/http/envelope.js'
+import { byIp } from '../../platform/http/rate-limit.js'
+import { unsubscribeWithLink } from './unsubscribe.js'
+
+/**
+ * `POST /mailprovider/unsubscribe?token=`: the target of the List-Unsubscribe header (no auth: the link
+ * is signed). The token is a query parameter because it carries the address, longer than a path parameter may be.
+ */
+export const unsubscribeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  // RFC 8058 clients post `List-Unsubscribe=One-Click` form-encoded; the body carries nothing else we need.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(body as string))),
+  )
+
+  app.post(
+    '/mailprovider/unsubscribe',
+    {
+      config: { rateLimit: { max: 60, timeWindow: '1 minute', keyGenerator: byIp } },
+      schema: {
+        tags: ['email'],
+        summary: 'One-click unsubscribe (RFC 8058): puts the address on the do-not-disturb list',
+        querystring: Type.Object({ token: Type.String({ minLength: 10, maxLength: 2000 }) }),
+      },
+    },
+    async (request) => {
+      await unsubscribeWithLink(platform.db, platform.config, request.query.token)
+      return ok({ unsubscribed: true })
+    },
+  )
+}

@@ -1,0 +1,228 @@
+import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { requireAccount } from '../accounts/service.js'
+import {
+  closeConversation,
+  findDefaultInbox,
+  findMessagesOfCommunications,
+  findOpenConversation,
+  findRoomOfConversation,
+  insertInbox,
+  insertMessage,
+  insertOpenConversation,
+  insertRoom,
+  listRoomMessages,
+  type SupportConversationRow,
+  type SupportInboxRow,
+  type SupportMessageRow,
+  type SupportRoomRow,
+} from './repository.js'
+import type { SUPPORT_MESSAGE_DIRECTIONS, SupportAttachment } from './tables.js'
+
+/** The inbox type replies to sent emails arrive through. */
+export const EMAIL_INBOX_TYPE = 'email_inbound'
+
+export interface SupportInboxView {
+  _id: string
+  account_id: string
+  type: string
+  name: string
+  is_default: boolean
+  created_at: string
+  updated_at: string
+}
+
+export interface SupportConversationView {
+  _id: string
+  account_id: string
+  contact_id: string
+  subject: string
+  is_open: boolean
+  created_at: string
+}
+
+export interface SupportRoomView {
+  _id: string
+  account_id: string
+  conversation_id: string
+  inbox_id: string | null
+  participants: string[]
+  created_at: string
+}
+
+export interface SupportMessageView {
+  _id: string
+  account_id: string
+  room_id: string
+  conversation_id: string
+  direction: (typeof SUPPORT_MESSAGE_DIRECTIONS)[number]
+  content: string
+  communication_id: string | null
+  msg_id: string | null
+  attachments: SupportAttachment[]
+  created_at: string
+}
+
+const inboxView = (row: SupportInboxRow): SupportInboxView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  type: row.type,
+  name: row.name,
+  is_default: row.isDefault,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+})
+
+const conversationView = (row: SupportConversationRow): SupportConversationView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  contact_id: row.contactId,
+  subject: row.subject,
+  is_open: row.isOpen,
+  created_at: row.createdAt.toISOString(),
+})
+
+const roomView = (row: SupportRoomRow): SupportRoomView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  conversation_id: row.conversationId,
+  inbox_id: row.inboxId,
+  participants: row.participants,
+  created_at: row.createdAt.toISOString(),
+})
+
+const messageView = (row: SupportMessageRow): SupportMessageView => ({
+  _id: row.id,
+  account_id: row.accountId,
+  room_id: row.roomId,
+  conversation_id: row.conversationId,
+  direction: row.direction,
+  content: row.content,
+  communication_id: row.communicationId,
+  msg_id: row.msgId,
+  attachments: row.attachments,
+  created_at: row.createdAt.toISOString(),
+})
+
+/** Creates an inbox; a default one replaces the account's previous default of the same type. */
+export async function createInbox(
+  db: Database,
+  accountId: string,
+  input: { type: string; name: string; is_default?: boolean },
+): Promise<SupportInboxView> {
+  await requireAccount(db, accountId)
+  const row = await inTransaction(db, (tx) =>
+    insertInbox(tx, accountId, { type: input.type, name: input.name, isDefault: input.is_default ?? false }),
+  )
+  return inboxView(row)
+}
+
+/** The contact's open conversation in the account, created with `subject` when there is none. */
+export async function openConversationFor(
+  db: Database,
+  accountId: string,
+  contactId: string,
+  subject: string,
+): Promise<SupportConversationView> {
+  const existing = await findOpenConversation(db, accountId, contactId)
+  if (existing) return conversationView(existing)
+  // A concurrent reply may have opened it between the two queries; then it is read back.
+  const row =
+    (await insertOpenConversation(db, accountId, { contactId, subject })) ??
+    (await findOpenConversation(db, accountId, contactId))
+  if (!row) throw new Error('support conversation neither inserted nor found')
+  return conversationView(row)
+}
+
+export async function closeSupportConversation(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+): Promise<void> {
+  await closeConversation(db, accountId, conversationId)
+}
+
+/**
+ * The conversation's room; a new one has the participants and is linked to the account's default
+ * inbox of `inboxType` when there is one.
+ */
+export async function roomForConversation(
+  db: Database,
+  accountId: string,
+  input: { conversationId: string; participants: string[]; inboxType: string },
+): Promise<SupportRoomView> {
+  const existing = await findRoomOfConversation(db, accountId, input.conversationId)
+  if (existing) return roomView(existing)
+  const inbox = await findDefaultInbox(db, accountId, input.inboxType)
+  const row =
+    (await insertRoom(db, accountId, {
+      conversationId: input.conversationId,
+      inboxId: inbox?.id ?? null,
+      participants: input.participants,
+    })) ?? (await findRoomOfConversation(db, accountId, input.conversationId))
+  if (!row) throw new Error('support room neither inserted nor found')
+  return roomView(row)
+}
+
+export interface NewSupportMessage {
+  roomId: string
+  conversationId: string
+  direction: (typeof SUPPORT_MESSAGE_DIRECTIONS)[number]
+  content: string
+  communicationId: string
+  msgId: string | null
+  attachments?: SupportAttachment[]
+  createdAt?: Date
+}
+
+/**
+ * Adds the message made from a communication; when that communication already has one, that one is
+ * returned with `created: false`, so an email is never shown twice.
+ */
+export async function addSupportMessage(
+  db: Database,
+  accountId: string,
+  input: NewSupportMessage,
+): Promise<{ message: SupportMessageView; created: boolean }> {
+  const inserted = await insertMessage(db, accountId, {
+    roomId: input.roomId,
+    conversationId: input.conversationId,
+    direction: input.direction,
+    content: input.content,
+    communicationId: input.communicationId,
+    msgId: input.msgId,
+    attachments: input.attachments ?? [],
+    ...(input.createdAt && { createdAt: input.createdAt }),
+  })
+  if (inserted) return { message: messageView(inserted), created: true }
+  const [existing] = await findMessagesOfCommunications(db, accountId, [input.communicationId])
+  if (!existing) throw new Error('support message neither inserted nor found')
+  return { message: messageView(existing), created: false }
+}
+
+/** The support messages made from the given communications of the account. */
+export async function findSupportMessagesOfCommunications(
+  db: Database,
+  accountId: string,
+  communicationIds: string[],
+): Promise<SupportMessageView[]> {
+  return (await findMessagesOfCommunications(db, accountId, communicationIds)).map(messageView)
+}
+
+export async function findSupportMessageOfCommunication(
+  db: Database,
+  accountId: string,
+  communicationId: string,
+): Promise<SupportMessageView | null> {
+  const [found] = await findSupportMessagesOfCommunications(db, accountId, [communicationId])
+  return found ?? null
+}
+
+/** The room's messages, oldest first. */
+export async function listSupportRoomMessages(
+  db: Database,
+  accountId: string,
+  roomId: string,
+): Promise<SupportMessageView[]> {
+  return (await listRoomMessages(db, accountId, roomId)).map(messageView)
+}

@@ -1,0 +1,103 @@
+import { sql } from 'drizzle-orm'
+import { boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+
+export const SUPPORT_MESSAGE_DIRECTIONS = ['INCOMING', 'OUTGOING'] as const
+
+/** Where a support message's attachment lives in object storage; the bytes never enter the database. */
+export interface SupportAttachment {
+  bucket: string
+  key: string
+  type: string
+  file_name: string
+  size: number
+}
+
+/** A channel the account's support team receives messages through (e.g. `email_inbound`). */
+export const supportInboxes = pgTable(
+  'support_inboxes',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    type: text('type').notNull(),
+    name: text('name').notNull(),
+    isDefault: boolean('is_default').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('support_inboxes_id_format', t.id),
+    // At most one default inbox per type, so "the account's default email inbox" is never ambiguous.
+    uniqueIndex('support_inboxes_account_type_default').on(t.accountId, t.type).where(sql`${t.isDefault}`),
+  ],
+)
+
+/** A support thread with one contact; replies join the contact's open conversation. */
+export const supportConversations = pgTable(
+  'support_conversations',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    contactId: text('contact_id').notNull(),
+    subject: text('subject').notNull().default(''),
+    isOpen: boolean('is_open').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('support_conversations_id_format', t.id),
+    // One open conversation per contact: concurrent replies of the same contact land in the same one.
+    uniqueIndex('support_conversations_account_contact_open')
+      .on(t.accountId, t.contactId)
+      .where(sql`${t.isOpen}`),
+  ],
+)
+
+/** The room agents and the contact talk in, one per conversation. */
+export const supportRooms = pgTable(
+  'support_rooms',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    conversationId: text('conversation_id')
+      .notNull()
+      .references(() => supportConversations.id, { onDelete: 'cascade' }),
+    inboxId: text('inbox_id').references(() => supportInboxes.id, { onDelete: 'set null' }),
+    /** Contact ids taking part. */
+    participants: text('participants').array().notNull().default(sql`'{}'::text[]`),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('support_rooms_id_format', t.id),
+    uniqueIndex('support_rooms_account_conversation').on(t.accountId, t.conversationId),
+  ],
+)
+
+export const supportMessages = pgTable(
+  'support_messages',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    roomId: text('room_id')
+      .notNull()
+      .references(() => supportRooms.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id').notNull(),
+    direction: text('direction', { enum: SUPPORT_MESSAGE_DIRECTIONS }).notNull(),
+    /** The email's html, else its text. */
+    content: text('content').notNull().default(''),
+    /** The email module's Communication record this message was made from. */
+    communicationId: text('communication_id'),
+    msgId: text('msg_id'),
+    attachments: jsonb('attachments').$type<SupportAttachment[]>().notNull().default([]),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [
+    idFormat('support_messages_id_format', t.id),
+    check('support_messages_direction_valid', sql`${t.direction} in ('INCOMING', 'OUTGOING')`),
+    index('support_messages_account_room_created').on(t.accountId, t.roomId, t.createdAt),
+    // An email becomes at most one support message, however often its reply is redelivered.
+    uniqueIndex('support_messages_account_communication')
+      .on(t.accountId, t.communicationId)
+      .where(sql`${t.communicationId} is not null`),
+  ],
+)
