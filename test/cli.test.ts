@@ -198,6 +198,44 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(await adminGet(`/accounts/${accountId}/credits`)).toEqual({ account_id: accountId, balance: 40 })
   })
 
+  it('mail-subuser set and support-inbox create provision the email area', async ({ expect }) => {
+    const accountId = await createAccount()
+    const subuser = await cli([
+      'mail-subuser',
+      'set',
+      '--account',
+      accountId,
+      '--username',
+      'acme-mail',
+      '--api-key',
+      'SG.secret-key',
+    ])
+    expect(subuser.code).toBe(0)
+    expect(subuser.json()).toMatchObject({ account_id: accountId, username: 'acme-mail', api_key_set: true })
+    expect(subuser.stdout).not.toContain('SG.secret-key')
+
+    const inbox = await cli(['support-inbox', 'create', '--account', accountId, '--type', 'email_inbound'])
+    expect(inbox.code).toBe(2)
+    expect(inbox.stderr).toContain('--name')
+    const created = await cli([
+      'support-inbox',
+      'create',
+      '--account',
+      accountId,
+      '--type',
+      'email_inbound',
+      '--name',
+      'Replies',
+      '--default',
+    ])
+    expect(created.json()).toMatchObject({
+      account_id: accountId,
+      type: 'email_inbound',
+      name: 'Replies',
+      is_default: true,
+    })
+  })
+
   it('token prints a platform JWT that the API accepts', async ({ expect }) => {
     const tenant = await createTenant(t.app)
     const run = await cli(['token', '--user', tenant.userId, '--account', tenant.accountId, '--ttl', '600'])

@@ -190,8 +190,8 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
     const done = await waitUntilProcessed(db)
     const totalSeconds = (performance.now() - startedAt) / 1000
     const loadAfter = load()
-    const { rows: statusRows } = await db.query<{ n: string }>(
-      `select count(*) as n from communications where module = 'SENDGRID' and delivery_status is not null`,
+    const { rows: matchedRows } = await db.query<{ n: string }>(
+      `select count(distinct communication_id) as n from communication_events where communication_id is not null`,
     )
 
     const ok = posted.statuses.get(200) ?? 0
@@ -220,7 +220,7 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
         `answers: ${statuses || 'none'}; connection errors ${posted.errors}`,
         `stored events ${done?.events ?? '?'} of ${distinct} distinct: ${storedOnce ? 'each once' : 'MISMATCH'}; ` +
           `raw batches kept ${done?.batches ?? '?'} of ${order.length} posted; ` +
-          `records with a delivery status ${statusRows[0]?.n ?? '?'} of ${RECORDS}`,
+          `records with events ${matchedRows[0]?.n ?? '?'} of ${RECORDS}`,
         `load average (1, 5, 15 min) before ${loadBefore}, after ${loadAfter}`,
       ],
     }

@@ -168,6 +168,36 @@ export const commands: Command[] = [
     run: (flags, admin) => admin.request('GET', `${path('accounts', flags.account)}/credits`),
   }),
   command({
+    name: 'mail-subuser set',
+    summary: "Send an account's mail through its own SendGrid subuser (the key is stored encrypted)",
+    flags: {
+      account: required(id()),
+      username: required(text('USERNAME')),
+      'api-key': required(text('KEY')),
+    },
+    run: (flags, admin) =>
+      admin.request('PUT', `${path('accounts', flags.account)}/mail-subuser`, {
+        username: flags.username,
+        api_key: flags['api-key'],
+      }),
+  }),
+  command({
+    name: 'support-inbox create',
+    summary: 'Create a support inbox (--type email_inbound --default receives replies to sent email)',
+    flags: {
+      account: required(id()),
+      type: required(text('TYPE')),
+      name: required(text('NAME')),
+      default: toggle(),
+    },
+    run: (flags, admin) =>
+      admin.request('POST', `${path('accounts', flags.account)}/support-inboxes`, {
+        type: flags.type,
+        name: flags.name,
+        is_default: flags.default,
+      }),
+  }),
+  command({
     name: 'token',
     summary: 'Mint a platform JWT for a member of an account (default lifetime 3600 s)',
     flags: { user: required(id()), account: required(id()), ttl: positiveInteger('SECONDS') },

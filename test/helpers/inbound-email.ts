@@ -77,6 +77,67 @@ export function rawMultipart(
   }
 }
 
+/**
+ * A reply as a mail client writes it: the sender's name and the subject as RFC 2047 encoded words,
+ * the text in ISO-8859-1 quoted-printable beside an HTML alternative, and a base64 PDF attachment.
+ */
+export function mimeReply(reply: { messageId: string; inReplyTo: string; pdf: Buffer }): Buffer {
+  return Buffer.from(
+    [
+      'Received: by mx0047p1mdw1.sendgrid.net with SMTP id 3aPc0xOm4T\r\n Mon, 13 Nov 2026 10:00:00 +0000',
+      'From: "=?UTF-8?Q?M=C3=BCller,_J=C3=BCrgen?=" <juergen@example.de>',
+      'To: replies@agency.example.com',
+      'Subject: Re: =?ISO-8859-1?Q?Ihr_Angebot_f=FCr_M=FCnchen?=',
+      `Message-ID: <${reply.messageId}>`,
+      `In-Reply-To: <${reply.inReplyTo}>`,
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="mixed-7f3a"',
+      '',
+      '--mixed-7f3a',
+      'Content-Type: multipart/alternative; boundary="alt-7f3a"',
+      '',
+      '--alt-7f3a',
+      'Content-Type: text/plain; charset=iso-8859-1',
+      'Content-Transfer-Encoding: quoted-printable',
+      '',
+      'Danke, das passt so.',
+      '',
+      'Gr=FC=DFe, J=FCrgen',
+      '--alt-7f3a',
+      'Content-Type: text/html; charset=utf-8',
+      '',
+      '<p>Danke, das passt so.</p>',
+      '--alt-7f3a--',
+      '--mixed-7f3a',
+      'Content-Type: application/pdf; name="Angebot.pdf"',
+      'Content-Disposition: attachment; filename="Angebot.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      ...(reply.pdf.toString('base64').match(/.{1,76}/g) ?? []),
+      '--mixed-7f3a--',
+      '',
+    ].join('\r\n'),
+  )
+}
+
+/** A "send raw" Inbound Parse post: the message's exact bytes in `email`, beside SendGrid's other fields. */
+export function rawReplyForm(email: Buffer): EncodedBody {
+  const field = (name: string, value: string) => ({ name, value: Buffer.from(value) })
+  return rawMultipart([
+    field('dkim', '{@example.de : pass}'),
+    { name: 'email', value: email },
+    field('to', 'replies@agency.example.com'),
+    field('from', '"=?UTF-8?Q?M=C3=BCller,_J=C3=BCrgen?=" <juergen@example.de>'),
+    field('sender_ip', '203.0.113.7'),
+    field('spam_report', 'Spam detection software has NOT identified this incoming email as possible spam.'),
+    field('envelope', '{"to":["replies@agency.example.com"],"from":"juergen@example.de"}'),
+    field('subject', 'Re: =?ISO-8859-1?Q?Ihr_Angebot_f=FCr_M=FCnchen?='),
+    field('spam_score', '0.1'),
+    field('charsets', '{"to":"UTF-8","from":"UTF-8","subject":"UTF-8"}'),
+    field('SPF', 'pass'),
+  ])
+}
+
 /** Posts to the inbound webhook as SendGrid does: no credentials. */
 export async function postInbound(app: FastifyInstance, body: FormData | EncodedBody, prefix = '/v1/e') {
   let encoded: EncodedBody

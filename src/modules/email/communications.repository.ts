@@ -76,5 +76,9 @@ export async function listEventsOf(
         inArray(communicationEvents.communicationId, communicationIds),
       ),
     )
-    .orderBy(asc(communicationEvents.timestamp), asc(communicationEvents.id))
+    .orderBy(
+      asc(communicationEvents.timestamp),
+      asc(communicationEvents.createdAt),
+      asc(communicationEvents.sgEventId),
+    )
 }

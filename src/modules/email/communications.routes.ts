@@ -58,6 +58,12 @@ export const Communication = Type.Object({
   attachments: Type.Array(AttachmentMetadata),
   success: Type.Boolean(),
   events: Type.Array(DeliveryEvent),
+  delivery_status: Nullable(
+    Type.String({
+      description:
+        'The newest delivery event by its timestamp (same second: the later step, final states last); null before any',
+    }),
+  ),
   from: Type.Optional(Type.String()),
   to: Type.Optional(Type.Array(Type.String())),
   subject: Type.Optional(Type.String()),

@@ -105,6 +105,7 @@ describe('communications read API', () => {
         },
         expect.objectContaining({ event: 'open', useragent: 'Mozilla/5.0', ip: '203.0.113.9' }),
       ],
+      delivery_status: 'open',
       createdAt: record.createdAt.toISOString(),
       modifiedAt: record.modifiedAt.toISOString(),
     })

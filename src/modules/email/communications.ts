@@ -11,6 +11,7 @@ import {
   listCommunications,
   listEventsOf,
 } from './communications.repository.js'
+import { deliveryStatus } from './delivery-status.js'
 import type { AttachmentMetadata, COMMUNICATION_TYPES, SentBy } from './tables.js'
 
 /** One delivery event of a record, with the spec's field names. */
@@ -44,6 +45,8 @@ export interface CommunicationView {
   attachments: AttachmentMetadata[]
   success: boolean
   events: DeliveryEventView[]
+  /** The newest delivery event's name (see delivery-status.ts); null before any. */
+  delivery_status: string | null
   from?: string
   to?: string[]
   subject?: string
@@ -104,6 +107,7 @@ export function communicationView(row: CommunicationRow, events: CommunicationEv
     attachments: row.attachments.map(attachmentView),
     success: row.success,
     events: events.map(eventView),
+    delivery_status: deliveryStatus(events),
     ...(row.fromAddress !== null && { from: row.fromAddress }),
     ...(row.toAddresses !== null && { to: row.toAddresses }),
     ...(row.subject !== null && { subject: row.subject }),

@@ -1,6 +1,5 @@
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm'
+import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { newId } from '../../platform/db/ids.js'
 import {
   communicationEvents,
   communications,
@@ -9,20 +8,21 @@ import {
   mailEventBatches,
 } from './tables.js'
 
-/** An event to store: the spec's fields, the account it belongs to and its record when known. */
-export type CommunicationEventRow = Required<
-  Omit<typeof communicationEvents.$inferInsert, 'id' | 'createdAt'>
->
-export type EventBatchRow = typeof mailEventBatches.$inferSelect
-
 export async function insertEventBatch(db: Database, payload: unknown[]): Promise<string> {
   const [row] = await db.insert(mailEventBatches).values({ payload }).returning({ id: mailEventBatches.id })
   if (!row) throw new Error('event batch insert returned no row')
   return row.id
 }
 
-export async function findEventBatch(db: Database, batchId: string): Promise<EventBatchRow | undefined> {
-  const [row] = await db.select().from(mailEventBatches).where(eq(mailEventBatches.id, batchId))
+/** Whether the batch exists and was processed, without reading its payload. */
+export async function findEventBatchState(
+  db: Database,
+  batchId: string,
+): Promise<{ processedAt: Date | null } | undefined> {
+  const [row] = await db
+    .select({ processedAt: mailEventBatches.processedAt })
+    .from(mailEventBatches)
+    .where(eq(mailEventBatches.id, batchId))
   return row
 }
 
@@ -36,80 +36,116 @@ export async function markEventBatchProcessed(db: Database, batchId: string): Pr
   return rows.length === 1
 }
 
-/**
- * The SendGrid records with any of the message ids, in every account. Deliberately not account-scoped:
- * SendGrid posts events without our credentials or account, so the message id (unique per provider
- * request) is what tells whose record an event belongs to; the account is read from the record found.
- */
-export async function findSendGridCommunicationsByMessageIds(
-  db: Database,
-  messageIds: string[],
-): Promise<{ id: string; accountId: string; msgId: string }[]> {
-  if (messageIds.length === 0) return []
-  const rows = await db
-    .select({ id: communications.id, accountId: communications.accountId, msgId: communications.msgId })
-    .from(communications)
-    .where(and(eq(communications.module, MODULE_TAGS.sendgrid), inArray(communications.msgId, messageIds)))
-    .orderBy(communications.id)
-  return rows.flatMap((row) => (row.msgId === null ? [] : [{ ...row, msgId: row.msgId }]))
+/** A newly stored event whose effects reach beyond its own row (do-not-disturb, support acks). */
+export interface StoredEventEffect {
+  accountId: string
+  communicationId: string | null
+  event: string
+  email: string
+  /** SendGrid's `type` on a bounce: `bounce` (hard) or `blocked` (soft). */
+  bounceType: string | null
 }
 
+export interface AppliedBatch {
+  /** Elements of the payload that are not usable events (no id, name or timestamp). */
+  invalid: number
+  /** Usable events whose message is unknown and whose custom args name no account. */
+  unmatched: number
+  /** Some of their `sg_event_id`s, for the log. */
+  unmatchedSample: string[]
+  effects: StoredEventEffect[]
+}
+
+/** A scalar field of an event as text: strings, numbers and booleans; '' and anything else is null. */
+const field = (name: string) =>
+  sql`case when jsonb_typeof(item -> ${name}) in ('string', 'number', 'boolean')
+    then nullif(item ->> ${name}, '') end`
+
 /**
- * Inserts the events, skipping any whose (account_id, sg_event_id) is stored already, and returns only
- * the rows inserted now. One statement with one parameter whatever the batch size; rows go in key order
+ * Stores the events of a stored batch in one statement, reading the payload where it lies: no event
+ * travels to the service and back. An event is usable with an `sg_event_id`, an `event` and a `timestamp`
+ * (Unix seconds, a number or a numeric string). It belongs to the SendGrid record whose `msg_id` is the
+ * text of its `sg_message_id` before the first dot (the oldest, should two share one), and else to the
+ * account its `account_id` custom argument names. Deliberately not account-scoped: SendGrid posts without
+ * our credentials, and the message id is what tells whose record an event is; everything written is
+ * then scoped to that account. An event already stored for the account (same `sg_event_id`) is skipped,
+ * so only events inserted now come back with effects, whatever runs concurrently; rows go in key order
  * so that concurrent batches lock keys in the same order and wait for each other instead of deadlocking.
  */
-export async function insertNewCommunicationEvents(
-  db: Database,
-  rows: CommunicationEventRow[],
-): Promise<{ accountId: string; sgEventId: string }[]> {
-  if (rows.length === 0) return []
+export async function storeBatchEvents(db: Database, batchId: string): Promise<AppliedBatch> {
   const result = await db.execute(sql`
-    insert into ${communicationEvents}
-      (id, account_id, communication_id, sg_event_id, event, email, timestamp, sg_message_id, uid, useragent, ip, url)
-    select e.id, e."accountId", e."communicationId", e."sgEventId", e.event, e.email, e.timestamp,
-      e."sgMessageId", e.uid, e.useragent, e.ip, e.url
-    from jsonb_to_recordset(${JSON.stringify(rows.map((row) => ({ ...row, id: newId() })))}::jsonb) as e(
-      id text, "accountId" text, "communicationId" text, "sgEventId" text, event text, email text,
-      timestamp bigint, "sgMessageId" text, uid text, useragent text, ip text, url text
+    with items as (
+      select item, ordinality
+      from ${mailEventBatches} as b, jsonb_array_elements(b.payload) with ordinality as e(item, ordinality)
+      where b.id = ${batchId} and jsonb_typeof(b.payload) = 'array'
+    ),
+    parsed as (
+      select ordinality,
+        ${field('sg_event_id')} as sg_event_id,
+        ${field('event')} as event,
+        coalesce(${field('email')}, '') as email,
+        case when jsonb_typeof(item -> 'timestamp') in ('number', 'string')
+          and item ->> 'timestamp' ~ '^[0-9]{1,15}$' then (item ->> 'timestamp')::bigint end as timestamp,
+        ${field('sg_message_id')} as sg_message_id,
+        ${field('account_id')} as account_arg,
+        ${field('uid')} as uid,
+        ${field('useragent')} as useragent,
+        ${field('ip')} as ip,
+        ${field('url')} as url,
+        ${field('type')} as bounce_type
+      from items
+      where jsonb_typeof(item) = 'object'
+    ),
+    usable as (
+      select * from parsed where sg_event_id is not null and event is not null and timestamp is not null
+    ),
+    matched as (
+      select u.*, record.id as communication_id,
+        coalesce(record.account_id, case when u.account_arg ~ '^[0-9a-f]{24}$' then u.account_arg end)
+          as account_id
+      from usable as u
+      left join lateral (
+        select c.id, c.account_id from ${communications} as c
+        where c.module = ${MODULE_TAGS.sendgrid}
+          and c.msg_id = nullif(split_part(u.sg_message_id, '.', 1), '')
+        order by c.id
+        limit 1
+      ) as record on true
+    ),
+    candidates as (
+      select distinct on (account_id, sg_event_id) *
+      from matched
+      where account_id is not null
+      order by account_id, sg_event_id, ordinality
+    ),
+    stored as (
+      insert into ${communicationEvents}
+        (account_id, communication_id, sg_event_id, event, email, timestamp, sg_message_id, uid, useragent, ip,
+          url, bounce_type)
+      select account_id, communication_id, sg_event_id, event, email, timestamp, sg_message_id, uid,
+        useragent, ip, url, bounce_type
+      from candidates
+      order by account_id, sg_event_id
+      on conflict (account_id, sg_event_id) do nothing
+      returning account_id, communication_id, event, email, bounce_type
     )
-    order by e."accountId", e."sgEventId"
-    on conflict (account_id, sg_event_id) do nothing
-    returning account_id as "accountId", sg_event_id as "sgEventId"`)
-  return (result as unknown as { rows: { accountId: string; sgEventId: string }[] }).rows
-}
-
-/**
- * Moves each record's delivery status to the given one only when it is newer: a later timestamp, or the
- * same timestamp and a later place in `order`. The condition sits in the UPDATE itself, so it is
- * re-checked on the locked row and a concurrent batch can never move a record back.
- */
-export async function advanceDeliveryStatuses(
-  db: Database,
-  updates: { communicationId: string; accountId: string; status: string; at: number }[],
-  order: readonly string[],
-): Promise<void> {
-  if (updates.length === 0) return
-  const ranking = sql`array[${sql.join(
-    order.map((status) => sql`${status}`),
-    sql`, `,
-  )}]::text[]`
-  await db.execute(sql`
-    update ${communications} as c
-    set delivery_status = u.status, delivery_status_at = u.at, modified_at = now()
-    from jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
-      as u("communicationId" text, "accountId" text, status text, at bigint)
-    where c.id = u."communicationId"
-      and c.account_id = u."accountId"
-      and (
-        c.delivery_status_at is null
-        or u.at > c.delivery_status_at
-        or (
-          u.at = c.delivery_status_at
-          and coalesce(array_position(${ranking}, u.status), 0)
-            > coalesce(array_position(${ranking}, c.delivery_status), 0)
-        )
-      )`)
+    select
+      (select count(*) from items) - (select count(*) from usable) as invalid,
+      (select count(*) from matched where account_id is null) as unmatched,
+      (select coalesce(jsonb_agg(sg_event_id), '[]'::jsonb)
+        from (select sg_event_id from matched where account_id is null limit 20) as sample) as unmatched_sample,
+      (select coalesce(jsonb_agg(jsonb_build_object(
+          'accountId', account_id, 'communicationId', communication_id, 'event', event,
+          'email', email, 'bounceType', bounce_type)), '[]'::jsonb)
+        from stored
+        where event in ('open', 'unsubscribe', 'spamreport', 'bounce')) as effects`)
+  const [row] = (result as unknown as { rows: Record<string, unknown>[] }).rows
+  return {
+    invalid: Number(row?.invalid ?? 0),
+    unmatched: Number(row?.unmatched ?? 0),
+    unmatchedSample: (row?.unmatched_sample ?? []) as string[],
+    effects: (row?.effects ?? []) as StoredEventEffect[],
+  }
 }
 
 /**

@@ -6,8 +6,10 @@ import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
   headerText,
   INBOUND_PATH,
+  mimeReply,
   postInbound,
   rawMultipart,
+  rawReplyForm,
   replyForm,
   sentEmail as sentEmailOf,
 } from '../../../test/helpers/inbound-email.js'
@@ -126,14 +128,56 @@ describe('inbound reply webhook forms', () => {
     expect(await rowCount(stranger.accountId)).toBe(2)
   })
 
-  it('refuses the raw MIME form and a reply without a sender, naming the field', async () => {
-    const raw = new FormData()
-    raw.append('email', 'From: a@example.com\r\nSubject: hi\r\n\r\nbody')
-    raw.append('envelope', '{"to":["x@example.com"],"from":"a@example.com"}')
-    const rawAnswer = await post(raw)
-    expect(rawAnswer.statusCode).toBe(400)
-    expect(rawAnswer.json().message).toMatch(/^email /)
+  it('reads the "send raw" form with mailparser: encoded words, charsets, parts and attachments', async () => {
+    const original = await sentEmail(client)
+    const messageId = `raw-${hex(4)}@mail.example.de`
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(64)])
+    const response = await post(rawReplyForm(mimeReply({ messageId, inReplyTo: original.msgId, pdf })))
+    expect(response.statusCode).toBe(200)
 
+    const base = '/v1/e/mailprovider/communications'
+    const get = (url: string) => t.app.inject({ url, headers: client.headers })
+    const list = await get(`${base}?type=INCOMING&limit=100`)
+    const record = list.json().data.find((r: { msgID: string }) => r.msgID === messageId)
+    expect(record).toMatchObject({
+      referenceID: original.msgId,
+      from: '"M\u00fcller, J\u00fcrgen" <juergen@example.de>',
+      to: ['replies@agency.example.com'],
+      subject: 'Re: Ihr Angebot f\u00fcr M\u00fcnchen',
+      html: '<p>Danke, das passt so.</p>',
+      attachments: [
+        expect.objectContaining({ file_name: 'Angebot.pdf', type: 'application/pdf', size: pdf.length }),
+      ],
+    })
+    expect(record.text).toContain('Gr\u00fc\u00dfe, J\u00fcrgen')
+    const file = await get(`${base}/${record._id}/attachments/0`)
+    expect(file.statusCode).toBe(200)
+    expect(file.headers['content-type']).toBe('application/pdf')
+    expect(file.headers['content-disposition']).toBe('attachment; filename="Angebot.pdf"')
+    expect(file.rawPayload.equals(pdf)).toBe(true)
+    // The sender's name, decoded from the encoded word, on the contact the parent account keeps.
+    const contact = await t.app.inject({
+      url: `/v1/contacts/${record.contact_id[0]}`,
+      headers: agency.headers,
+    })
+    expect(contact.json().data).toMatchObject({
+      email: 'juergen@example.de',
+      name: 'M\u00fcller, J\u00fcrgen',
+    })
+  })
+
+  it('refuses a raw form whose email is no MIME message, or one without a sender', async () => {
+    const garbage = await post(rawReplyForm(Buffer.from('this is not a message at all')))
+    expect(garbage.statusCode).toBe(400)
+    expect(garbage.json().message).toBe('email must be a MIME message')
+    const noFrom = await post(
+      rawReplyForm(Buffer.from('Subject: hi\r\nTo: replies@agency.example.com\r\n\r\nhi')),
+    )
+    expect(noFrom.statusCode).toBe(400)
+    expect(noFrom.json().message).toBe('from is required')
+  })
+
+  it('refuses a reply without a sender, naming the field, one past 30 MB and one not multipart', async () => {
     const noSender = replyForm({ inReplyTo: 'x@y' })
     noSender.set('from', ' ')
     const answer = await post(noSender)

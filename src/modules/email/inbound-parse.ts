@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify'
+import { type AddressObject, simpleParser } from 'mailparser'
 import { DomainError, Invalid } from '../../platform/http/errors.js'
 
 /** SendGrid's Inbound Parse posts messages of up to 30 MB. */
@@ -10,7 +11,7 @@ export interface InboundAttachment {
   data: Buffer
 }
 
-/** A reply as SendGrid's Inbound Parse posts it (the parsed form), its text fields decoded. */
+/** A reply as SendGrid's Inbound Parse posts it (the parsed or the raw form), its text fields decoded. */
 export interface InboundEmail {
   headers: string
   from: string
@@ -62,11 +63,8 @@ export async function readInboundForm(request: FastifyRequest): Promise<InboundE
     throw error
   }
 
-  if (fields.has('email') && !fields.has('from')) {
-    // The "send raw" form needs a full MIME parser (mailparser), which this service does not ship; our
-    // inbound set-up configures `send_raw: false`, so only a hand-made setting posts this form.
-    throw new Invalid('email (the raw MIME form) is not supported; set send_raw to false in Inbound Parse')
-  }
+  const raw = fields.get('email')
+  if (raw?.length) return fromRawMessage(raw, jsonField(fields, 'envelope') as InboundEmail['envelope'])
   const charsets = jsonField(fields, 'charsets') as Record<string, unknown> | null
   const decoded = Object.fromEntries(
     TEXT_FIELDS.map((name) => [name, decodeField(fields.get(name), charsets?.[name])]),
@@ -88,6 +86,48 @@ export async function readInboundForm(request: FastifyRequest): Promise<InboundE
       })),
   }
 }
+
+/**
+ * The "send raw" form: the whole message is in `email` (SendGrid's `from`, `to` and `subject` fields
+ * beside it are copies of its headers), so its own MIME headers say how each part is encoded.
+ */
+async function fromRawMessage(message: Buffer, envelope: InboundEmail['envelope']): Promise<InboundEmail> {
+  // As the parsed form posts them: each part as sent, no text made from HTML or HTML from text, and
+  // `cid:` links left pointing at the attachments instead of copying images into the HTML.
+  const parsed = await simpleParser(message, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    keepCidLinks: true,
+  }).catch(() => undefined) // on a message it cannot split or decode, e.g. a header block past 1 MB
+  // Text with no header at all parses as a bare body; it is no message either.
+  if (!parsed || parsed.headers.size === 0) throw new Invalid('email must be a MIME message')
+  const from = parsed.from?.text ?? ''
+  if (!from.trim()) throw new Invalid('from is required')
+  const end = message.toString('latin1').search(/\r?\n\r?\n/)
+  return {
+    // The header block (RFC 5322 2.1), read as UTF-8 as RFC 6532 allows in header values.
+    headers: message.subarray(0, end < 0 ? message.length : end).toString('utf8'),
+    from,
+    to: addressText(parsed.to),
+    cc: addressText(parsed.cc),
+    subject: parsed.subject ?? '',
+    text: parsed.text ?? '',
+    html: parsed.html || '',
+    envelope,
+    attachments: parsed.attachments.map((file, i) => ({
+      filename: file.filename || `attachment${i + 1}`,
+      type: file.contentType || 'application/octet-stream',
+      data: file.content,
+    })),
+  }
+}
+
+/** One `To` or `Cc` header's addresses, or every such header's when the message repeats it. */
+const addressText = (value: AddressObject | AddressObject[] | undefined) =>
+  [value ?? []]
+    .flat()
+    .map((list) => list.text)
+    .join(', ')
 
 /** The field's bytes decoded with the charset SendGrid named for it; UTF-8 when none or unknown. */
 export function decodeField(bytes: Buffer | undefined, charset: unknown): string {

@@ -30,7 +30,8 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       },
       schema: {
         tags: ['email'],
-        summary: 'Receive a reply through SendGrid Inbound Parse (multipart, parsed form)',
+        summary:
+          'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`)',
         consumes: ['multipart/form-data'],
         response: { 200: Received },
       },

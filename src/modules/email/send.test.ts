@@ -1,8 +1,10 @@
+import { and, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type FakeSendgrid, startFakeSendgrid } from '../../../test/fakes/sendgrid.js'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
+import { creditLedger } from '../accounts/tables.js'
 
 const PARENT_KEY = 'SG.parent-key'
 const SUBUSER_KEY = 'SG.subuser-key'
@@ -109,6 +111,12 @@ describe('send email through SendGrid', () => {
     expect(record.body).toEqual(body)
 
     expect(await balance(tenant.accountId)).toBe(before - 2)
+    // Rule 12: one credit record of event `email` for the two recipients (not cc), naming the record.
+    const charges = await t.app.platform.db
+      .select({ event: creditLedger.event, quantity: creditLedger.quantity })
+      .from(creditLedger)
+      .where(and(eq(creditLedger.accountId, tenant.accountId), eq(creditLedger.reference, record._id)))
+    expect(charges).toEqual([{ event: 'email', quantity: -2 }])
     expect(record.conversation_id).toHaveLength(1)
     await vi.waitFor(
       () => {
@@ -260,7 +268,7 @@ describe('send email through SendGrid', () => {
     expect(record.body.attachments).toEqual([])
   })
 
-  it('refuses an attachment over 2 MB and more than 12 attachments', async () => {
+  it('refuses an attachment over 2 MB, more than 12, and more than SendGrid takes once encoded', async () => {
     const post = async (files: Blob[]) => {
       const form = new FormData()
       for (const [name, value] of Object.entries(message()))
@@ -274,10 +282,19 @@ describe('send email through SendGrid', () => {
         payload: Buffer.from(await request.arrayBuffer()),
       })
     }
+    const before = [await balance(tenant.accountId), mailCount()]
     const big = await post([new Blob([Buffer.alloc(2 * 1024 * 1024 + 1)])])
     expect(big.json()).toMatchObject({ errno: 400, message: 'attachments[0] must be at most 2 MB' })
     const many = await post(Array.from({ length: 13 }, () => new Blob(['x'])))
     expect(many.json()).toMatchObject({ errno: 400, message: 'attachments must contain at most 12 files' })
+    // Twelve files of 2 MB are allowed one by one, but 32 MB once base64-encoded: over SendGrid's 30 MB.
+    const twoMegabytes = new Blob([Buffer.alloc(2 * 1024 * 1024)])
+    const heavy = await post(Array.from({ length: 12 }, () => twoMegabytes))
+    expect(heavy.json()).toMatchObject({
+      errno: 400,
+      message: 'attachments exceed the 30 MB message limit of the email provider once encoded',
+    })
+    expect([await balance(tenant.accountId), mailCount()]).toEqual(before)
   })
 
   it('refuses suspended accounts', async () => {

@@ -6,6 +6,7 @@ import {
   index,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -80,9 +81,6 @@ export const communications = pgTable(
     html: text('html'),
     text: text('text'),
     referenceId: text('reference_id'),
-    /** The latest delivery event by its own timestamp, so late events never move the state back. */
-    deliveryStatus: text('delivery_status'),
-    deliveryStatusAt: bigint('delivery_status_at', { mode: 'number' }),
     createdAt: createdAt(),
     modifiedAt: updatedAt('modified_at'),
   },
@@ -103,7 +101,6 @@ export const communications = pgTable(
 export const communicationEvents = pgTable(
   'communication_events',
   {
-    id: idColumn(),
     accountId: text('account_id').notNull(),
     /** Null for an event whose message is unknown but whose account came in its custom args. */
     communicationId: text('communication_id').references(() => communications.id, { onDelete: 'cascade' }),
@@ -116,11 +113,13 @@ export const communicationEvents = pgTable(
     useragent: text('useragent'),
     ip: text('ip'),
     url: text('url'),
+    /** SendGrid's `type` on a bounce: `bounce` (hard) or `blocked` (soft). */
+    bounceType: text('bounce_type'),
     createdAt: createdAt(),
   },
   (t) => [
-    idFormat('communication_events_id_format', t.id),
-    uniqueIndex('communication_events_account_sg_event').on(t.accountId, t.sgEventId),
+    // SendGrid's own event id is the key: no surrogate id to generate, check and index on this hot insert.
+    primaryKey({ name: 'communication_events_pkey', columns: [t.accountId, t.sgEventId] }),
     index('communication_events_communication').on(t.accountId, t.communicationId, t.timestamp),
   ],
 )

@@ -1,0 +1,1 @@
+ALTER TABLE "communication_events" ADD COLUMN "bounce_type" text;
