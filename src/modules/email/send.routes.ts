@@ -10,6 +10,7 @@ import { Id, StringEnum } from '../../platform/http/schemas.js'
 import { Communication } from './communications.routes.js'
 import { createMailProvider } from './mail-provider.js'
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.js'
+import { idempotencyKey, sendEmailOncePerKey } from './send-keys.js'
 
 const Address = Type.Object({ email: Type.String({ format: 'email' }), name: Type.Optional(Type.String()) })
 const Recipient = Type.Object({
@@ -129,19 +130,27 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       schema: {
         tags: ['email'],
         summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              description:
+                'Sends once per key and account: a retry gets the first send back (header Idempotent-Replayed: true), uncharged',
+            }),
+          ),
+        }),
         security: [{ bearer: [] }],
         body: SendBody,
         response: { 200: Envelope(Communication) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const input = { ...(request.body as Static<typeof SendBody>), attachments: request.emailAttachments }
-      const sent = await sendEmail(
-        { db, config, storage, events, provider, log: request.log },
-        request.auth,
-        input,
-      )
-      return ok(sent)
+      const ctx = { db, config, storage, events, provider, log: request.log }
+      const key = idempotencyKey(request.headers['idempotency-key'])
+      if (!key) return ok(await sendEmail(ctx, request.auth, input))
+      const { record, replayed } = await sendEmailOncePerKey(ctx, request.auth, input, key)
+      if (replayed) reply.header('idempotent-replayed', 'true')
+      return ok(record)
     },
   )
 }

@@ -5,6 +5,7 @@ import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { creditLedger } from '../accounts/tables.js'
+import { emailSendKeys } from './tables.js'
 
 const PARENT_KEY = 'SG.parent-key'
 const SUBUSER_KEY = 'SG.subuser-key'
@@ -297,6 +298,52 @@ describe('send email through SendGrid', () => {
     expect([await balance(tenant.accountId), mailCount()]).toEqual(before)
   })
 
+  it('sends once per Idempotency-Key: a retry gets the first record back, uncharged', async () => {
+    const keyed = (key: string, who: Tenant = tenant) =>
+      t.app.inject({
+        method: 'POST',
+        url: URL_PATH,
+        headers: { ...who.headers, 'idempotency-key': key },
+        payload: message(),
+      })
+    const before = [await balance(tenant.accountId), mailCount()]
+    const first = await keyed('order-1001-receipt')
+    expect(first.statusCode).toBe(200)
+    expect(first.headers['idempotent-replayed']).toBeUndefined()
+    const retry = await keyed('order-1001-receipt')
+    expect(retry.statusCode).toBe(200)
+    expect(retry.headers['idempotent-replayed']).toBe('true')
+    expect(retry.json().data._id).toBe(first.json().data._id)
+    expect([await balance(tenant.accountId), mailCount()]).toEqual([before[0] - 1, before[1] + 1])
+
+    // At the same moment: one sends, the other gets the record or a 409, never a second email.
+    const racing = await Promise.all([keyed('order-1002'), keyed('order-1002')])
+    expect(racing.map((r) => r.statusCode).sort()).toSatisfy(
+      (codes: number[]) => codes[0] === 200 && [200, 409].includes(codes[1] as number),
+    )
+    expect(mailCount()).toBe(before[1] + 2)
+
+    // A failed send gives the key up; the same key in another account is another send.
+    sendgrid.failNext(500, 3)
+    expect((await keyed('order-1003')).statusCode).toBe(502)
+    expect((await keyed('order-1003')).statusCode).toBe(200)
+    const other = await createTenant(t.app)
+    await admin('POST', `/accounts/${other.accountId}/credits`, { amount: 1 })
+    const elsewhere = await keyed('order-1001-receipt', other)
+    expect(elsewhere.json().data._id).not.toBe(first.json().data._id)
+    // A claim that never recorded a send: held while recent, taken over once its process must be gone.
+    await t.app.platform.db.insert(emailSendKeys).values([
+      { accountId: tenant.accountId, key: 'held', claimedAt: new Date() },
+      { accountId: tenant.accountId, key: 'abandoned', claimedAt: new Date(Date.now() - 11 * 60_000) },
+    ])
+    expect((await keyed('held')).statusCode).toBe(409)
+    expect((await keyed('abandoned')).statusCode).toBe(200)
+    expect((await keyed('with space')).json()).toMatchObject({
+      errno: 400,
+      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+    })
+  })
+
   it('refuses suspended accounts', async () => {
     const suspended = await createTenant(t.app, { status: 'suspended' })
     expect((await send(message(), suspended)).json()).toMatchObject({
@@ -327,6 +374,27 @@ describe('send email: configuration', () => {
       payload: {},
     })
     expect(response.statusCode).toBe(503)
+    await t.close()
+  })
+
+  it('limits sends per account (RATE_LIMIT_EMAIL_SEND_PER_MINUTE)', async () => {
+    const t = await buildTestApp({ RATE_LIMIT_EMAIL_SEND_PER_MINUTE: '2' })
+    const [busy, quiet] = [await createTenant(t.app), await createTenant(t.app)]
+    for (const tenant of [busy, quiet]) {
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+        headers: adminHeaders,
+        payload: { amount: 5 },
+      })
+    }
+    const send = (tenant: Tenant) =>
+      t.app.inject({ method: 'POST', url: URL_PATH, headers: tenant.headers, payload: message() })
+    expect([(await send(busy)).statusCode, (await send(busy)).statusCode]).toEqual([200, 200])
+    const limited = await send(busy)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json()).toMatchObject({ success: false, errno: 429 })
+    expect((await send(quiet)).statusCode).toBe(200)
     await t.close()
   })
 

@@ -241,6 +241,8 @@ export async function sendEmail(
   ctx: SendContext,
   auth: AuthContext,
   input: SendEmailInput,
+  /** Runs in the transaction that records the send (the idempotency key's link to the record). */
+  onRecorded?: (tx: Database, communicationId: string) => Promise<void>,
 ): Promise<CommunicationView> {
   const { db } = ctx
   const accountId = auth.account_id
@@ -303,6 +305,7 @@ export async function sendEmail(
       success: true,
     })
     await ctx.events.emit(tx, accountId, 'message', { communication_id: record.id })
+    await onRecorded?.(tx, record.id)
     return record
   })
   ctx.log.info(

@@ -143,3 +143,19 @@ export const mailSubusers = pgTable('mail_subusers', {
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 })
+
+/**
+ * `Idempotency-Key`s of the send endpoint: a key names one send of its account. It is claimed before
+ * anything is charged or sent and points at the communication once the send is recorded.
+ */
+export const emailSendKeys = pgTable(
+  'email_send_keys',
+  {
+    accountId: text('account_id').notNull(),
+    key: text('key').notNull(),
+    /** Null while the send is under way. */
+    communicationId: text('communication_id'),
+    claimedAt: timestamp('claimed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'email_send_keys_pkey', columns: [t.accountId, t.key] })],
+)

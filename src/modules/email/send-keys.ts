@@ -1,0 +1,53 @@
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import { Conflict, Invalid } from '../../platform/http/errors.js'
+import { type CommunicationView, getCommunication } from './communications.js'
+import { type SendContext, type SendEmailInput, sendEmail } from './send.js'
+import {
+  deleteSendKeyClaim,
+  findSendKey,
+  insertSendKeyClaim,
+  setSendKeyCommunication,
+} from './send-keys.repository.js'
+
+/** A claim that recorded no send after this long belongs to a process that died mid-send. */
+const STALE_CLAIM_SECONDS = 600
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+
+/** The `Idempotency-Key` header, checked: 1 to 255 visible ASCII characters, or absent. */
+export function idempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined
+  if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
+    throw new Invalid('Idempotency-Key must be 1 to 255 visible ASCII characters')
+  }
+  return header
+}
+
+/**
+ * Sends once per key: a retry with the key of a recorded send gets that record back (`replayed`) and
+ * is neither sent nor charged again; a retry while the first is under way gets 409. A send that fails
+ * gives its key up, so that retrying it may succeed.
+ */
+export async function sendEmailOncePerKey(
+  ctx: SendContext,
+  auth: AuthContext,
+  input: SendEmailInput,
+  key: string,
+): Promise<{ record: CommunicationView; replayed: boolean }> {
+  const accountId = auth.account_id
+  if (!(await insertSendKeyClaim(ctx.db, accountId, key, STALE_CLAIM_SECONDS))) {
+    const claimed = await findSendKey(ctx.db, accountId, key)
+    if (!claimed?.communicationId) {
+      throw new Conflict('A send with this Idempotency-Key is under way; retry once it has finished')
+    }
+    return { record: await getCommunication(ctx.db, accountId, claimed.communicationId), replayed: true }
+  }
+  try {
+    const record = await sendEmail(ctx, auth, input, (tx, communicationId) =>
+      setSendKeyCommunication(tx, accountId, key, communicationId),
+    )
+    return { record, replayed: false }
+  } catch (error) {
+    await deleteSendKeyClaim(ctx.db, accountId, key)
+    throw error
+  }
+}
