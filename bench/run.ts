@@ -107,7 +107,7 @@ async function bench(options: Options): Promise<boolean> {
 
 async function measure(options: Options, scenario: MeasuredScenario): Promise<boolean> {
   log(`starting the server on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
-  const server = await startServer({ postgres: options.postgres })
+  const server = await startServer({ postgres: options.postgres, env: scenario.serverEnv })
   const measured = await scenario.measure(server, options)
   await server.stop()
   const verdict = measured.passed ? 'PASS' : 'BELOW'

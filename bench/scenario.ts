@@ -51,6 +51,8 @@ export interface MeasuredScenario {
   description: string
   /** Reads or writes the server's database directly, which only PostgreSQL allows beside the server. */
   requiresPostgres?: boolean
+  /** Environment the server needs beyond the bench's own (e.g. the mail provider whose records it writes). */
+  serverEnv?: Record<string, string>
   measure(target: Target, options: MeasureOptions): Promise<Measured>
 }
 

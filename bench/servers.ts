@@ -29,7 +29,10 @@ export interface RunningBaseline {
  * The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the caller's shell
  * changes what is measured.
  */
-export async function startServer(options: { postgres: boolean }): Promise<RunningServer> {
+export async function startServer(options: {
+  postgres: boolean
+  env?: Record<string, string>
+}): Promise<RunningServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
   const port = await freePort()
   const database = options.postgres ? await createBenchDatabase() : undefined
@@ -44,6 +47,7 @@ export async function startServer(options: { postgres: boolean }): Promise<Runni
     PORT: String(port),
     HOST,
     ...(database && { DATABASE_URL: database.url }),
+    ...options.env,
   }
   const child = startNode('server', 'src/main.ts', { cwd: REPO_ROOT, env })
   const stop = registerStop(async () => {

@@ -235,5 +235,11 @@ export const deliveryEvents: MeasuredScenario = {
     `POST ${WEBHOOK_PATH} with batches of ${EVENTS_PER_BATCH} events, until every event is stored ` +
     '(communication_events), once',
   requiresPostgres: true,
+  // Events thread to records of the configured provider: the SendGrid records the scenario writes.
+  serverEnv: {
+    MAIL_PROVIDER: 'sendgrid',
+    SENDGRID_API_KEY: 'SG.bench-never-called',
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  },
   measure,
 }

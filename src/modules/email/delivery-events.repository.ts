@@ -1,12 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import {
-  communicationEvents,
-  communications,
-  doNotDisturbEntries,
-  MODULE_TAGS,
-  mailEventBatches,
-} from './tables.js'
+import { communicationEvents, communications, doNotDisturbEntries, mailEventBatches } from './tables.js'
 
 export async function insertEventBatch(db: Database, payload: unknown[]): Promise<string> {
   const [row] = await db.insert(mailEventBatches).values({ payload }).returning({ id: mailEventBatches.id })
@@ -64,7 +58,7 @@ const field = (name: string) =>
 /**
  * Stores the events of a stored batch in one statement, reading the payload where it lies: no event
  * travels to the service and back. An event is usable with an `sg_event_id`, an `event` and a `timestamp`
- * (Unix seconds, a number or a numeric string). It belongs to the SendGrid record whose `msg_id` is the
+ * (Unix seconds, a number or a numeric string). It belongs to the record of `moduleTag` whose `msg_id` is the
  * text of its `sg_message_id` before the first dot (the oldest, should two share one), and else to the
  * account its `account_id` custom argument names. Deliberately not account-scoped: SendGrid posts without
  * our credentials, and the message id is what tells whose record an event is; everything written is
@@ -72,7 +66,11 @@ const field = (name: string) =>
  * so only events inserted now come back with effects, whatever runs concurrently; rows go in key order
  * so that concurrent batches lock keys in the same order and wait for each other instead of deadlocking.
  */
-export async function storeBatchEvents(db: Database, batchId: string): Promise<AppliedBatch> {
+export async function storeBatchEvents(
+  db: Database,
+  batchId: string,
+  moduleTag: string,
+): Promise<AppliedBatch> {
   const result = await db.execute(sql`
     with items as (
       select item, ordinality
@@ -106,7 +104,7 @@ export async function storeBatchEvents(db: Database, batchId: string): Promise<A
       from usable as u
       left join lateral (
         select c.id, c.account_id from ${communications} as c
-        where c.module = ${MODULE_TAGS.sendgrid}
+        where c.module = ${moduleTag}
           and c.msg_id = nullif(split_part(u.sg_message_id, '.', 1), '')
         order by c.id
         limit 1

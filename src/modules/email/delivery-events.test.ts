@@ -30,7 +30,7 @@ describe('email delivery events webhook', () => {
   let owner: Tenant
   let stranger: Tenant
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
     owner = await createTenant(t.app)
     stranger = await createTenant(t.app)
   })
@@ -196,11 +196,7 @@ describe('email delivery events webhook', () => {
       .insert(mailEventBatches)
       .values([{ payload: batch }, { payload: batch }])
       .returning({ id: mailEventBatches.id })
-    await Promise.all(
-      copies.map((copy) =>
-        processEventBatch({ db: db(), log: t.app.log, events: t.app.platform.events }, copy.id),
-      ),
-    )
+    await Promise.all(copies.map((copy) => processEventBatch({ ...t.app.platform, db: db() }, copy.id)))
 
     const stored = await db()
       .select({ sgEventId: communicationEvents.sgEventId })

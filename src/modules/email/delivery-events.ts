@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
@@ -11,6 +12,7 @@ import {
   type StoredEventEffect,
   storeBatchEvents,
 } from './delivery-events.repository.js'
+import { mailProviderTag } from './mail-provider.js'
 
 export const DND_REASONS = {
   unsubscribe: 'Unsubscribed through the email provider webhook',
@@ -42,7 +44,7 @@ export async function receiveEventBatch(
  * or concurrently processed events count once.
  */
 export async function processEventBatch(
-  deps: { db: Database; log: FastifyBaseLogger; events: Events },
+  deps: { db: Database; config: Config; log: FastifyBaseLogger; events: Events },
   batchId: string,
 ): Promise<void> {
   const { db, log } = deps
@@ -56,7 +58,7 @@ export async function processEventBatch(
   const applied = await inTransaction(db, async (tx) => {
     // The raw batch is durable already and this job is completed in a later, flushed commit.
     await commitWithoutFlushWait(tx)
-    const applied = await storeBatchEvents(tx, batchId)
+    const applied = await storeBatchEvents(tx, batchId, mailProviderTag(deps.config))
     await insertPermanentDoNotDisturbEntries(tx, doNotDisturbEntries(applied.effects))
     await emitSupportMessageAcks(tx, deps.events, applied.effects)
     await markEventBatchProcessed(tx, batchId)
@@ -102,7 +104,7 @@ async function emitSupportMessageAcks(
 
 /**
  * Addresses no mail may go to any more (unsubscribes, spam reports, hard bounces), once per account and
- * address, the batch's first reason kept; trimmed as the do-not-disturb list stores addresses.
+ * address (one reason kept when several apply); trimmed as the do-not-disturb list stores addresses.
  */
 function doNotDisturbEntries(effects: StoredEventEffect[]) {
   const entries = new Map<string, { accountId: string; value: string; reason: string }>()

@@ -27,7 +27,7 @@ describe('inbound reply webhook forms', () => {
   let stranger: Tenant
 
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
     agency = await createTenant(t.app, { name: 'Agency' })
     client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
     stranger = await createTenant(t.app, { name: 'Stranger' })

@@ -20,7 +20,7 @@ describe('inbound reply webhook', () => {
   const emitted: EmittedEvent[] = []
 
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
     t.app.platform.events.onLocal((event) => emitted.push(event))
     agency = await createTenant(t.app, { name: 'Agency' })
     client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
@@ -21,10 +22,12 @@ import {
   parseHeaders,
   parseSender,
 } from './inbound-parse.js'
-import { type AttachmentMetadata, MODULE_TAGS } from './tables.js'
+import { mailProviderTag } from './mail-provider.js'
+import type { AttachmentMetadata } from './tables.js'
 
 export interface InboundContext {
   db: Database
+  config: Config
   storage: ObjectStorage
   events: Events
   log: FastifyBaseLogger
@@ -35,12 +38,11 @@ export type InboundOutcome =
   | { status: 'duplicate'; accountId: string }
   | { status: 'unmatched' }
 
-/** Replies are threaded to mail sent through SendGrid, the provider whose Inbound Parse posts them. */
-const MODULE = MODULE_TAGS.sendgrid
-
 /** The spec's nine inbound steps. Only a reply to one of our sent emails is kept: it names the account. */
 export async function receiveInboundEmail(ctx: InboundContext, email: InboundEmail): Promise<InboundOutcome> {
   const { db, log } = ctx
+  // Replies thread to mail of the configured provider, whose Inbound Parse posts them.
+  const moduleTag = mailProviderTag(ctx.config)
   // Step 1: ids between angle brackets, from the raw header text.
   const headers = parseHeaders(email.headers)
   const msgId = angleIds(headers.get('message-id')?.[0])[0] ?? null
@@ -48,7 +50,7 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
   const lastReference = angleIds(headers.get('references')?.join(' ')).at(-1)
 
   // Step 2: the original by msgID = referenceID, In-Reply-To first, then the last of References.
-  const found = await findOriginal(db, [inReplyTo, lastReference])
+  const found = await findOriginal(db, moduleTag, [inReplyTo, lastReference])
   if (!found) {
     // Without the original no account can own the reply, and storing it anywhere would leak it.
     log.info(
@@ -59,7 +61,7 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
   }
   const { original, referenceId } = found
   const accountId = original.accountId
-  if (msgId && (await findInboundRecord(db, accountId, MODULE, msgId)))
+  if (msgId && (await findInboundRecord(db, accountId, moduleTag, msgId)))
     return { status: 'duplicate', accountId }
 
   // Step 3 (outside the transaction, read only): contacts live under the parent account.
@@ -76,7 +78,7 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
     // Step 7 first: inserting the record is the gate that drops a concurrent redelivery.
     const record = await insertInboundRecord(tx, accountId, {
       id: communicationId,
-      module: MODULE,
+      module: moduleTag,
       success: true,
       msgId,
       referenceId,
@@ -133,13 +135,14 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
 
 async function findOriginal(
   db: Database,
+  moduleTag: string,
   referenceIds: (string | undefined)[],
 ): Promise<{ original: CommunicationRow; referenceId: string } | undefined> {
   const ids = [...new Set(referenceIds.filter((id): id is string => Boolean(id)))]
   const candidates = ids.flatMap((id) => messageIdForms(id).map((form) => ({ id, form })))
   const rows = await findOriginalsByMessageIds(
     db,
-    MODULE,
+    moduleTag,
     candidates.map((c) => c.form),
   )
   for (const candidate of candidates) {

@@ -24,13 +24,20 @@ export interface MailProvider {
   prepare(accountId: string): Promise<(body: SendgridMailBody) => Promise<SentMail>>
 }
 
+/**
+ * The `module` tag of the configured provider's records. Webhooks thread to records of this tag: with
+ * the outbox, events and replies posted by hand thread to outbox mail as SendGrid's would to its own.
+ */
+export const mailProviderTag = (config: Config): string =>
+  config.mail.provider === 'sendgrid' ? MODULE_TAGS.sendgrid : MODULE_TAGS.outbox
+
 /** SendGrid-like ids (22 characters), so outbox records look like the real ones. */
 const outboxMessageId = () => randomBytes(16).toString('base64url').slice(0, 22)
 
 export function createMailProvider(db: Database, config: Config, log: FastifyBaseLogger): MailProvider {
   if (config.mail.provider === 'outbox') {
     return {
-      tag: MODULE_TAGS.outbox,
+      tag: mailProviderTag(config),
       prepare: async () => async () => {
         const msgId = outboxMessageId()
         return { msgId, headers: { 'x-message-id': msgId } }
@@ -42,7 +49,7 @@ export function createMailProvider(db: Database, config: Config, log: FastifyBas
     log,
   )
   return {
-    tag: MODULE_TAGS.sendgrid,
+    tag: mailProviderTag(config),
     async prepare(accountId) {
       const { apiKey } = await mailCredentials(db, config, accountId)
       return async (body) => {

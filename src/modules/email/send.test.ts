@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type FakeSendgrid, startFakeSendgrid } from '../../../test/fakes/sendgrid.js'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { creditLedger } from '../accounts/tables.js'
 import { emailSendKeys } from './tables.js'
@@ -451,6 +452,36 @@ describe('send email: configuration', () => {
       headers: tenant.headers,
     })
     expect(read.json().data.body.subject).toBe('Hello {{contact.name}}')
+
+    // Webhooks posted by hand thread to outbox mail as SendGrid's would to its own.
+    const event = { email: 'lead@example.com', timestamp: 1_700_000_000, event: 'open', sg_event_id: 'ev-o1' }
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/webhook',
+      payload: [{ ...event, sg_message_id: `${record.msgID}.filter0001` }],
+    })
+    await vi.waitFor(
+      async () => {
+        const events = await t.app.inject({
+          url: `/v1/e/mailprovider/communications/${record._id}`,
+          headers: tenant.headers,
+        })
+        expect(events.json().data).toMatchObject({ delivery_status: 'open', events: [event] })
+      },
+      { timeout: 10_000, interval: 100 },
+    )
+    const reply = await postInbound(
+      t.app,
+      replyForm({ messageId: 'reply-o1@example.com', inReplyTo: `${record.msgID}@outbox.example` }),
+    )
+    expect(reply.statusCode).toBe(200)
+    const replies = await t.app.inject({
+      url: '/v1/e/mailprovider/communications?type=INCOMING',
+      headers: tenant.headers,
+    })
+    expect(replies.json().data).toEqual([
+      expect.objectContaining({ module: 'OUTBOX', referenceID: `${record.msgID}@outbox.example` }),
+    ])
     await t.close()
   })
 })
