@@ -172,3 +172,32 @@ export async function readAttachment(
   if (!bytes) throw new NotFound('Attachment not found')
   return { metadata: attachmentView(metadata), bytes }
 }
+
+/**
+ * Rule 6 of the send and step 8 of inbound replies: the files go to object storage under the record's
+ * id; the record keeps only their metadata.
+ */
+export async function storeCommunicationAttachments(
+  storage: ObjectStorage,
+  accountId: string,
+  communicationId: string,
+  files: { filename: string; type: string; data: Buffer }[],
+): Promise<AttachmentMetadata[]> {
+  return Promise.all(
+    files.map(async (file, i) => {
+      const safeName = file.filename.replace(/[^\w.-]+/g, '_').slice(-100) || 'attachment'
+      const stored = await storage.put(
+        `accounts/${accountId}/communications/${communicationId}/${i}-${safeName}`,
+        file.data,
+        file.type,
+      )
+      return {
+        bucket: stored.bucket,
+        type: file.type,
+        file_name: file.filename,
+        size: stored.size,
+        key: stored.key,
+      }
+    }),
+  )
+}

@@ -13,17 +13,11 @@ import {
   openConversationFor,
   roomForConversation,
 } from '../support/service.js'
+import { storeCommunicationAttachments } from './communications.js'
 import type { CommunicationRow } from './communications.repository.js'
 import { findInboundRecord, findOriginalsByMessageIds, insertInboundRecord } from './inbound.repository.js'
-import {
-  angleIds,
-  type InboundAttachment,
-  type InboundEmail,
-  parseHeaders,
-  parseSender,
-} from './inbound-parse.js'
+import { angleIds, type InboundEmail, parseHeaders, parseSender } from './inbound-parse.js'
 import { mailProviderTag } from './mail-provider.js'
-import type { AttachmentMetadata } from './tables.js'
 
 export interface InboundContext {
   db: Database
@@ -71,7 +65,12 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
 
   // Step 8's uploads happen before the transaction: storage cannot roll back, the database can.
   const communicationId = newId()
-  const attachments = await storeAttachments(ctx.storage, accountId, communicationId, email.attachments)
+  const attachments = await storeCommunicationAttachments(
+    ctx.storage,
+    accountId,
+    communicationId,
+    email.attachments,
+  )
 
   const stored = await inTransaction(db, async (tx) => {
     const contact = await findOrCreateContactByEmail(tx, contactAccountId, sender)
@@ -194,29 +193,4 @@ export function splitAddresses(value: string): string[] {
   }
   parts.push(current)
   return parts.map((p) => p.trim()).filter(Boolean)
-}
-
-async function storeAttachments(
-  storage: ObjectStorage,
-  accountId: string,
-  communicationId: string,
-  files: InboundAttachment[],
-): Promise<AttachmentMetadata[]> {
-  return Promise.all(
-    files.map(async (file, i) => {
-      const safeName = file.filename.replace(/[^\w.-]+/g, '_').slice(-100) || 'attachment'
-      const stored = await storage.put(
-        `accounts/${accountId}/communications/${communicationId}/${i}-${safeName}`,
-        file.data,
-        file.type,
-      )
-      return {
-        bucket: stored.bucket,
-        type: file.type,
-        file_name: file.filename,
-        size: stored.size,
-        key: stored.key,
-      }
-    }),
-  )
 }

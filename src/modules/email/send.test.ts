@@ -365,32 +365,32 @@ describe('send email through SendGrid', () => {
 })
 
 describe('send email: configuration', () => {
-  it('answers 503 while under maintenance', async () => {
-    const t = await buildTestApp({ EMAIL_SEND_MAINTENANCE: 'true' })
-    const tenant = await createTenant(t.app)
-    const response = await t.app.inject({
-      method: 'POST',
-      url: URL_PATH,
-      headers: tenant.headers,
-      payload: {},
-    })
-    expect(response.statusCode).toBe(503)
-    await t.close()
-  })
-
-  it('limits sends per account (RATE_LIMIT_EMAIL_SEND_PER_MINUTE)', async () => {
-    const t = await buildTestApp({ RATE_LIMIT_EMAIL_SEND_PER_MINUTE: '2' })
-    const [busy, quiet] = [await createTenant(t.app), await createTenant(t.app)]
-    for (const tenant of [busy, quiet]) {
+  /** The service with `env`, a tenant holding 5 credits, and a send of `message()` as a tenant. */
+  async function configured(env: Record<string, string> = {}) {
+    const t = await buildTestApp(env)
+    const fund = async (tenant: Tenant) => {
       await t.app.inject({
         method: 'POST',
         url: `/v1/admin/accounts/${tenant.accountId}/credits`,
         headers: adminHeaders,
         payload: { amount: 5 },
       })
+      return tenant
     }
-    const send = (tenant: Tenant) =>
-      t.app.inject({ method: 'POST', url: URL_PATH, headers: tenant.headers, payload: message() })
+    const tenant = await fund(await createTenant(t.app))
+    const send = (who: Tenant = tenant, payload: object = message()) =>
+      t.app.inject({ method: 'POST', url: URL_PATH, headers: who.headers, payload })
+    return { t, tenant, fund, send }
+  }
+  it('answers 503 while under maintenance', async () => {
+    const { t, tenant, send } = await configured({ EMAIL_SEND_MAINTENANCE: 'true' })
+    expect((await send(tenant, {})).statusCode).toBe(503)
+    await t.close()
+  })
+
+  it('limits sends per account (RATE_LIMIT_EMAIL_SEND_PER_MINUTE)', async () => {
+    const { t, tenant: busy, fund, send } = await configured({ RATE_LIMIT_EMAIL_SEND_PER_MINUTE: '2' })
+    const quiet = await fund(await createTenant(t.app))
     expect([(await send(busy)).statusCode, (await send(busy)).statusCode]).toEqual([200, 200])
     const limited = await send(busy)
     expect(limited.statusCode).toBe(429)
@@ -400,20 +400,8 @@ describe('send email: configuration', () => {
   })
 
   it('answers the spec 403 when SendGrid has no key', async () => {
-    const t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid' })
-    const tenant = await createTenant(t.app)
-    await t.app.inject({
-      method: 'POST',
-      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
-      headers: adminHeaders,
-      payload: { amount: 5 },
-    })
-    const response = await t.app.inject({
-      method: 'POST',
-      url: URL_PATH,
-      headers: tenant.headers,
-      payload: message(),
-    })
+    const { t, tenant, send } = await configured({ MAIL_PROVIDER: 'sendgrid' })
+    const response = await send()
     expect(response.statusCode).toBe(403)
     expect(response.json()).toMatchObject({
       errno: 403,
@@ -429,20 +417,8 @@ describe('send email: configuration', () => {
   })
 
   it('keeps mail in the outbox by default, with a generated message id', async () => {
-    const t = await buildTestApp()
-    const tenant = await createTenant(t.app)
-    await t.app.inject({
-      method: 'POST',
-      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
-      headers: adminHeaders,
-      payload: { amount: 5 },
-    })
-    const response = await t.app.inject({
-      method: 'POST',
-      url: URL_PATH,
-      headers: tenant.headers,
-      payload: message(),
-    })
+    const { t, tenant, send } = await configured()
+    const response = await send()
     expect(response.statusCode).toBe(200)
     const record = response.json().data
     expect(record).toMatchObject({ module: 'OUTBOX', success: true })

@@ -11,12 +11,12 @@ import { type ContactView, findRecipientContacts } from '../accounts/contacts.js
 import { grantCredits, reserveCredits } from '../accounts/credits.js'
 import { openProspectConversation, recordEmailFromUser } from '../accounts/prospect-conversations.js'
 import { getUser, type UserView } from '../accounts/service.js'
-import { type CommunicationView, communicationView } from './communications.js'
+import { type CommunicationView, communicationView, storeCommunicationAttachments } from './communications.js'
 import { insertCommunication } from './communications.repository.js'
 import { assertNotOnDoNotDisturb } from './do-not-disturb.js'
 import type { MailProvider, SentMail } from './mail-provider.js'
 import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
-import type { AttachmentMetadata, SentBy } from './tables.js'
+import type { SentBy } from './tables.js'
 import { oneClickHeaders } from './unsubscribe.js'
 import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.js'
 
@@ -189,32 +189,6 @@ function providerRequest(
   }
 }
 
-/** Rule 6: the files go to object storage; the record keeps their metadata. */
-async function storeAttachments(
-  storage: ObjectStorage,
-  accountId: string,
-  communicationId: string,
-  files: UploadedAttachment[],
-): Promise<AttachmentMetadata[]> {
-  return Promise.all(
-    files.map(async (file, i) => {
-      const safeName = file.filename.replace(/[^\w.-]+/g, '_').slice(-100) || 'attachment'
-      const stored = await storage.put(
-        `accounts/${accountId}/communications/${communicationId}/${i}-${safeName}`,
-        file.data,
-        file.type,
-      )
-      return {
-        bucket: stored.bucket,
-        type: file.type,
-        file_name: file.filename,
-        size: stored.size,
-        key: stored.key,
-      }
-    }),
-  )
-}
-
 async function deliver(
   ctx: SendContext,
   send: (body: SendgridMailBody) => Promise<SentMail>,
@@ -258,7 +232,7 @@ export async function sendEmail(
   const communicationId = newId()
   await reserveCredits(db, accountId, 'email', input.recipients.length, communicationId)
   const refund = () => grantCredits(db, accountId, input.recipients.length, communicationId, 'email.refund')
-  const attachments = await storeAttachments(
+  const attachments = await storeCommunicationAttachments(
     ctx.storage,
     accountId,
     communicationId,
