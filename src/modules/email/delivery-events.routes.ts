@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { ErrorEnvelope } from '../../platform/http/envelope.js'
-import { Forbidden, Invalid, Unavailable } from '../../platform/http/errors.js'
+import { Forbidden, Unavailable } from '../../platform/http/errors.js'
 import { receiveEventBatch } from './delivery-events.js'
 import { enqueueDeliveryEvents } from './jobs.js'
 import {
@@ -16,8 +16,9 @@ import {
 /** SendGrid posts batches of up to a few MB; the service-wide 1 MB limit would refuse large ones. */
 export const EVENT_BATCH_BODY_LIMIT = 8 * 1024 * 1024
 
-// Events are not validated one by one here: one odd event would get the whole batch refused and
-// redelivered for a day. The job keeps what it can use and logs the rest.
+// Documentation only (the route attaches validation errors instead of answering them): the spec has
+// this endpoint answer 200 to anything, and one odd event must not get a whole batch redelivered for a
+// day. The job keeps what it can use and logs the rest.
 const EventBatch = Type.Array(
   Type.Object(
     {},
@@ -45,42 +46,45 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     : undefined
 
   // The signature covers the exact bytes sent, so this scope parses JSON itself from the raw body, after
-  // checking it; encapsulation keeps the parser to these routes.
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'buffer' },
-    async (request: FastifyRequest, rawBody: Buffer) => {
-      if (publicKey) {
-        const signed = {
-          signature: header(request, SIGNATURE_HEADER),
-          timestamp: header(request, TIMESTAMP_HEADER),
-          rawBody,
-        }
-        if (!verifyEventWebhookSignature(publicKey, signed)) throw new Forbidden('Invalid webhook signature')
+  // checking it, whatever the content type; encapsulation keeps the parser to these routes.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, rawBody: Buffer) => {
+    if (publicKey) {
+      const signed = {
+        signature: header(request, SIGNATURE_HEADER),
+        timestamp: header(request, TIMESTAMP_HEADER),
+        rawBody,
       }
-      try {
-        return JSON.parse(rawBody.toString('utf8'))
-      } catch {
-        throw new Invalid('body must be valid JSON')
-      }
-    },
-  )
+      if (!verifyEventWebhookSignature(publicKey, signed)) throw new Forbidden('Invalid webhook signature')
+    }
+    try {
+      return JSON.parse(rawBody.toString('utf8'))
+    } catch {
+      return undefined // not JSON: answered 200 like any other post, and dropped
+    }
+  })
 
   app.post(
     '/mailprovider/webhook',
     {
       bodyLimit: EVENT_BATCH_BODY_LIMIT,
+      attachValidation: true,
       schema: {
         tags: ['email'],
-        summary: 'SendGrid delivery events: stored, then applied by a job (always 200 once stored)',
+        summary:
+          'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',
         body: EventBatch,
-        response: { 200: Received, 400: ErrorEnvelope, 403: ErrorEnvelope, 503: ErrorEnvelope },
+        response: { 200: Received, 403: ErrorEnvelope, 503: ErrorEnvelope },
       },
     },
     async (request) => {
       try {
-        await receiveEventBatch(db, request.body, (tx, batchId) => enqueueDeliveryEvents(queue, tx, batchId))
+        const outcome = await receiveEventBatch(db, request.body, (tx, batchId) =>
+          enqueueDeliveryEvents(queue, tx, batchId),
+        )
+        if (outcome === 'nothing to apply') {
+          request.log.warn('delivery event post holds no JSON array of events; answered 200 and dropped')
+        }
       } catch (error) {
         // Not a 500: SendGrid redelivers on 5xx, and 503 says plainly that the same batch should come back.
         request.log.error({ err: error }, 'delivery events could not be stored; SendGrid will redeliver')

@@ -26,15 +26,17 @@ export const DND_REASONS = {
  */
 export async function receiveEventBatch(
   db: Database,
-  payload: unknown[],
+  payload: unknown,
   enqueueProcessing: (tx: Database, batchId: string) => Promise<unknown>,
-): Promise<void> {
-  // An empty batch has nothing to apply; storing it would only leave an empty row behind.
-  if (payload.length === 0) return
+): Promise<'stored' | 'nothing to apply'> {
+  // A post that is no JSON array of events (SendGrid never sends one) would only leave a row behind.
+  const isEvent = (item: unknown) => typeof item === 'object' && item !== null && !Array.isArray(item)
+  if (!Array.isArray(payload) || !payload.some(isEvent)) return 'nothing to apply'
   await inTransaction(db, async (tx) => {
     const batchId = await insertEventBatch(tx, payload)
     await enqueueProcessing(tx, batchId)
   })
+  return 'stored'
 }
 
 /**

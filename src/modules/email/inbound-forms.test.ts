@@ -177,7 +177,34 @@ describe('inbound reply webhook forms', () => {
     expect(noFrom.json().message).toBe('from is required')
   })
 
-  it('refuses a reply without a sender, naming the field, one past 30 MB and one not multipart', async () => {
+  it('takes the same fields as a JSON object', async () => {
+    const original = await sentEmail(client)
+    const reply = { messageId: `json-${hex(6)}@example.com`, inReplyTo: `${original.msgId}@sendgrid.net` }
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/v1/e${INBOUND_PATH}`,
+      payload: {
+        headers: headerText(reply),
+        from: 'Jane Doe <jane@example.com>',
+        to: 'replies@agency.example.com',
+        subject: 'Re: Your quote – ok',
+        text: 'Grüße',
+        envelope: { from: 'jane@example.com', to: ['replies@agency.example.com'] },
+        charsets: { text: 'iso-8859-1' },
+      },
+    })
+    expect(response.statusCode).toBe(200)
+    expect(await inboundRecords(client.accountId)).toContainEqual(
+      expect.objectContaining({
+        msgId: reply.messageId,
+        referenceId: reply.inReplyTo,
+        subject: 'Re: Your quote – ok',
+        text: 'Grüße',
+      }),
+    )
+  })
+
+  it('refuses a reply without a sender, naming the field, one past 30 MB and one neither form nor object', async () => {
     const noSender = replyForm({ inReplyTo: 'x@y' })
     noSender.set('from', ' ')
     const answer = await post(noSender)
@@ -194,8 +221,12 @@ describe('inbound reply webhook forms', () => {
     const json = await t.app.inject({
       method: 'POST',
       url: `/v1/e${INBOUND_PATH}`,
-      payload: { from: 'a@b.c' },
+      headers: { 'content-type': 'application/json' },
+      payload: '["a@b.c"]',
     })
-    expect(json.statusCode).toBe(400)
+    expect(json.json()).toMatchObject({
+      errno: 400,
+      message: 'The body must be multipart/form-data or a JSON object',
+    })
   })
 })

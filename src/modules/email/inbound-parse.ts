@@ -62,7 +62,30 @@ export async function readInboundForm(request: FastifyRequest): Promise<InboundE
     if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
     throw error
   }
+  return inboundEmailOf(fields, files)
+}
 
+/**
+ * The same fields posted as a JSON object (no files): SendGrid posts multipart, but a relay or a test
+ * may post JSON. Values are Unicode already, so `charsets` does not apply; objects are JSON text.
+ */
+export function readInboundJson(body: unknown): Promise<InboundEmail> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new Invalid('The body must be multipart/form-data or a JSON object')
+  }
+  const fields = new Map<string, Buffer>()
+  for (const [name, value] of Object.entries(body)) {
+    if (name === 'charsets' || value === null || value === undefined) continue
+    fields.set(name, Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8'))
+  }
+  return inboundEmailOf(fields, new Map())
+}
+
+/** The reply from the form's fields (bytes) and files: the raw MIME message when `email` holds one. */
+async function inboundEmailOf(
+  fields: Map<string, Buffer>,
+  files: Map<string, InboundAttachment>,
+): Promise<InboundEmail> {
   const raw = fields.get('email')
   if (raw?.length) return fromRawMessage(raw, jsonField(fields, 'envelope') as InboundEmail['envelope'])
   const charsets = jsonField(fields, 'charsets') as Record<string, unknown> | null

@@ -2,9 +2,9 @@ import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { DomainError, Invalid } from '../../platform/http/errors.js'
+import { DomainError } from '../../platform/http/errors.js'
 import { receiveInboundEmail } from './inbound.js'
-import { INBOUND_BODY_LIMIT, readInboundForm } from './inbound-parse.js'
+import { INBOUND_BODY_LIMIT, readInboundForm, readInboundJson } from './inbound-parse.js'
 
 const Received = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
 
@@ -26,18 +26,19 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         if (length > INBOUND_BODY_LIMIT + 1024 * 1024) {
           throw new DomainError(413, 'The inbound email must be at most 30 MB')
         }
-        if (!request.isMultipart()) throw new Invalid('The body must be multipart/form-data')
       },
       schema: {
         tags: ['email'],
         summary:
-          'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`)',
-        consumes: ['multipart/form-data'],
+          'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`; or the same fields as JSON)',
+        consumes: ['multipart/form-data', 'application/json'],
         response: { 200: Received },
       },
     },
     async (request) => {
-      const email = await readInboundForm(request)
+      const email = request.isMultipart()
+        ? await readInboundForm(request)
+        : await readInboundJson(request.body)
       const outcome = await receiveInboundEmail({ ...platform, log: request.log }, email)
       request.log.info({ inbound: outcome }, 'inbound email received')
       return { success: true as const, message: 'SUCCESS' as const }
