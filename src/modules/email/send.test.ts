@@ -353,6 +353,17 @@ describe('send email through SendGrid', () => {
     })
   })
 
+  it('finds a recipient contact by recipient_id when the address differs (rule 5)', async () => {
+    const response = await send(
+      message({ recipients: [{ email: 'lea.work@example.org', name: 'Lea', recipient_id: contactId }] }),
+    )
+    expect(response.json().data).toMatchObject({
+      contact_id: [contactId],
+      conversation_id: [expect.any(String)],
+    })
+    expect(sendgrid.messages.get(response.json().data.msgID)?.body.subject).toBe('Hello Lea')
+  })
+
   it('does not link another account contact given as recipient_id', async () => {
     const stranger = await createTenant(t.app)
     await admin('POST', `/accounts/${stranger.accountId}/credits`, { amount: 5 })
