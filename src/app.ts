@@ -19,6 +19,7 @@ import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
+import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
@@ -122,6 +123,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerIntegrationRoutes(app, unsubscribeRoutes, { platform })
   await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(oauthAdminRoutes, { platform, prefix: '/v1/admin' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

@@ -236,6 +236,65 @@ describe.concurrent('the operator CLI against a running service', () => {
     })
   })
 
+  it('app create registers an OAuth app and prints its client id and secret; the app commands manage it', async ({
+    expect,
+  }) => {
+    const created = await cli([
+      'app',
+      'create',
+      '--name',
+      'Reporting Hub',
+      '--redirect-uri',
+      'https://hub.example.com/cb',
+      '--redirect-uri',
+      'http://127.0.0.1:8765/cb',
+      '--scopes',
+      'crm.contacts.read  analytics.read',
+      '--public',
+      '--webhook-url',
+      'https://hub.example.com/hooks',
+    ])
+    expect(created.stderr).toBe('')
+    const app = created.json()
+    expect(app).toMatchObject({
+      client_id: app._id,
+      client_secret: expect.stringMatching(/^[\w-]{43}$/),
+      redirect_uris: ['https://hub.example.com/cb', 'http://127.0.0.1:8765/cb'],
+      scopes: ['crm.contacts.read', 'analytics.read'],
+      active: false,
+      public: true,
+    })
+    const appId = app._id as string
+    expect((await cli(['app', 'get', '--id', appId])).json()).toMatchObject({
+      _id: appId,
+      name: 'Reporting Hub',
+    })
+    const listed = (await cli(['app', 'list', '--limit', '100'])).json().apps as { _id: string }[]
+    expect(listed.map((a) => a._id)).toContain(appId)
+    expect((await cli(['app', 'activate', '--id', appId])).json()).toMatchObject({ active: true })
+    const updated = await cli(['app', 'update', '--id', appId, '--scopes', 'sites.read', '--name', 'Hub'])
+    expect(updated.json()).toMatchObject({ name: 'Hub', scopes: ['sites.read'], active: true })
+    const rotated = (await cli(['app', 'rotate-secret', '--id', appId])).json()
+    expect(rotated).toEqual({ client_id: appId, client_secret: expect.stringMatching(/^[\w-]{43}$/) })
+    expect(rotated.client_secret).not.toBe(app.client_secret)
+
+    const noUri = await cli(['app', 'create', '--name', 'X', '--scopes', 'sites.read'])
+    expect(noUri.code).toBe(2)
+    expect(noUri.stderr).toContain('--redirect-uri')
+    const badUri = await cli([
+      'app',
+      'create',
+      '--name',
+      'X',
+      '--scopes',
+      'sites.read',
+      '--redirect-uri',
+      'http://x.example/cb',
+    ])
+    expect(badUri.code).toBe(1)
+    expect(badUri.stderr).toContain('redirect_uris[0] must use https, or http on a loopback address')
+  })
+
   it('token prints a platform JWT that the API accepts', async ({ expect }) => {
     const tenant = await createTenant(t.app)
     const run = await cli(['token', '--user', tenant.userId, '--account', tenant.accountId, '--ttl', '600'])

@@ -9,6 +9,7 @@ import {
   oneOf,
   parseFlags,
   positiveInteger,
+  repeated,
   required,
   text,
   toggle,
@@ -42,6 +43,7 @@ function command<S extends FlagSpecs>(definition: {
 }
 
 type Row = { _id: string }
+const words = (value: string) => value.split(/\s+/).filter(Boolean)
 const path = (...segments: string[]) => segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')
 
 function mintToken(admin: AdminClient, userId: string, accountId: string, ttl?: number) {
@@ -196,6 +198,79 @@ export const commands: Command[] = [
         name: flags.name,
         is_default: flags.default,
       }),
+  }),
+  command({
+    name: 'app create',
+    summary: 'Register a third-party OAuth app; prints its client_id and client_secret (shown this once)',
+    flags: {
+      name: required(text('NAME')),
+      'redirect-uri': required(repeated('URI')),
+      scopes: required(text('"S1 S2"')),
+      active: toggle(),
+      public: toggle(),
+      'webhook-url': text('URL'),
+    },
+    run: (flags, admin) =>
+      admin.request('POST', '/oauth/apps', {
+        name: flags.name,
+        redirect_uris: flags['redirect-uri'],
+        scopes: words(flags.scopes),
+        active: flags.active,
+        public: flags.public,
+        webhook_url: flags['webhook-url'],
+      }),
+  }),
+  command({
+    name: 'app list',
+    summary: 'List OAuth apps, newest first',
+    flags: { page: positiveInteger('N'), limit: positiveInteger('N') },
+    run: async (flags, admin) => {
+      const query = new URLSearchParams()
+      if (flags.page) query.set('page', String(flags.page))
+      if (flags.limit) query.set('limit', String(flags.limit))
+      return { apps: await admin.request<object[]>('GET', `/oauth/apps?${query}`) }
+    },
+  }),
+  command({
+    name: 'app get',
+    summary: 'Read an OAuth app',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('GET', path('oauth', 'apps', flags.id)),
+  }),
+  command({
+    name: 'app update',
+    summary: "Change an app's name, redirect URIs, scopes or webhook URL (the lists are replaced whole)",
+    flags: {
+      id: required(id()),
+      name: text('NAME'),
+      'redirect-uri': repeated('URI'),
+      scopes: text('"S1 S2"'),
+      'webhook-url': text('URL'),
+    },
+    check: ({ id: _, ...changes }) => {
+      if (Object.values(changes).every((value) => value === undefined)) {
+        throw new UsageError('nothing to update: give --name, --redirect-uri, --scopes or --webhook-url')
+      }
+    },
+    run: (flags, admin) =>
+      admin.request('PATCH', path('oauth', 'apps', flags.id), {
+        name: flags.name,
+        redirect_uris: flags['redirect-uri'],
+        scopes: flags.scopes === undefined ? undefined : words(flags.scopes),
+        webhook_url: flags['webhook-url'],
+      }),
+  }),
+  command({
+    name: 'app activate',
+    summary: 'Take an OAuth app out of development mode, so that /authorize serves it',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('PATCH', path('oauth', 'apps', flags.id), { active: true }),
+  }),
+  command({
+    name: 'app rotate-secret',
+    summary: 'Give an OAuth app a new client secret (printed this once); the old one stops working',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('POST', `${path('oauth', 'apps', flags.id)}/secret`),
   }),
   command({
     name: 'token',

@@ -6,9 +6,11 @@ import { UsageError } from './errors.js'
 export interface Flag<T> {
   type: 'string' | 'boolean'
   required: boolean
+  /** Given once per value (`--redirect-uri A --redirect-uri B`). */
+  multiple?: boolean
   /** The value as usage shows it (NAME, active|suspended); none for a switch. */
   placeholder?: string
-  read(raw: string | boolean | undefined, name: string): T
+  read(raw: string | boolean | string[] | undefined, name: string): T
 }
 
 export type FlagSpecs = Record<string, Flag<unknown>>
@@ -46,6 +48,15 @@ export const positiveInteger = (placeholder: string) =>
     return Number(raw)
   })
 
+/** A flag given once per value; its values in order. */
+export const repeated = (placeholder: string): Flag<string[] | undefined> => ({
+  type: 'string',
+  required: false,
+  multiple: true,
+  placeholder,
+  read: (raw) => (Array.isArray(raw) && raw.length > 0 ? raw : undefined),
+})
+
 export const toggle = (): Flag<boolean> => ({ type: 'boolean', required: false, read: (raw) => raw === true })
 
 /** An empty value counts as missing: no required field of the admin API accepts one. */
@@ -63,9 +74,15 @@ export function required<T>(flag: Flag<T | undefined>): Flag<T> {
 
 /** Reads `args` strictly against `specs`: unknown flags and stray words are usage errors. */
 export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagValues<S> {
-  const options: Record<string, { type: 'string' | 'boolean'; multiple: false }> = {}
-  for (const [name, flag] of Object.entries(specs)) options[name] = { type: flag.type, multiple: false }
-  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }
+  const options: Record<string, { type: 'string' | 'boolean'; multiple: boolean }> = {}
+  for (const [name, flag] of Object.entries(specs)) {
+    options[name] = { type: flag.type, multiple: flag.multiple ?? false }
+  }
+  // Only string flags are multiple, so a list holds strings.
+  let parsed: {
+    values: Record<string, string | boolean | (string | boolean)[] | undefined>
+    positionals: string[]
+  }
   try {
     parsed = parseArgs({ args, options, strict: true, allowPositionals: true })
   } catch (error) {
@@ -75,7 +92,7 @@ export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagV
   if (stray !== undefined) throw new UsageError(`unexpected argument '${stray}'`)
   const values = Object.entries(specs).map(([name, flag]) => [
     name,
-    flag.read(parsed.values[name], `--${name}`),
+    flag.read(parsed.values[name] as string | boolean | string[] | undefined, `--${name}`),
   ])
   return Object.fromEntries(values) as FlagValues<S>
 }
@@ -85,6 +102,7 @@ export function flagsUsage(specs: FlagSpecs): string {
   return Object.entries(specs)
     .map(([name, flag]) => {
       const shown = flag.placeholder ? `--${name} ${flag.placeholder}` : `--${name}`
+      if (flag.multiple) return flag.required ? `${shown} [${shown} ...]` : `[${shown} ...]`
       return flag.required ? shown : `[${shown}]`
     })
     .join(' ')

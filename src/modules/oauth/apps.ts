@@ -1,0 +1,188 @@
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import type { Config } from '../../config.js'
+import type { Database } from '../../platform/db/connection.js'
+import type { Pagination } from '../../platform/http/envelope.js'
+import { Invalid, NotFound, Unavailable } from '../../platform/http/errors.js'
+import { paginate } from '../../platform/http/pagination.js'
+import {
+  type AppRow,
+  findApp,
+  findScopes,
+  insertApp,
+  listApps as listAppRows,
+  listScopes as listScopeRows,
+  updateApp as updateAppRow,
+} from './repository.js'
+
+export interface AppView {
+  _id: string
+  name: string
+  redirect_uris: string[]
+  scopes: string[]
+  active: boolean
+  public: boolean
+  created_by: string | null
+  webhook_url: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface ScopeView {
+  scope: string
+  description: string
+  category: string
+}
+
+export interface AppInput {
+  name: string
+  redirect_uris: string[]
+  scopes: string[]
+  active?: boolean
+  public?: boolean
+  created_by?: string
+  webhook_url?: string
+}
+
+const appView = (row: AppRow): AppView => ({
+  _id: row.id,
+  name: row.name,
+  redirect_uris: row.redirectUris,
+  scopes: row.scopes,
+  active: row.active,
+  public: row.isPublic,
+  created_by: row.createdBy,
+  webhook_url: row.webhookUrl,
+  created_at: row.createdAt.toISOString(),
+  updated_at: row.updatedAt.toISOString(),
+})
+
+/**
+ * The key client secrets are hashed under, derived from SECRETS_ENCRYPTION_KEY. A keyed hash, not a slow
+ * one: secrets are server-generated with 256 bits, so guessing is hopeless anyway, and argon2 on every
+ * token request would cap throughput for nothing.
+ */
+function clientSecretKey(config: Config): Buffer {
+  if (!config.secretsKey)
+    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: client secrets cannot be kept')
+  return Buffer.from(hkdfSync('sha256', config.secretsKey, Buffer.alloc(0), 'oauth client secret', 32))
+}
+
+const hashClientSecret = (config: Config, secret: string): string =>
+  createHmac('sha256', clientSecretKey(config)).update(secret).digest('hex')
+
+/** A new secret and its hash: 256 random bits, shown to the caller once and kept only as the hash. */
+function newClientSecret(config: Config): { secret: string; hash: string } {
+  const secret = randomBytes(32).toString('base64url')
+  return { secret, hash: hashClientSecret(config, secret) }
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/** RFC 9700 2.1: https, or http only on the loopback interface (native apps); no fragment. */
+function assertRedirectUri(uri: string, field: string): void {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    throw new Invalid(`${field} must be an absolute URL`)
+  }
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))
+  if (!secure) throw new Invalid(`${field} must use https, or http on a loopback address`)
+  if (url.hash) throw new Invalid(`${field} must not have a fragment`)
+}
+
+function assertWebhookUrl(uri: string): void {
+  let url: URL | undefined
+  try {
+    url = new URL(uri)
+  } catch {}
+  if (!url || !['https:', 'http:'].includes(url.protocol))
+    throw new Invalid('webhook_url must be an http(s) URL')
+}
+
+async function assertKnownScopes(db: Database, scopes: string[]): Promise<void> {
+  const known = new Set((await findScopes(db, scopes)).map((row) => row.scope))
+  const unknown = scopes.filter((scope) => !known.has(scope))
+  if (unknown.length > 0) throw new Invalid(`scopes has unknown scopes: ${unknown.join(', ')}`, { unknown })
+}
+
+async function assertAppInput(db: Database, input: Partial<AppInput>): Promise<void> {
+  input.redirect_uris?.forEach((uri, i) => assertRedirectUri(uri, `redirect_uris[${i}]`))
+  if (input.webhook_url) assertWebhookUrl(input.webhook_url)
+  if (input.scopes) await assertKnownScopes(db, input.scopes)
+}
+
+const distinct = (values: string[]) => [...new Set(values)]
+
+export async function listScopes(db: Database): Promise<ScopeView[]> {
+  return (await listScopeRows(db)).map(({ scope, description, category }) => ({
+    scope,
+    description,
+    category,
+  }))
+}
+
+/** Registers an app; the answer carries its `client_secret`, which is never shown again. */
+export async function createApp(
+  db: Database,
+  config: Config,
+  input: AppInput,
+): Promise<AppView & { client_id: string; client_secret: string }> {
+  await assertAppInput(db, input)
+  const { secret, hash } = newClientSecret(config)
+  const row = await insertApp(db, {
+    name: input.name,
+    clientSecretHash: hash,
+    redirectUris: distinct(input.redirect_uris),
+    scopes: distinct(input.scopes),
+    active: input.active ?? false,
+    isPublic: input.public ?? false,
+    createdBy: input.created_by ?? null,
+    webhookUrl: input.webhook_url ?? null,
+  })
+  return { ...appView(row), client_id: row.id, client_secret: secret }
+}
+
+export async function getApp(db: Database, id: string): Promise<AppView> {
+  const row = await findApp(db, id)
+  if (!row) throw new NotFound('App not found')
+  return appView(row)
+}
+
+export function listApps(
+  db: Database,
+  query: { page: number; limit: number },
+): Promise<{ data: AppView[]; pagination: Pagination }> {
+  return paginate(query, (window) => listAppRows(db, window), appView)
+}
+
+/** Changes what is given; `active: true` takes the app out of development mode. */
+export async function updateApp(
+  db: Database,
+  id: string,
+  changes: Partial<Omit<AppInput, 'created_by' | 'webhook_url'>> & { webhook_url?: string | null },
+): Promise<AppView> {
+  await assertAppInput(db, { ...changes, webhook_url: changes.webhook_url ?? undefined })
+  const row = await updateAppRow(db, id, {
+    ...(changes.name !== undefined && { name: changes.name }),
+    ...(changes.redirect_uris && { redirectUris: distinct(changes.redirect_uris) }),
+    ...(changes.scopes && { scopes: distinct(changes.scopes) }),
+    ...(changes.active !== undefined && { active: changes.active }),
+    ...(changes.public !== undefined && { isPublic: changes.public }),
+    ...(changes.webhook_url !== undefined && { webhookUrl: changes.webhook_url }),
+  })
+  if (!row) throw new NotFound('App not found')
+  return appView(row)
+}
+
+/** A new secret replaces the old one at once: the old one stops authenticating the app. */
+export async function rotateClientSecret(
+  db: Database,
+  config: Config,
+  id: string,
+): Promise<{ client_id: string; client_secret: string }> {
+  const { secret, hash } = newClientSecret(config)
+  const row = await updateAppRow(db, id, { clientSecretHash: hash })
+  if (!row) throw new NotFound('App not found')
+  return { client_id: row.id, client_secret: secret }
+}
