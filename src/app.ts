@@ -20,7 +20,9 @@ import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
 import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
+import { oauthRoutes } from './modules/oauth/routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
+import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
 import type { Platform } from './platform/context.js'
@@ -63,6 +65,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     bodyLimit: 1_048_576,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // Before the database opens: a bad key stops the start at once, naming its variable.
+  const oauthKeys = await loadOAuthKeys(config.oauth)
   const ownsDatabase = !options.database
   const database =
     options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
@@ -81,7 +85,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: app.log,
   })
   const storage = createObjectStorage(config)
-  const platform: Platform = { config, db: database.db, queue, events, tokens, storage, log: app.log }
+  const platform: Platform = {
+    config,
+    db: database.db,
+    queue,
+    events,
+    tokens,
+    oauthKeys,
+    storage,
+    log: app.log,
+  }
   app.decorate('platform', platform)
   defineEmailJobs(platform)
 
@@ -124,6 +137,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(oauthAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(oauthRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 
@@ -32,6 +32,12 @@ export interface Config {
   }
   /** 32-byte key encrypting provider credentials kept in the database (subuser API keys); unset only in production. */
   secretsKey: Buffer | undefined
+  oauth: {
+    /** ES256 private key of OAuth access tokens (PEM or JWK); unset only in production without it. */
+    signingKey: string | undefined
+    /** Public JWKs (JSON array) still published after a rotation, until tokens they signed expire. */
+    previousPublicKeys: string | undefined
+  }
   rateLimits: { emailSendPerMinute: number; roomPerMinute: number }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
 }
@@ -45,6 +51,7 @@ interface DevSecrets {
   jwtSecret: string
   adminToken: string
   secretsKey: string
+  oauthSigningKey: string
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -111,6 +118,10 @@ export function loadConfig(env: Env = process.env): Config {
       sendMaintenance: boolean(env, 'EMAIL_SEND_MAINTENANCE', false),
     },
     secretsKey: secretsKey(env.SECRETS_ENCRYPTION_KEY || secrets?.secretsKey),
+    oauth: {
+      signingKey: env.OAUTH_SIGNING_KEY || secrets?.oauthSigningKey,
+      previousPublicKeys: env.OAUTH_PREVIOUS_PUBLIC_KEYS || undefined,
+    },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
       roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
@@ -129,6 +140,7 @@ function devSecrets(dataDir: string): DevSecrets {
     jwtSecret: kept.jwtSecret ?? randomBytes(32).toString('hex'),
     adminToken: kept.adminToken ?? randomBytes(24).toString('hex'),
     secretsKey: kept.secretsKey ?? randomBytes(32).toString('hex'),
+    oauthSigningKey: kept.oauthSigningKey ?? newSigningKey(),
   }
   // Written once, and again only when a newer version adds a secret the file lacks.
   if (Object.keys(secrets).some((name) => !(name in kept))) {
@@ -137,6 +149,13 @@ function devSecrets(dataDir: string): DevSecrets {
   }
   return secrets
 }
+
+/** A P-256 private key (PKCS #8 PEM) for ES256 access tokens. */
+const newSigningKey = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+  }) as string
 
 /** Where the generated development secrets live; the CLI reads the admin token from here. */
 export function devSecretsFile(dataDir: string): string {

@@ -1,12 +1,14 @@
 import { buildApp } from './app.js'
+import { ConfigError } from './config.js'
 import { closeOnSignals, loadConfigOrExit } from './lifecycle.js'
 import { DataDirInUse } from './platform/db/data-dir-lock.js'
 
 /** Process entry: the API and, unless RUN_WORKERS=false, the job workers in one process. */
 const config = loadConfigOrExit()
 const app = await buildApp(config).catch((error: unknown) => {
-  if (!(error instanceof DataDirInUse)) throw error
-  console.error(`Cannot start: ${error.message}`)
+  if (error instanceof ConfigError) console.error(`Configuration error: ${error.message}`)
+  else if (error instanceof DataDirInUse) console.error(`Cannot start: ${error.message}`)
+  else throw error
   process.exit(1)
 })
 await app.listen({ port: config.port, host: config.host })

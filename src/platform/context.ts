@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
+import type { OAuthKeys } from './auth/oauth-keys.js'
 import type { PlatformTokens } from './auth/platform-jwt.js'
 import type { Database } from './db/connection.js'
 import type { Events } from './events/emit.js'
@@ -13,6 +14,7 @@ export interface Platform {
   queue: JobQueue
   events: Events
   tokens: PlatformTokens
+  oauthKeys: OAuthKeys
   storage: ObjectStorage
   log: FastifyBaseLogger
 }
