@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id } from '../../platform/http/schemas.js'
+import { findUsersByEmail } from '../accounts/user-search.js'
 
 const Jwks = Type.Object({
   keys: Type.Array(
@@ -19,7 +23,21 @@ const Jwks = Type.Object({
   ),
 })
 
-/** The authorization server's public endpoints. */
+const FoundUser = Type.Object({
+  _id: Id(),
+  email: Type.String(),
+  name: Type.String(),
+  accounts: Type.Array(Type.Object({ _id: Id(), name: Type.String(), main: Type.Boolean() })),
+})
+
+const FindUsersQuery = Type.Composite([
+  Type.Object({
+    email: Type.String({ minLength: 1, maxLength: 320, description: 'Part of the email, any case' }),
+  }),
+  PageQuery(10, 50),
+])
+
+/** The authorization server's endpoints. */
 export const oauthRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   app.get(
     '/.well-known/jwks.json',
@@ -34,6 +52,25 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       // Short enough that a rotation reaches verifiers well within an access token's hour.
       reply.header('cache-control', 'public, max-age=300')
       return platform.oauthKeys.jwks
+    },
+  )
+
+  app.get(
+    '/v1/auth/oauth/findUsers',
+    {
+      // It lists users across accounts: operators only.
+      onRequest: app.authenticateAdmin,
+      schema: {
+        tags: ['oauth'],
+        summary: 'Users whose email contains `email`, each with the accounts they belong to',
+        security: [{ admin: [] }],
+        querystring: FindUsersQuery,
+        response: { 200: PageEnvelope(FoundUser) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await findUsersByEmail(platform.db, request.query)
+      return okPage(data, pagination)
     },
   )
 }

@@ -1,0 +1,46 @@
+import { asc, count, eq, ilike, inArray } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { containsPattern } from '../../platform/db/search.js'
+import { accounts, memberships, users } from './tables.js'
+
+/**
+ * Users whose email contains `email` (case-insensitive), by email. Deliberately across accounts: only
+ * the admin-guarded user directory calls it.
+ */
+export async function searchUsersByEmail(
+  db: Database,
+  email: string,
+  window: { offset: number; limit: number },
+): Promise<{ rows: { id: string; email: string; name: string }[]; total: number }> {
+  const matches = ilike(users.email, containsPattern(email))
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select({ id: users.id, email: users.email, name: users.name })
+      .from(users)
+      .where(matches)
+      .orderBy(asc(users.email), asc(users.id))
+      .limit(window.limit)
+      .offset(window.offset),
+    db.select({ total: count() }).from(users).where(matches),
+  ])
+  return { rows, total: totals?.total ?? 0 }
+}
+
+/** The accounts of the users, with their names and which one is each user's main account. */
+export function findAccountsOfUsers(
+  db: Database,
+  userIds: string[],
+): Promise<{ userId: string; accountId: string; name: string; main: boolean }[]> {
+  if (userIds.length === 0) return Promise.resolve([])
+  return db
+    .select({
+      userId: memberships.userId,
+      accountId: accounts.id,
+      name: accounts.name,
+      main: memberships.main,
+    })
+    .from(memberships)
+    .innerJoin(accounts, eq(accounts.id, memberships.accountId))
+    .where(inArray(memberships.userId, userIds))
+    .orderBy(asc(memberships.createdAt))
+}
