@@ -20,7 +20,9 @@ import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
 import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
+import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
 import { oauthRoutes } from './modules/oauth/routes.js'
+import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
@@ -138,6 +140,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(oauthAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(oauthRoutes, { platform })
+  await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
+  await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

@@ -37,8 +37,15 @@ export interface Config {
     signingKey: string | undefined
     /** Public JWKs (JSON array) still published after a rotation, until tokens they signed expire. */
     previousPublicKeys: string | undefined
+    /** Seconds a replaced refresh token stays usable, for a client that lost the answer. */
+    refreshGraceSeconds: number
   }
-  rateLimits: { emailSendPerMinute: number; roomPerMinute: number }
+  rateLimits: {
+    emailSendPerMinute: number
+    roomPerMinute: number
+    oauthAuthorizePerMinute: number
+    oauthTokenPerHour: number
+  }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
 }
 
@@ -121,10 +128,13 @@ export function loadConfig(env: Env = process.env): Config {
     oauth: {
       signingKey: env.OAUTH_SIGNING_KEY || secrets?.oauthSigningKey,
       previousPublicKeys: env.OAUTH_PREVIOUS_PUBLIC_KEYS || undefined,
+      refreshGraceSeconds: integer(env, 'OAUTH_REFRESH_GRACE_SECONDS', 60, 0, 3600),
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
       roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
+      oauthAuthorizePerMinute: integer(env, 'RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE', 10, 1),
+      oauthTokenPerHour: integer(env, 'RATE_LIMIT_OAUTH_TOKEN_PER_HOUR', 100, 1),
     },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),

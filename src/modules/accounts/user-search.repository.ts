@@ -1,4 +1,4 @@
-import { asc, count, eq, ilike, inArray } from 'drizzle-orm'
+import { asc, count, eq, ilike, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { accounts, memberships, users } from './tables.js'
@@ -43,4 +43,16 @@ export function findAccountsOfUsers(
     .innerJoin(accounts, eq(accounts.id, memberships.accountId))
     .where(inArray(memberships.userId, userIds))
     .orderBy(asc(memberships.createdAt))
+}
+
+/** The user with this email, in any case (emails are unique by their lower-case form). */
+export async function findUserByEmail(
+  db: Database,
+  email: string,
+): Promise<{ id: string; email: string; name: string; passwordHash: string } | undefined> {
+  const [row] = await db
+    .select({ id: users.id, email: users.email, name: users.name, passwordHash: users.passwordHash })
+    .from(users)
+    .where(eq(sql`lower(${users.email})`, email.trim().toLowerCase()))
+  return row
 }

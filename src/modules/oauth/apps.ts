@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
@@ -69,6 +69,13 @@ function clientSecretKey(config: Config): Buffer {
 
 const hashClientSecret = (config: Config, secret: string): string =>
   createHmac('sha256', clientSecretKey(config)).update(secret).digest('hex')
+
+/** Whether `secret` is the app's current client secret (compared as keyed hashes, in constant time). */
+export function clientSecretMatches(config: Config, app: AppRow, secret: string): boolean {
+  const given = Buffer.from(hashClientSecret(config, secret), 'hex')
+  const stored = Buffer.from(app.clientSecretHash, 'hex')
+  return given.length === stored.length && timingSafeEqual(given, stored)
+}
 
 /** A new secret and its hash: 256 random bits, shown to the caller once and kept only as the hash. */
 function newClientSecret(config: Config): { secret: string; hash: string } {

@@ -1,9 +1,11 @@
-import { asc, count, desc, eq, inArray } from 'drizzle-orm'
+import { and, asc, count, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { oauthApps, oauthScopes } from './tables.js'
+import { oauthApps, oauthCodes, oauthRefreshTokens, oauthScopes } from './tables.js'
 
 export type AppRow = typeof oauthApps.$inferSelect
 export type ScopeRow = typeof oauthScopes.$inferSelect
+export type CodeRow = typeof oauthCodes.$inferSelect
+export type RefreshTokenRow = typeof oauthRefreshTokens.$inferSelect
 type AppValues = Omit<typeof oauthApps.$inferInsert, 'id' | 'createdAt' | 'updatedAt'>
 
 export function listScopes(db: Database): Promise<ScopeRow[]> {
@@ -52,4 +54,71 @@ export async function listApps(
     .limit(window.limit)
   const [counted] = await db.select({ total: count() }).from(oauthApps)
   return { rows, total: counted?.total ?? 0 }
+}
+
+export async function insertCode(db: Database, values: typeof oauthCodes.$inferInsert): Promise<void> {
+  await db.insert(oauthCodes).values(values)
+}
+
+/** Marks the code used, once: the row only for the first exchange, whatever runs concurrently. */
+export async function useCode(db: Database, codeHash: string): Promise<CodeRow | undefined> {
+  const [row] = await db
+    .update(oauthCodes)
+    .set({ usedAt: new Date() })
+    .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt)))
+    .returning()
+  return row
+}
+
+export async function findCode(db: Database, codeHash: string): Promise<CodeRow | undefined> {
+  const [row] = await db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, codeHash))
+  return row
+}
+
+export async function insertRefreshToken(
+  db: Database,
+  values: Omit<typeof oauthRefreshTokens.$inferInsert, 'id' | 'createdAt'>,
+): Promise<void> {
+  await db.insert(oauthRefreshTokens).values(values)
+}
+
+/** The refresh token, locked until the transaction ends, so that two refreshes with it take turns. */
+export async function findRefreshTokenForUpdate(
+  db: Database,
+  tokenHash: string,
+): Promise<RefreshTokenRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(oauthRefreshTokens)
+    .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
+    .for('update')
+  return row
+}
+
+/** Replaces the token: it stays usable for the grace period from the first replacement. */
+export async function markRefreshTokenReplaced(db: Database, id: string): Promise<void> {
+  await db
+    .update(oauthRefreshTokens)
+    .set({ replacedAt: sql`coalesce(${oauthRefreshTokens.replacedAt}, now())`, lastUsed: new Date() })
+    .where(eq(oauthRefreshTokens.id, id))
+}
+
+/** Revokes the grant's tokens that are still live; with `except`, all but that one. */
+export async function revokeRefreshTokensOfCode(
+  db: Database,
+  codeId: string,
+  except?: string,
+): Promise<number> {
+  const rows = await db
+    .update(oauthRefreshTokens)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(oauthRefreshTokens.codeId, codeId),
+        isNull(oauthRefreshTokens.revokedAt),
+        except ? ne(oauthRefreshTokens.id, except) : undefined,
+      ),
+    )
+    .returning({ id: oauthRefreshTokens.id })
+  return rows.length
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, pgTable, text } from 'drizzle-orm/pg-core'
+import { boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
 
 /** What a third-party app may ask for; seeded with the spec's nine scopes by the migration. */
@@ -30,4 +30,52 @@ export const oauthApps = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [idFormat('oauth_apps_id_format', t.id), index('oauth_apps_created').on(t.createdAt)],
+)
+
+/** An authorization code, kept as its SHA-256: single use, 10 minutes, bound to all it was issued for. */
+export const oauthCodes = pgTable(
+  'oauth_codes',
+  {
+    id: idColumn(),
+    codeHash: text('code_hash').notNull(),
+    clientId: text('client_id').notNull(),
+    userId: text('user_id').notNull(),
+    accountId: text('account_id').notNull(),
+    scopes: text('scopes').array().notNull(),
+    redirectUri: text('redirect_uri').notNull(),
+    /** PKCE (S256 only); null when the client sent none. */
+    codeChallenge: text('code_challenge'),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (t) => [idFormat('oauth_codes_id_format', t.id), uniqueIndex('oauth_codes_hash').on(t.codeHash)],
+)
+
+/**
+ * A refresh token, kept as its SHA-256. Tokens of one grant (`code_id`: the code that started it) form a
+ * chain: each refresh replaces the token, and using a replaced one after the grace period revokes them all.
+ */
+export const oauthRefreshTokens = pgTable(
+  'oauth_refresh_tokens',
+  {
+    id: idColumn(),
+    tokenHash: text('token_hash').notNull(),
+    codeId: text('code_id').notNull(),
+    clientId: text('client_id').notNull(),
+    userId: text('user_id').notNull(),
+    accountId: text('account_id').notNull(),
+    scopes: text('scopes').array().notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /** When a refresh replaced it; it stays usable for the grace period after. */
+    replacedAt: timestamp('replaced_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+    lastUsed: timestamp('last_used', { withTimezone: true, mode: 'date' }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('oauth_refresh_tokens_id_format', t.id),
+    uniqueIndex('oauth_refresh_tokens_hash').on(t.tokenHash),
+    index('oauth_refresh_tokens_code').on(t.codeId),
+  ],
 )

@@ -39,7 +39,9 @@ async function publicJwk(key: KeyObject): Promise<PublicSigningJwk> {
 }
 
 /** Reads and checks the configured keys; a bad one stops the start with the variable's name. */
-export async function loadOAuthKeys(config: Config['oauth']): Promise<OAuthKeys> {
+export async function loadOAuthKeys(
+  config: Pick<Config['oauth'], 'signingKey' | 'previousPublicKeys'>,
+): Promise<OAuthKeys> {
   let signing: OAuthKeys['signing']
   const keys: PublicSigningJwk[] = []
   if (config.signingKey) {

@@ -1,0 +1,174 @@
+import cookie from '@fastify/cookie'
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { byIp } from '../../platform/http/rate-limit.js'
+import { getUser } from '../accounts/service.js'
+import {
+  appOfFlow,
+  checkAuthorizationRequest,
+  consentDetails,
+  issueCode,
+  redirectTo,
+  signIn,
+} from './authorize.js'
+import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.js'
+import { message } from './messages.js'
+import { accountsPage, consentPage, errorPage, type PageContext, signInPage } from './pages.js'
+
+const FLOW_COOKIE_SECONDS = 15 * 60
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
+
+type Form = Record<string, unknown>
+
+/**
+ * `GET|POST /authorize` and the pages after sign-in (`/authorize/account`, `/authorize/consent`): server-
+ * rendered, CSRF-protected by a cookie the signed flow token must match, 303 after every POST, never framed.
+ */
+export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, config } = platform
+  await app.register(cookie)
+  await app.register(formbody)
+  const secureCookie = config.publicBaseUrl.startsWith('https:')
+  const limited = {
+    rateLimit: { max: config.rateLimits.oauthAuthorizePerMinute, timeWindow: '1 minute', keyGenerator: byIp },
+  }
+
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('content-security-policy', CSP)
+    reply.header('x-frame-options', 'DENY')
+    reply.header('cache-control', 'no-store')
+    reply.header('referrer-policy', 'no-referrer')
+  })
+
+  const html = (reply: FastifyReply, status: number, body: string) =>
+    reply.status(status).type('text/html; charset=utf-8').send(body)
+
+  async function pageContext(flow: Flow, clientName: string): Promise<PageContext> {
+    return {
+      locale: flow.locale,
+      clientName,
+      token: await signFlow(config, flow),
+      baseUrl: config.publicBaseUrl,
+    }
+  }
+
+  /** The posted flow and its app, or the page that says the request cannot go on. */
+  async function postedFlow(request: FastifyRequest, reply: FastifyReply) {
+    const form = (request.body ?? {}) as Form
+    try {
+      const flow = await readFlow(config, form.token, request.cookies[CSRF_COOKIE])
+      const client = await appOfFlow(db, flow)
+      if (client) return { flow, client, form }
+      html(reply, 400, errorPage(flow.locale, 'unauthorized_client', 'Invalid Client ID'))
+    } catch (error) {
+      if (!(error instanceof FlowExpired)) throw error
+      html(reply, 400, errorPage('en', 'invalid_request', message('en', 'expired')))
+    }
+    return undefined
+  }
+
+  app.get(
+    '/authorize',
+    { config: limited, schema: { tags: ['oauth'], summary: 'Start an authorization: the sign-in page' } },
+    async (request, reply) => {
+      const outcome = await checkAuthorizationRequest(db, config, request.query as Record<string, unknown>)
+      if (outcome.kind === 'error-page') {
+        return html(reply, 400, errorPage('en', outcome.error, outcome.description))
+      }
+      if (outcome.kind === 'redirect') return reply.redirect(outcome.location, 302)
+      // One cookie per browser: a second tab's flow keeps the value, so both pages stay valid.
+      const csrf = request.cookies[CSRF_COOKIE] || newCsrfValue()
+      reply.setCookie(CSRF_COOKIE, csrf, {
+        path: '/v1/auth/oauth',
+        httpOnly: true,
+        sameSite: 'strict',
+        secure: secureCookie,
+        maxAge: FLOW_COOKIE_SECONDS,
+      })
+      const ctx = await pageContext({ ...outcome.request, csrf }, outcome.clientName)
+      return html(reply, 200, signInPage(ctx))
+    },
+  )
+
+  app.post(
+    '/authorize',
+    { config: limited, schema: { tags: ['oauth'], summary: 'The sign-in form (email, password, token)' } },
+    async (request, reply) => {
+      const posted = await postedFlow(request, reply)
+      if (!posted) return reply
+      const { flow, client, form } = posted
+      const user = await signIn(db, form.email, form.password)
+      if (!user) {
+        request.log.info({ client_id: client.id }, 'oauth sign-in refused')
+        const ctx = await pageContext(flow, client.name)
+        return html(reply, 401, signInPage(ctx, message(flow.locale, 'wrongCredentials')))
+      }
+      const [only, ...others] = user.accounts
+      if (!only)
+        return html(reply, 403, errorPage(flow.locale, 'access_denied', message(flow.locale, 'noAccounts')))
+      if (others.length > 0) {
+        return html(
+          reply,
+          200,
+          accountsPage(await pageContext({ ...flow, uid: user._id }, client.name), user.accounts),
+        )
+      }
+      const consenting = { ...flow, uid: user._id, account_id: only._id }
+      return html(
+        reply,
+        200,
+        consentPage(await pageContext(consenting, client.name), await consentDetails(db, consenting)),
+      )
+    },
+  )
+
+  app.post(
+    '/authorize/account',
+    { schema: { tags: ['oauth'], summary: 'The account chosen by a user of several (account_id, token)' } },
+    async (request, reply) => {
+      const posted = await postedFlow(request, reply)
+      if (!posted) return reply
+      const { flow, client, form } = posted
+      const memberOf = flow.uid ? (await getUser(db, flow.uid)).memberships.map((m) => m.account_id) : []
+      if (!flow.uid || typeof form.account_id !== 'string' || !memberOf.includes(form.account_id)) {
+        return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
+      }
+      const consenting = { ...flow, uid: flow.uid, account_id: form.account_id }
+      return html(
+        reply,
+        200,
+        consentPage(await pageContext(consenting, client.name), await consentDetails(db, consenting)),
+      )
+    },
+  )
+
+  app.post(
+    '/authorize/consent',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'The decision on the consent page (decision: allow or deny, token)',
+      },
+    },
+    async (request, reply) => {
+      const posted = await postedFlow(request, reply)
+      if (!posted) return reply
+      const { flow, form } = posted
+      const { uid, account_id } = flow
+      if (!uid || !account_id) {
+        return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
+      }
+      if (form.decision !== 'allow') {
+        const denied = {
+          error: 'access_denied',
+          error_description: 'The user denied access',
+          state: flow.state,
+        }
+        return reply.redirect(redirectTo(config, flow.redirect_uri, denied), 303)
+      }
+      return reply.redirect(await issueCode(db, config, { ...flow, uid, account_id }), 303)
+    },
+  )
+}

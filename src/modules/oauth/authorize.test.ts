@@ -1,0 +1,366 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import {
+  browser,
+  createUser,
+  PASSWORD,
+  type RegisteredApp,
+  redirected,
+  registerApp,
+  tokenRequest,
+} from '../../../test/helpers/oauth.js'
+
+const CALLBACK = 'https://hub.example.com/callback'
+
+describe('authorization code flow: /authorize pages and /token', () => {
+  let t: TestApp
+  let client: RegisteredApp
+  let agencyId: string
+  let clientAccountId: string
+  let parentedId: string
+
+  beforeAll(async () => {
+    t = await buildTestApp({
+      RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+      PUBLIC_BASE_URL: 'https://platform.example.com',
+    })
+    const account = async (payload: object) =>
+      (
+        await t.app.inject({ method: 'POST', url: '/v1/admin/accounts', headers: adminHeaders, payload })
+      ).json().data._id as string
+    agencyId = await account({ name: 'Agency' })
+    clientAccountId = await account({ name: 'Client Co' })
+    parentedId = await account({ name: 'Branch', parent_account: agencyId })
+    await createUser(t.app, 'solo@flow.example', [parentedId])
+    await createUser(t.app, 'multi@flow.example', [agencyId, clientAccountId])
+    client = await registerApp(t.app)
+  })
+  afterAll(() => t.close())
+
+  const authorizeQuery = (overrides: Record<string, string> = {}) => ({
+    response_type: 'code',
+    client_id: client._id,
+    redirect_uri: CALLBACK,
+    scope: 'crm.contacts.read sites.read billing.read',
+    state: 'xyz-123',
+    ...overrides,
+  })
+
+  /** Signs in as `email` through the pages and allows; the code and the redirect it came in. */
+  async function authorize(
+    email: string,
+    query: Record<string, string> = authorizeQuery(),
+    accountId?: string,
+  ) {
+    const b = browser(t.app)
+    const signIn = await b.open(query)
+    let page = await b.post('', { token: signIn.token, email, password: PASSWORD })
+    if (accountId) page = await b.post('/account', { token: page.token, account_id: accountId })
+    const decided = await b.post('/consent', { token: page.token, decision: 'allow' })
+    const location = redirected(decided.headers)
+    return { code: location.searchParams.get('code') as string, location, status: decided.status }
+  }
+
+  const exchange = (code: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t.app, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...extra }, [
+      client._id,
+      client.client_secret,
+    ])
+
+  it('signs in, asks consent for the allowed scopes, and redirects with a code that /token exchanges', async () => {
+    const b = browser(t.app)
+    const signIn = await b.open(authorizeQuery())
+    expect(signIn.status).toBe(200)
+    expect(signIn.html).toContain('Reporting Hub')
+    expect(signIn.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+    expect(signIn.headers['set-cookie']).toMatch(
+      /oauth_csrf=.+; Max-Age=900; Path=\/v1\/auth\/oauth; HttpOnly; Secure; SameSite=Strict/,
+    )
+    expect(signIn.headers['access-control-allow-origin']).toBeUndefined()
+
+    const consent = await b.post('', { token: signIn.token, email: 'SOLO@flow.example', password: PASSWORD })
+    expect(consent.status).toBe(200)
+    // billing.read was asked for but the app may not have it: the intersection is shown.
+    expect(consent.html).toContain('See your contacts')
+    expect(consent.html).toContain('See your sites and funnels')
+    expect(consent.html).not.toContain('billing')
+    expect(consent.html).toContain('Branch')
+
+    const decided = await b.post('/consent', { token: consent.token, decision: 'allow' })
+    expect(decided.status).toBe(303)
+    const location = redirected(decided.headers)
+    expect(`${location.origin}${location.pathname}`).toBe(CALLBACK)
+    expect(location.searchParams.get('state')).toBe('xyz-123')
+    expect(location.searchParams.get('iss')).toBe('https://platform.example.com')
+
+    const response = await exchange(location.searchParams.get('code') as string)
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['cache-control']).toBe('no-store')
+    const body = response.json()
+    expect(body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_token: expect.stringMatching(/^[\w-]{43}$/),
+      scope: 'crm.contacts.read sites.read',
+    })
+    const jwks = (await t.app.inject({ url: '/.well-known/jwks.json' })).json()
+    const { payload, protectedHeader } = await jwtVerify(body.access_token, createLocalJWKSet(jwks), {
+      issuer: 'https://platform.example.com',
+      audience: 'https://platform.example.com',
+    })
+    expect(protectedHeader.alg).toBe('ES256')
+    expect(payload).toMatchObject({
+      type: 'access_token',
+      account_id: parentedId,
+      parent_account: agencyId,
+      client_id: client._id,
+      scope: 'crm.contacts.read sites.read',
+      jti: expect.any(String),
+    })
+    expect((payload.exp as number) - (payload.iat as number)).toBe(3600)
+  })
+
+  it('lets a user of several accounts choose one, and only one of theirs', async () => {
+    const b = browser(t.app)
+    const signIn = await b.open(authorizeQuery())
+    const choose = await b.post('', { token: signIn.token, email: 'multi@flow.example', password: PASSWORD })
+    expect(choose.html).toContain('Agency')
+    expect(choose.html).toContain('Client Co')
+    const foreign = await b.post('/account', { token: choose.token, account_id: parentedId })
+    expect(foreign.status).toBe(400)
+
+    const { code } = await authorize('multi@flow.example', authorizeQuery(), clientAccountId)
+    const { access_token } = (await exchange(code)).json()
+    const claims = JSON.parse(Buffer.from(access_token.split('.')[1], 'base64url').toString())
+    expect(claims).toMatchObject({ account_id: clientAccountId, parent_account: null })
+  })
+
+  it('shows the pages in Spanish for user_locale=es', async () => {
+    const page = await browser(t.app).open(authorizeQuery({ user_locale: 'es-MX' }))
+    expect(page.html).toContain('<html lang="es">')
+    expect(page.html).toContain('Contraseña')
+  })
+
+  it('refuses a wrong password on the sign-in page, and a page posted without its cookie or token', async () => {
+    const b = browser(t.app)
+    const signIn = await b.open(authorizeQuery())
+    const wrong = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: 'nope' })
+    expect(wrong.status).toBe(401)
+    expect(wrong.html).toContain('The email or password is not right.')
+    expect(
+      (await b.post('', { token: 'forged', email: 'solo@flow.example', password: PASSWORD })).status,
+    ).toBe(400)
+    b.forgetCookie()
+    const noCookie = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: PASSWORD })
+    expect(noCookie.status).toBe(400)
+    expect(noCookie.html).toContain('This page has expired')
+  })
+
+  it('shows an error page, and never redirects, for an unknown client or an unregistered redirect URI', async () => {
+    for (const query of [
+      authorizeQuery({ client_id: '0123456789abcdef01234567' }),
+      authorizeQuery({ client_id: 'not-an-id' }),
+      authorizeQuery({ redirect_uri: 'https://evil.example.com/callback' }),
+      authorizeQuery({ redirect_uri: `${CALLBACK}/` }),
+    ]) {
+      const page = await browser(t.app).open(query)
+      expect(page.status).toBe(400)
+      expect(page.headers.location).toBeUndefined()
+    }
+    expect((await browser(t.app).open(authorizeQuery({ client_id: 'x' }))).html).toContain(
+      'Invalid Client ID',
+    )
+  })
+
+  it("redirects with the spec's errors, the state and the issuer", async () => {
+    const inactive = await registerApp(t.app, { active: false })
+    const cases: [Record<string, string>, string, string?][] = [
+      [{ client_id: inactive._id }, 'unauthorized_client', 'App is in dev mode'],
+      [{ response_type: '' }, 'invalid_request'],
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ code_challenge: 'a'.repeat(43) }, 'invalid_request'],
+      [{ scope: 'billing.read' }, 'invalid_scope'],
+    ]
+    for (const [overrides, error, description] of cases) {
+      const page = await browser(t.app).open(authorizeQuery(overrides))
+      expect(page.status, error).toBe(302)
+      const location = redirected(page.headers)
+      expect(location.searchParams.get('error')).toBe(error)
+      expect(location.searchParams.get('state')).toBe('xyz-123')
+      expect(location.searchParams.get('iss')).toBe('https://platform.example.com')
+      if (description) expect(location.searchParams.get('error_description')).toBe(description)
+    }
+  })
+
+  it('redirects with access_denied when the user denies', async () => {
+    const b = browser(t.app)
+    const signIn = await b.open(authorizeQuery())
+    const consent = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: PASSWORD })
+    const denied = await b.post('/consent', { token: consent.token, decision: 'deny' })
+    expect(denied.status).toBe(303)
+    expect(Object.fromEntries(redirected(denied.headers).searchParams)).toMatchObject({
+      error: 'access_denied',
+      state: 'xyz-123',
+    })
+  })
+
+  it('uses a code once: a replay is invalid_grant and revokes the tokens the code gave', async () => {
+    const { code } = await authorize('solo@flow.example')
+    const first = (await exchange(code)).json()
+    const replay = await exchange(code)
+    expect(replay.statusCode).toBe(400)
+    expect(replay.json()).toMatchObject({ error: 'invalid_grant' })
+    const refresh = await tokenRequest(
+      t.app,
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      [client._id, client.client_secret],
+    )
+    expect(refresh.json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  it('refuses a code for another redirect URI, after 10 minutes, or of another client', async () => {
+    const mismatch = await authorize('solo@flow.example')
+    expect(
+      (await exchange(mismatch.code, { redirect_uri: 'https://hub.example.com/other' })).json(),
+    ).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'redirect_uri does not match the authorization request',
+    })
+    const other = await registerApp(t.app, { redirect_uris: [CALLBACK] })
+    const stolen = await authorize('solo@flow.example')
+    const asOther = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code: stolen.code, redirect_uri: CALLBACK },
+      [other._id, other.client_secret],
+    )
+    expect(asOther.json()).toMatchObject({ error: 'invalid_grant' })
+    const late = await authorize('solo@flow.example')
+    await t.app.platform.db.execute(
+      `update oauth_codes set expires_at = now() - interval '1 second' where used_at is null` as never,
+    )
+    expect((await exchange(late.code)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  it('authenticates clients by Basic or body fields, answering invalid_client with WWW-Authenticate', async () => {
+    const { code } = await authorize('solo@flow.example')
+    const wrong = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK },
+      [client._id, 'not-the-secret'],
+    )
+    expect(wrong.statusCode).toBe(401)
+    expect(wrong.headers['www-authenticate']).toMatch(/^Basic realm="oauth"/)
+    expect(wrong.json()).toMatchObject({ error: 'invalid_client' })
+    const inBody = await tokenRequest(t.app, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: client._id,
+      client_secret: client.client_secret,
+    })
+    expect(inBody.statusCode).toBe(200)
+    const noSecret = await tokenRequest(t.app, {
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: client._id,
+    })
+    expect(noSecret.json()).toMatchObject({ error: 'invalid_client' })
+    const grant = await tokenRequest(t.app, { grant_type: 'password' }, [client._id, client.client_secret])
+    expect(grant.json()).toMatchObject({ error: 'unsupported_grant_type' })
+    expect((await tokenRequest(t.app, {}, [client._id, client.client_secret])).json()).toMatchObject({
+      error: 'invalid_request',
+    })
+  })
+
+  it('requires S256 PKCE of a public app and checks the verifier', async () => {
+    const spa = await registerApp(t.app, { public: true, redirect_uris: ['http://127.0.0.1:5173/cb'] })
+    const verifier = randomBytes(32).toString('base64url')
+    const challenge = createHash('sha256').update(verifier).digest('base64url')
+    const query = {
+      response_type: 'code',
+      client_id: spa._id,
+      redirect_uri: 'http://127.0.0.1:5173/cb',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }
+    const withoutPkce = await browser(t.app).open({ ...query, code_challenge: '', code_challenge_method: '' })
+    expect(redirected(withoutPkce.headers).searchParams.get('error')).toBe('invalid_request')
+
+    const exchangeAs = (code: string, codeVerifier: string) =>
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'http://127.0.0.1:5173/cb',
+        client_id: spa._id,
+        code_verifier: codeVerifier,
+      })
+    const wrong = await authorize('solo@flow.example', query)
+    expect((await exchangeAs(wrong.code, randomBytes(32).toString('base64url'))).json()).toMatchObject({
+      error: 'invalid_grant',
+    })
+    const right = await authorize('solo@flow.example', query)
+    const tokens = await exchangeAs(right.code, verifier)
+    expect(tokens.statusCode).toBe(200)
+    expect(tokens.json().scope).toBe('crm.contacts.read analytics.read sites.read')
+  })
+
+  it('rotates refresh tokens, allows the previous one within the grace period, and revokes the grant after it', async () => {
+    const { code } = await authorize('solo@flow.example')
+    const first = (await exchange(code)).json()
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const second = await refresh(first.refresh_token)
+    expect(second.statusCode).toBe(200)
+    expect(second.json()).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'crm.contacts.read sites.read',
+    })
+    expect(second.json().refresh_token).not.toBe(first.refresh_token)
+
+    // A client that lost that answer retries with the first token: allowed, and the lost one is revoked.
+    const retried = await refresh(first.refresh_token)
+    expect(retried.statusCode).toBe(200)
+    expect((await refresh(second.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+
+    // Past the grace period the first token is taken as stolen: the whole grant goes.
+    await t.app.platform.db.execute(
+      `update oauth_refresh_tokens set replaced_at = now() - interval '2 minutes' where replaced_at is not null` as never,
+    )
+    expect((await refresh(first.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await refresh(retried.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  it('answers CORS preflights on /token only', async () => {
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/auth/oauth/token',
+      headers: { origin: 'https://spa.example.com', 'access-control-request-method': 'POST' },
+    })
+    expect(preflight.statusCode).toBe(204)
+    expect(preflight.headers['access-control-allow-origin']).toBe('*')
+  })
+})
+
+describe('token endpoint rate limit', () => {
+  it('counts 100 an hour per authenticated client (here 2), so that no one can spend another client’s quota', async () => {
+    const t = await buildTestApp({ RATE_LIMIT_OAUTH_TOKEN_PER_HOUR: '2' })
+    const [a, b] = [await registerApp(t.app), await registerApp(t.app)]
+    const asClient = (app: RegisteredApp, secret = app.client_secret) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: 'unknown' }, [app._id, secret])
+    for (let i = 0; i < 3; i++) expect((await asClient(a, 'wrong')).statusCode).toBe(401)
+    expect([(await asClient(a)).statusCode, (await asClient(a)).statusCode]).toEqual([400, 400])
+    const limited = await asClient(a)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json()).toMatchObject({ error: 'too_many_requests' })
+    expect((await asClient(b)).statusCode).toBe(400)
+    await t.close()
+  })
+})

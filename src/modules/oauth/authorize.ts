@@ -1,0 +1,138 @@
+import { createHash, randomBytes } from 'node:crypto'
+import type { Config } from '../../config.js'
+import type { Database } from '../../platform/db/connection.js'
+import { isId } from '../../platform/db/ids.js'
+import { getAccount } from '../accounts/service.js'
+import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.js'
+import type { AuthorizationRequest, Flow } from './flow.js'
+import { localeOf } from './messages.js'
+import { type AppRow, findApp, findScopes, insertCode } from './repository.js'
+
+/** RFC 6749 4.1.2.1 and RFC 7636: what /authorize may answer on the way to a code. */
+export type AuthorizeOutcome =
+  /** The app cannot be trusted with a redirect (unknown client, unregistered URI): a page says why. */
+  | { kind: 'error-page'; error: string; description: string }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'sign-in'; request: AuthorizationRequest; clientName: string }
+
+const CODE_SECONDS = 10 * 60
+const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/
+
+export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
+const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined)
+
+/** The redirect URI with the parameters, and `iss` (RFC 9207) so the app can tell which server answered. */
+export function redirectTo(
+  config: Config,
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+): string {
+  const url = new URL(redirectUri)
+  for (const [name, value] of Object.entries({ ...params, iss: config.publicBaseUrl })) {
+    if (value !== undefined) url.searchParams.set(name, value)
+  }
+  return url.toString()
+}
+
+/** Checks the request of `GET /authorize` in the order that keeps redirects to verified URIs only. */
+export async function checkAuthorizationRequest(
+  db: Database,
+  config: Config,
+  query: Record<string, unknown>,
+): Promise<AuthorizeOutcome> {
+  const clientId = text(query.client_id)
+  const app = clientId && isId(clientId) ? await findApp(db, clientId) : undefined
+  if (!app) return { kind: 'error-page', error: 'unauthorized_client', description: 'Invalid Client ID' }
+  const redirectUri = text(query.redirect_uri)
+  if (!redirectUri || !app.redirectUris.includes(redirectUri)) {
+    return {
+      kind: 'error-page',
+      error: 'invalid_request',
+      description: 'redirect_uri is not registered for this app',
+    }
+  }
+  const state = text(query.state)
+  const refuse = (error: string, description: string): AuthorizeOutcome => ({
+    kind: 'redirect',
+    location: redirectTo(config, redirectUri, { error, error_description: description, state }),
+  })
+  if (!app.active) return refuse('unauthorized_client', 'App is in dev mode')
+  const responseType = text(query.response_type)
+  if (!responseType) return refuse('invalid_request', 'response_type is required')
+  if (responseType !== 'code')
+    return refuse('unsupported_response_type', 'Only response_type=code is supported')
+
+  const challenge = text(query.code_challenge)
+  const method = text(query.code_challenge_method)
+  // Without a method RFC 7636 means `plain`, which RFC 9700 rules out.
+  if ((challenge || method) && method !== 'S256')
+    return refuse('invalid_request', 'code_challenge_method must be S256')
+  if (challenge && !PKCE_CHALLENGE.test(challenge)) {
+    return refuse('invalid_request', 'code_challenge must be 43 to 128 characters of base64url')
+  }
+  if (app.isPublic && !challenge)
+    return refuse('invalid_request', 'This app must use PKCE (code_challenge with S256)')
+
+  const requested = (text(query.scope) ?? '').split(' ').filter(Boolean)
+  const scopes = requested.length > 0 ? app.scopes.filter((scope) => requested.includes(scope)) : app.scopes
+  if (requested.length > 0 && scopes.length === 0) {
+    return refuse('invalid_scope', 'None of the requested scopes is allowed for this app')
+  }
+  return {
+    kind: 'sign-in',
+    clientName: app.name,
+    request: {
+      client_id: app.id,
+      redirect_uri: redirectUri,
+      scopes,
+      ...(state && { state }),
+      ...(challenge && { code_challenge: challenge }),
+      locale: localeOf(query.user_locale),
+    },
+  }
+}
+
+/** The app of a flow, while it may still be authorized (it may have been put back in development). */
+export async function appOfFlow(db: Database, flow: Flow): Promise<AppRow | undefined> {
+  const app = await findApp(db, flow.client_id)
+  return app?.active && app.redirectUris.includes(flow.redirect_uri) ? app : undefined
+}
+
+export function signIn(db: Database, email: unknown, password: unknown): Promise<SignedInUser | null> {
+  if (typeof email !== 'string' || typeof password !== 'string' || !email || !password)
+    return Promise.resolve(null)
+  return verifyUserPassword(db, email, password)
+}
+
+/** What the consent page shows: each granted scope's description, and the account's name. */
+export async function consentDetails(db: Database, flow: Flow & { account_id: string }) {
+  const [scopes, account] = await Promise.all([findScopes(db, flow.scopes), getAccount(db, flow.account_id)])
+  return {
+    accountName: account?.name ?? '',
+    redirectUri: flow.redirect_uri,
+    scopes: flow.scopes.map((scope) => ({
+      scope,
+      description: scopes.find((row) => row.scope === scope)?.description ?? scope,
+    })),
+  }
+}
+
+/** A single-use code for the consented flow, kept as its hash; the redirect that hands it to the app. */
+export async function issueCode(
+  db: Database,
+  config: Config,
+  flow: Flow & { uid: string; account_id: string },
+) {
+  const code = randomBytes(32).toString('base64url')
+  await insertCode(db, {
+    codeHash: sha256(code),
+    clientId: flow.client_id,
+    userId: flow.uid,
+    accountId: flow.account_id,
+    scopes: flow.scopes,
+    redirectUri: flow.redirect_uri,
+    codeChallenge: flow.code_challenge ?? null,
+    expiresAt: new Date(Date.now() + CODE_SECONDS * 1000),
+  })
+  return redirectTo(config, flow.redirect_uri, { code, state: flow.state })
+}

@@ -1,0 +1,68 @@
+import { hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { jwtVerify, SignJWT } from 'jose'
+import type { Config } from '../../config.js'
+import { Unavailable } from '../../platform/http/errors.js'
+import type { Locale } from './messages.js'
+
+/** What /authorize was asked, once checked: carried from page to page in the signed `token`. */
+export interface AuthorizationRequest {
+  client_id: string
+  redirect_uri: string
+  scopes: string[]
+  state?: string
+  code_challenge?: string
+  locale: Locale
+}
+
+/** The state of one sign-in: the request, the CSRF value its cookie must match, then who and where. */
+export interface Flow extends AuthorizationRequest {
+  csrf: string
+  uid?: string
+  account_id?: string
+}
+
+/** Long enough to type a password and read a consent page; a stale page starts again from the app. */
+const FLOW_SECONDS = 15 * 60
+export const CSRF_COOKIE = 'oauth_csrf'
+
+export class FlowExpired extends Error {}
+
+function flowKey(config: Config): Uint8Array {
+  if (!config.secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: sign-in is unavailable')
+  return new Uint8Array(
+    hkdfSync('sha256', config.secretsKey, Buffer.alloc(0), 'oauth authorization flow', 32),
+  )
+}
+
+export const newCsrfValue = () => randomBytes(24).toString('base64url')
+
+export function signFlow(config: Config, flow: Flow): Promise<string> {
+  return new SignJWT({ flow })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime(`${FLOW_SECONDS}s`)
+    .sign(flowKey(config))
+}
+
+/**
+ * The flow of a posted page, when its token is genuine and fresh and the browser posting it holds the
+ * flow's CSRF cookie: a page posted from another site cannot carry that cookie's value.
+ */
+export async function readFlow(
+  config: Config,
+  token: unknown,
+  csrfCookie: string | undefined,
+): Promise<Flow> {
+  if (typeof token !== 'string' || !csrfCookie) throw new FlowExpired()
+  let flow: Flow
+  try {
+    flow = ((await jwtVerify(token, flowKey(config), { algorithms: ['HS256'] })).payload as { flow: Flow })
+      .flow
+  } catch {
+    throw new FlowExpired()
+  }
+  const expected = Buffer.from(flow.csrf)
+  const given = Buffer.from(csrfCookie)
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new FlowExpired()
+  return flow
+}

@@ -1,0 +1,66 @@
+/** The texts of the authorization pages, one catalog per language; `user_locale` picks one. */
+export const LOCALES = ['en', 'es'] as const
+export type Locale = (typeof LOCALES)[number]
+
+const en = {
+  signInTitle: 'Sign in',
+  signInLead: '{app} wants to access your account.',
+  email: 'Email',
+  password: 'Password',
+  signIn: 'Sign in',
+  wrongCredentials: 'The email or password is not right.',
+  noAccounts: 'Your user belongs to no account.',
+  chooseTitle: 'Choose an account',
+  chooseLead: 'Which account may {app} access?',
+  main: 'main',
+  continue: 'Continue',
+  consentTitle: 'Allow access',
+  consentLead: '{app} asks to:',
+  consentAccount: 'in the account {account}',
+  consentRedirect: 'You will then be sent to {uri}.',
+  allow: 'Allow',
+  deny: 'Deny',
+  errorTitle: 'This request cannot continue',
+  expired: 'This page has expired. Start again from the app.',
+  tooMany: 'Too many attempts. Wait a minute and try again.',
+}
+
+const es: typeof en = {
+  signInTitle: 'Iniciar sesión',
+  signInLead: '{app} quiere acceder a tu cuenta.',
+  email: 'Correo electrónico',
+  password: 'Contraseña',
+  signIn: 'Iniciar sesión',
+  wrongCredentials: 'El correo o la contraseña no son correctos.',
+  noAccounts: 'Tu usuario no pertenece a ninguna cuenta.',
+  chooseTitle: 'Elige una cuenta',
+  chooseLead: '¿A qué cuenta puede acceder {app}?',
+  main: 'principal',
+  continue: 'Continuar',
+  consentTitle: 'Permitir el acceso',
+  consentLead: '{app} pide permiso para:',
+  consentAccount: 'en la cuenta {account}',
+  consentRedirect: 'Después irás a {uri}.',
+  allow: 'Permitir',
+  deny: 'Denegar',
+  errorTitle: 'Esta solicitud no puede continuar',
+  expired: 'Esta página ha caducado. Vuelve a empezar desde la aplicación.',
+  tooMany: 'Demasiados intentos. Espera un minuto y vuelve a probar.',
+}
+
+export type MessageKey = keyof typeof en
+const catalogs: Record<Locale, typeof en> = { en, es }
+
+/** `user_locale` as a language: `es`, `es-MX` and `es_ES` are Spanish; anything else is English. */
+export function localeOf(userLocale: unknown): Locale {
+  const language = typeof userLocale === 'string' ? userLocale.slice(0, 2).toLowerCase() : ''
+  return (LOCALES as readonly string[]).includes(language) ? (language as Locale) : 'en'
+}
+
+/** The text in the language, `{name}` replaced by the (unescaped) value; pages escape what they show. */
+export function message(locale: Locale, key: MessageKey, values: Record<string, string> = {}): string {
+  return catalogs[locale][key].replace(
+    /\{(\w+)\}/g,
+    (placeholder, name: string) => values[name] ?? placeholder,
+  )
+}

@@ -1,0 +1,125 @@
+import { type Locale, type MessageKey, message } from './messages.js'
+
+/** Server-rendered pages of the authorization flow: plain, accessible HTML, no script, no outside asset. */
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
+
+const STYLE = `
+  body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2330; margin: 0; }
+  main { max-width: 26rem; margin: 4rem auto; background: #fff; padding: 2rem; border-radius: 12px;
+    box-shadow: 0 1px 3px rgb(0 0 0 / 12%); }
+  h1 { font-size: 1.4rem; margin: 0 0 1rem; }
+  label { display: block; margin: 1rem 0 .25rem; font-weight: 600; }
+  input[type=email], input[type=password] { width: 100%; box-sizing: border-box; padding: .6rem;
+    border: 1px solid #9aa1ad; border-radius: 6px; font: inherit; }
+  button { margin-top: 1.5rem; padding: .6rem 1.2rem; border: 0; border-radius: 6px; font: inherit;
+    background: #2453d4; color: #fff; cursor: pointer; }
+  button.secondary { background: #e3e6eb; color: #1d2330; margin-left: .5rem; }
+  button:focus-visible, input:focus-visible { outline: 3px solid #f5b400; outline-offset: 2px; }
+  .error { background: #fdecec; color: #8a1c1c; padding: .75rem; border-radius: 6px; }
+  ul { padding-left: 1.2rem; } li { margin: .4rem 0; } .muted { color: #5b6473; font-size: .9rem; }
+  fieldset { border: 0; padding: 0; margin: 1rem 0 0; } fieldset label { font-weight: 400; margin: .5rem 0; }`
+
+function page(locale: Locale, title: string, body: string): string {
+  return `<!doctype html>
+<html lang="${locale}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><main>${body}</main></body>
+</html>`
+}
+
+export interface PageContext {
+  locale: Locale
+  /** The app asking: the spec's `client_name`. */
+  clientName: string
+  /** The signed flow token (the spec's state `token`). */
+  token: string
+  /** The service's public URL (`base_url`), where the forms post. */
+  baseUrl: string
+}
+
+const t = (ctx: { locale: Locale }, key: MessageKey, values?: Record<string, string>) =>
+  escapeHtml(message(ctx.locale, key, values))
+
+const form = (ctx: PageContext, path: string, fields: string) =>
+  `<form method="post" action="${escapeHtml(`${ctx.baseUrl}/v1/auth/oauth/authorize${path}`)}">
+<input type="hidden" name="token" value="${escapeHtml(ctx.token)}">${fields}</form>`
+
+const errorBox = (error: string | undefined) =>
+  error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''
+
+export function signInPage(ctx: PageContext, error?: string): string {
+  return page(
+    ctx.locale,
+    message(ctx.locale, 'signInTitle'),
+    `<h1>${t(ctx, 'signInTitle')}</h1><p>${t(ctx, 'signInLead', { app: ctx.clientName })}</p>${errorBox(error)}
+${form(
+  ctx,
+  '',
+  `<label for="email">${t(ctx, 'email')}</label>
+<input id="email" name="email" type="email" autocomplete="username" required autofocus>
+<label for="password">${t(ctx, 'password')}</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">${t(ctx, 'signIn')}</button>`,
+)}`,
+  )
+}
+
+export function accountsPage(
+  ctx: PageContext,
+  accounts: { _id: string; name: string; main: boolean }[],
+): string {
+  const choices = accounts
+    .map(
+      (account, i) =>
+        `<label><input type="radio" name="account_id" value="${escapeHtml(account._id)}"${
+          i === 0 ? ' checked' : ''
+        } required> ${escapeHtml(account.name)}${account.main ? ` <span class="muted">(${t(ctx, 'main')})</span>` : ''}</label>`,
+    )
+    .join('\n')
+  return page(
+    ctx.locale,
+    message(ctx.locale, 'chooseTitle'),
+    `<h1>${t(ctx, 'chooseTitle')}</h1>
+${form(
+  ctx,
+  '/account',
+  `<fieldset><legend>${t(ctx, 'chooseLead', { app: ctx.clientName })}</legend>
+${choices}</fieldset><button type="submit">${t(ctx, 'continue')}</button>`,
+)}`,
+  )
+}
+
+export function consentPage(
+  ctx: PageContext,
+  consent: { accountName: string; redirectUri: string; scopes: { scope: string; description: string }[] },
+): string {
+  const scopes = consent.scopes
+    .map((s) => `<li>${escapeHtml(s.description)} <span class="muted">(${escapeHtml(s.scope)})</span></li>`)
+    .join('\n')
+  return page(
+    ctx.locale,
+    message(ctx.locale, 'consentTitle'),
+    `<h1>${t(ctx, 'consentTitle')}</h1>
+<p>${t(ctx, 'consentLead', { app: ctx.clientName })}</p><ul>${scopes}</ul>
+<p>${t(ctx, 'consentAccount', { account: consent.accountName })}</p>
+<p class="muted">${t(ctx, 'consentRedirect', { uri: consent.redirectUri })}</p>
+${form(
+  ctx,
+  '/consent',
+  `<button type="submit" name="decision" value="allow">${t(ctx, 'allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${t(ctx, 'deny')}</button>`,
+)}`,
+  )
+}
+
+/** A request that cannot go back to the app (unknown client, unregistered redirect URI, stale page). */
+export function errorPage(locale: Locale, error: string, description: string): string {
+  return page(
+    locale,
+    message(locale, 'errorTitle'),
+    `<h1>${t({ locale }, 'errorTitle')}</h1><p class="error" role="alert">${escapeHtml(description)}</p>
+<p class="muted">${escapeHtml(error)}</p>`,
+  )
+}

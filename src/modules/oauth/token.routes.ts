@@ -1,0 +1,98 @@
+import cors from '@fastify/cors'
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { DomainError } from '../../platform/http/errors.js'
+import type { AppRow } from './repository.js'
+import { authenticateClient, exchangeCode, OAuthError, refreshTokens, type TokenContext } from './token.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The client the token request authenticated as (set before the rate limit counts it). */
+    oauthClient: AppRow | null
+  }
+}
+
+const body = (request: FastifyRequest) =>
+  (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
+
+/**
+ * `POST /token` (RFC 6749 3.2): client authentication, then the code or refresh grant. Answers and errors
+ * are RFC 6749 JSON with `Cache-Control: no-store`; the one endpoint open to other origins.
+ */
+export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const ctx: TokenContext = {
+    db: platform.db,
+    config: platform.config,
+    keys: platform.oauthKeys,
+    refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
+  }
+  await app.register(formbody)
+  await app.register(cors, {
+    origin: '*',
+    methods: ['POST'],
+    allowedHeaders: ['authorization', 'content-type'],
+  })
+  app.decorateRequest('oauthClient', null)
+
+  app.setErrorHandler((error, request, reply) => {
+    reply.header('cache-control', 'no-store')
+    if (error instanceof OAuthError) {
+      // RFC 6749 5.2: a failed Basic authentication names the scheme to use.
+      if (error.status === 401) reply.header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"')
+      return reply.status(error.status).send({ error: error.error, error_description: error.description })
+    }
+    if (error instanceof DomainError && error.statusCode === 429) {
+      return reply.status(429).send({ error: 'too_many_requests', error_description: error.message })
+    }
+    // Fastify's own 4xx (a body that is not valid JSON, too large, an unknown content type).
+    const { statusCode, message } = error as { statusCode?: number; message?: string }
+    if (statusCode && statusCode >= 400 && statusCode < 500) {
+      return reply.status(400).send({ error: 'invalid_request', error_description: message ?? 'Bad request' })
+    }
+    request.log.error({ err: error }, 'token request failed')
+    return reply.status(500).send({ error: 'server_error', error_description: 'Internal Server Error' })
+  })
+
+  app.post(
+    '/token',
+    {
+      // Client authentication comes before the rate limit, so a caller can only spend its own quota.
+      preValidation: async (request) => {
+        request.oauthClient = await authenticateClient(ctx, {
+          authorization: request.headers.authorization,
+          body: body(request),
+        })
+      },
+      config: {
+        rateLimit: {
+          max: platform.config.rateLimits.oauthTokenPerHour,
+          timeWindow: '1 hour',
+          keyGenerator: (request: FastifyRequest) => `oauth-client:${request.oauthClient?.id}`,
+        },
+      },
+      schema: {
+        tags: ['oauth'],
+        summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      },
+    },
+    async (request, reply) => {
+      const client = request.oauthClient as AppRow
+      const params = body(request)
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      const grantType = params.grant_type
+      if (grantType === 'authorization_code') return exchangeCode(ctx, client, params)
+      if (grantType === 'refresh_token') return refreshTokens(ctx, client, params)
+      if (grantType === undefined || grantType === '') {
+        throw new OAuthError(400, 'invalid_request', 'grant_type is required')
+      }
+      throw new OAuthError(
+        400,
+        'unsupported_grant_type',
+        'Only authorization_code and refresh_token are supported',
+      )
+    },
+  )
+}

@@ -1,0 +1,115 @@
+import type { FastifyInstance } from 'fastify'
+import { adminHeaders } from './app.js'
+
+export const AUTHORIZE = '/v1/auth/oauth/authorize'
+export const TOKEN = '/v1/auth/oauth/token'
+export const PASSWORD = 'correct horse battery'
+
+export interface RegisteredApp {
+  _id: string
+  client_secret: string
+  redirect_uris: string[]
+}
+
+/** An app registered through the admin API (active unless said). */
+export async function registerApp(app: FastifyInstance, overrides: Record<string, unknown> = {}) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/admin/oauth/apps',
+    headers: adminHeaders,
+    payload: {
+      name: 'Reporting Hub',
+      redirect_uris: ['https://hub.example.com/callback'],
+      scopes: ['crm.contacts.read', 'analytics.read', 'sites.read'],
+      active: true,
+      ...overrides,
+    },
+  })
+  if (response.statusCode !== 201)
+    throw new Error(`app create answered ${response.statusCode}: ${response.body}`)
+  return response.json().data as RegisteredApp
+}
+
+/** A user with PASSWORD, member of the accounts (the first one main). */
+export async function createUser(app: FastifyInstance, email: string, accountIds: string[]) {
+  const [main, ...others] = accountIds
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/admin/users',
+    headers: adminHeaders,
+    payload: { email, password: PASSWORD, name: 'Ada Lovelace', account_id: main, main: true },
+  })
+  const user = response.json().data as { _id: string }
+  for (const accountId of others) {
+    await app.inject({
+      method: 'POST',
+      url: `/v1/admin/users/${user._id}/memberships`,
+      headers: adminHeaders,
+      payload: { account_id: accountId },
+    })
+  }
+  return user
+}
+
+/** A page of the flow: its status, HTML, the flow token of its form and the CSRF cookie it set. */
+export interface FlowPage {
+  status: number
+  html: string
+  token: string
+  headers: Record<string, unknown>
+}
+
+const tokenOf = (html: string) => /name="token" value="([^"]+)"/.exec(html)?.[1] ?? ''
+
+export function browser(app: FastifyInstance) {
+  let cookie = ''
+  const page = (response: Awaited<ReturnType<FastifyInstance['inject']>>): FlowPage => {
+    const set = response.headers['set-cookie']
+    const first = Array.isArray(set) ? set[0] : set
+    if (first) cookie = first.split(';')[0] as string
+    return {
+      status: response.statusCode,
+      html: response.body,
+      token: tokenOf(response.body),
+      headers: response.headers,
+    }
+  }
+  return {
+    async open(query: Record<string, string>) {
+      const url = `${AUTHORIZE}?${new URLSearchParams(query)}`
+      return page(await app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} }))
+    },
+    async post(path: string, fields: Record<string, string>) {
+      return page(
+        await app.inject({
+          method: 'POST',
+          url: `${AUTHORIZE}${path}`,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+          payload: new URLSearchParams(fields).toString(),
+        }),
+      )
+    },
+    forgetCookie() {
+      cookie = ''
+    },
+  }
+}
+
+/** The parameters of a redirect's Location. */
+export function redirected(headers: Record<string, unknown>): URL {
+  return new URL(String(headers.location))
+}
+
+export function tokenRequest(app: FastifyInstance, fields: Record<string, string>, basic?: [string, string]) {
+  return app.inject({
+    method: 'POST',
+    url: TOKEN,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(basic && {
+        authorization: `Basic ${Buffer.from(`${encodeURIComponent(basic[0])}:${encodeURIComponent(basic[1])}`).toString('base64')}`,
+      }),
+    },
+    payload: new URLSearchParams(fields).toString(),
+  })
+}
