@@ -338,6 +338,56 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect((await refresh(retried.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 
+  it('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown and foreign tokens', async () => {
+    const revoke = (token: string, as: RegisteredApp = client) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/oauth/revoke',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          token,
+          client_id: as._id,
+          client_secret: as.client_secret,
+        }).toString(),
+      })
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
+
+    const other = await registerApp(t.app)
+    expect((await revoke(tokens.refresh_token, other)).statusCode).toBe(200)
+    const stillGood = await refresh(tokens.refresh_token)
+    expect(stillGood.statusCode).toBe(200)
+
+    expect((await revoke(stillGood.json().refresh_token)).statusCode).toBe(200)
+    expect((await refresh(stillGood.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    // The grace period of the first token ends with the revocation too.
+    expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+
+    expect((await revoke('never-issued')).statusCode).toBe(200)
+    expect((await revoke(tokens.access_token)).json()).toMatchObject({ error: 'unsupported_token_type' })
+    expect((await revoke('')).json()).toMatchObject({ error: 'invalid_request' })
+  })
+
+  it('describes itself at /.well-known/oauth-authorization-server (RFC 8414)', async () => {
+    const response = await t.app.inject({ url: '/.well-known/oauth-authorization-server' })
+    expect(response.json()).toMatchObject({
+      issuer: 'https://platform.example.com',
+      authorization_endpoint: 'https://platform.example.com/v1/auth/oauth/authorize',
+      token_endpoint: 'https://platform.example.com/v1/auth/oauth/token',
+      revocation_endpoint: 'https://platform.example.com/v1/auth/oauth/revoke',
+      jwks_uri: 'https://platform.example.com/.well-known/jwks.json',
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    })
+    expect(response.json().scopes_supported).toHaveLength(9)
+  })
+
   it('answers CORS preflights on /token only', async () => {
     const preflight = await t.app.inject({
       method: 'OPTIONS',

@@ -122,3 +122,11 @@ export async function revokeRefreshTokensOfCode(
     .returning({ id: oauthRefreshTokens.id })
   return rows.length
 }
+
+export async function findRefreshToken(
+  db: Database,
+  tokenHash: string,
+): Promise<RefreshTokenRow | undefined> {
+  const [row] = await db.select().from(oauthRefreshTokens).where(eq(oauthRefreshTokens.tokenHash, tokenHash))
+  return row
+}

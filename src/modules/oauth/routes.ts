@@ -5,6 +5,8 @@ import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id } from '../../platform/http/schemas.js'
 import { findUsersByEmail } from '../accounts/user-search.js'
+import { listScopes } from './apps.js'
+import { LOCALES } from './messages.js'
 
 const Jwks = Type.Object({
   keys: Type.Array(
@@ -37,6 +39,23 @@ const FindUsersQuery = Type.Composite([
   PageQuery(10, 50),
 ])
 
+/** What RFC 8414 has a server say of itself; `issuer` is the `iss` of its tokens and redirects. */
+const serverMetadata = (issuer: string, scopes: { scope: string }[]) => ({
+  issuer,
+  authorization_endpoint: `${issuer}/v1/auth/oauth/authorize`,
+  token_endpoint: `${issuer}/v1/auth/oauth/token`,
+  revocation_endpoint: `${issuer}/v1/auth/oauth/revoke`,
+  jwks_uri: `${issuer}/.well-known/jwks.json`,
+  scopes_supported: scopes.map((s) => s.scope),
+  response_types_supported: ['code'],
+  grant_types_supported: ['authorization_code', 'refresh_token'],
+  token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+  revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+  code_challenge_methods_supported: ['S256'],
+  authorization_response_iss_parameter_supported: true,
+  ui_locales_supported: [...LOCALES],
+})
+
 /** The authorization server's endpoints. */
 export const oauthRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   app.get(
@@ -52,6 +71,21 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       // Short enough that a rotation reaches verifiers well within an access token's hour.
       reply.header('cache-control', 'public, max-age=300')
       return platform.oauthKeys.jwks
+    },
+  )
+
+  app.get(
+    '/.well-known/oauth-authorization-server',
+    {
+      schema: {
+        tags: ['oauth'],
+        summary: 'Authorization server metadata (RFC 8414)',
+        response: { 200: Type.Record(Type.String(), Type.Unknown()) },
+      },
+    },
+    async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300')
+      return serverMetadata(platform.config.publicBaseUrl, await listScopes(platform.db))
     },
   )
 

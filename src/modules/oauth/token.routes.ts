@@ -5,7 +5,14 @@ import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import type { AppRow } from './repository.js'
-import { authenticateClient, exchangeCode, OAuthError, refreshTokens, type TokenContext } from './token.js'
+import {
+  authenticateClient,
+  exchangeCode,
+  OAuthError,
+  refreshTokens,
+  revokeToken,
+  type TokenContext,
+} from './token.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,23 +62,27 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     return reply.status(500).send({ error: 'server_error', error_description: 'Internal Server Error' })
   })
 
+  // Client authentication comes before the rate limit, so a caller can only spend its own quota.
+  const authenticatedAndLimited = {
+    preValidation: async (request: FastifyRequest) => {
+      request.oauthClient = await authenticateClient(ctx, {
+        authorization: request.headers.authorization,
+        body: body(request),
+      })
+    },
+    config: {
+      rateLimit: {
+        max: platform.config.rateLimits.oauthTokenPerHour,
+        timeWindow: '1 hour',
+        keyGenerator: (request: FastifyRequest) => `oauth-client:${request.oauthClient?.id}`,
+      },
+    },
+  }
+
   app.post(
     '/token',
     {
-      // Client authentication comes before the rate limit, so a caller can only spend its own quota.
-      preValidation: async (request) => {
-        request.oauthClient = await authenticateClient(ctx, {
-          authorization: request.headers.authorization,
-          body: body(request),
-        })
-      },
-      config: {
-        rateLimit: {
-          max: platform.config.rateLimits.oauthTokenPerHour,
-          timeWindow: '1 hour',
-          keyGenerator: (request: FastifyRequest) => `oauth-client:${request.oauthClient?.id}`,
-        },
-      },
+      ...authenticatedAndLimited,
       schema: {
         tags: ['oauth'],
         summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
@@ -93,6 +104,23 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         'unsupported_grant_type',
         'Only authorization_code and refresh_token are supported',
       )
+    },
+  )
+
+  app.post(
+    '/revoke',
+    {
+      ...authenticatedAndLimited,
+      schema: {
+        tags: ['oauth'],
+        summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      await revokeToken(ctx, request.oauthClient as AppRow, body(request))
+      return reply.status(200).send()
     },
   )
 }

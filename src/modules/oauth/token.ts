@@ -12,6 +12,7 @@ import {
   type AppRow,
   findApp,
   findCode,
+  findRefreshToken,
   findRefreshTokenForUpdate,
   insertRefreshToken,
   markRefreshTokenReplaced,
@@ -219,4 +220,30 @@ export async function refreshTokens(
   })
   if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
   return outcome.tokens as TokenResponse
+}
+
+/**
+ * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant. Unknown tokens, and
+ * other clients' tokens, are answered like revoked ones (200) so that nothing can be probed. Access
+ * tokens are self-contained JWTs that expire within the hour: `unsupported_token_type` says so.
+ */
+export async function revokeToken(
+  ctx: TokenContext,
+  app: AppRow,
+  body: Record<string, unknown>,
+): Promise<void> {
+  const token = text(body.token)
+  if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
+  const row = await findRefreshToken(ctx.db, sha256(token))
+  if (row?.clientId === app.id) {
+    await revokeRefreshTokensOfCode(ctx.db, row.codeId)
+    return
+  }
+  if (!row && token.split('.').length === 3) {
+    throw new OAuthError(
+      400,
+      'unsupported_token_type',
+      'Access tokens expire within the hour and are not revoked',
+    )
+  }
 }
