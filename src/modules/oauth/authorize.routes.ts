@@ -103,7 +103,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       if (!user) {
         request.log.info({ client_id: client.id }, 'oauth sign-in refused')
         const ctx = await pageContext(flow, client.name)
-        return html(reply, 401, signInPage(ctx, message(flow.locale, 'wrongCredentials')))
+        const email = typeof form.email === 'string' ? form.email : ''
+        return html(reply, 401, signInPage(ctx, { error: message(flow.locale, 'wrongCredentials'), email }))
       }
       const [only, ...others] = user.accounts
       if (!only)

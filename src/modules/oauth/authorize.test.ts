@@ -138,10 +138,14 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect(claims).toMatchObject({ account_id: clientAccountId, parent_account: null })
   })
 
-  it('shows the pages in Spanish for user_locale=es', async () => {
-    const page = await browser(t.app).open(authorizeQuery({ user_locale: 'es-MX' }))
+  it('shows the pages in Spanish for user_locale=es, scope descriptions too', async () => {
+    const b = browser(t.app)
+    const page = await b.open(authorizeQuery({ user_locale: 'es-MX' }))
     expect(page.html).toContain('<html lang="es">')
     expect(page.html).toContain('Contraseña')
+    const consent = await b.post('', { token: page.token, email: 'solo@flow.example', password: PASSWORD })
+    expect(consent.html).toContain('Ver tus contactos')
+    expect(consent.html).toContain('Permitir')
   })
 
   it('refuses a wrong password on the sign-in page, and a page posted without its cookie or token', async () => {
@@ -150,6 +154,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     const wrong = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: 'nope' })
     expect(wrong.status).toBe(401)
     expect(wrong.html).toContain('The email or password is not right.')
+    expect(wrong.html).toContain('value="solo@flow.example"')
     expect(
       (await b.post('', { token: 'forged', email: 'solo@flow.example', password: PASSWORD })).status,
     ).toBe(400)

@@ -5,7 +5,7 @@ import { isId } from '../../platform/db/ids.js'
 import { getAccount } from '../accounts/service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.js'
 import type { AuthorizationRequest, Flow } from './flow.js'
-import { localeOf } from './messages.js'
+import { localeOf, scopeDescription } from './messages.js'
 import { type AppRow, findApp, findScopes, insertCode } from './repository.js'
 
 /** RFC 6749 4.1.2.1 and RFC 7636: what /authorize may answer on the way to a code. */
@@ -112,7 +112,11 @@ export async function consentDetails(db: Database, flow: Flow & { account_id: st
     redirectUri: flow.redirect_uri,
     scopes: flow.scopes.map((scope) => ({
       scope,
-      description: scopes.find((row) => row.scope === scope)?.description ?? scope,
+      description: scopeDescription(
+        flow.locale,
+        scope,
+        scopes.find((row) => row.scope === scope)?.description ?? scope,
+      ),
     })),
   }
 }

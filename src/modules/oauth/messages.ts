@@ -51,6 +51,28 @@ const es: typeof en = {
 export type MessageKey = keyof typeof en
 const catalogs: Record<Locale, typeof en> = { en, es }
 
+/**
+ * What each scope lets an app do, in the languages other than English (English is the scope table's own
+ * description, which also covers a scope added there before it is translated here).
+ */
+const scopeDescriptions: Record<Exclude<Locale, 'en'>, Record<string, string>> = {
+  es: {
+    'crm.contacts.read': 'Ver tus contactos',
+    'crm.contacts.write': 'Crear y cambiar tus contactos',
+    'crm.deals.read': 'Ver tus oportunidades',
+    'crm.deals.write': 'Crear y cambiar tus oportunidades',
+    'billing.read': 'Ver tus datos de facturación y tus facturas',
+    'projects.tasks.read': 'Ver las tareas de tus proyectos',
+    'analytics.read': 'Ver tus estadísticas e informes',
+    'sites.read': 'Ver tus sitios y embudos',
+    'sites.write': 'Crear y cambiar tus sitios y embudos',
+  },
+}
+
+export function scopeDescription(locale: Locale, scope: string, english: string): string {
+  return locale === 'en' ? english : (scopeDescriptions[locale][scope] ?? english)
+}
+
 /** `user_locale` as a language: `es`, `es-MX` and `es_ES` are Spanish; anything else is English. */
 export function localeOf(userLocale: unknown): Locale {
   const language = typeof userLocale === 'string' ? userLocale.slice(0, 2).toLowerCase() : ''

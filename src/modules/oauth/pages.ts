@@ -49,18 +49,21 @@ const form = (ctx: PageContext, path: string, fields: string) =>
 const errorBox = (error: string | undefined) =>
   error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''
 
-export function signInPage(ctx: PageContext, error?: string): string {
+/** The sign-in form; after a refusal it shows why and keeps the email typed. */
+export function signInPage(ctx: PageContext, refused?: { error: string; email: string }): string {
   return page(
     ctx.locale,
     message(ctx.locale, 'signInTitle'),
-    `<h1>${t(ctx, 'signInTitle')}</h1><p>${t(ctx, 'signInLead', { app: ctx.clientName })}</p>${errorBox(error)}
+    `<h1>${t(ctx, 'signInTitle')}</h1><p>${t(ctx, 'signInLead', { app: ctx.clientName })}</p>${errorBox(refused?.error)}
 ${form(
   ctx,
   '',
   `<label for="email">${t(ctx, 'email')}</label>
-<input id="email" name="email" type="email" autocomplete="username" required autofocus>
+<input id="email" name="email" type="email" autocomplete="username" required${
+    refused ? ` value="${escapeHtml(refused.email)}"` : ' autofocus'
+  }>
 <label for="password">${t(ctx, 'password')}</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password" required${refused ? ' autofocus' : ''}>
 <button type="submit">${t(ctx, 'signIn')}</button>`,
 )}`,
   )
