@@ -7,7 +7,7 @@ import { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/routes.js'
-import { getAccountStatus } from './modules/accounts/service.js'
+import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/service.js'
 import { changelogRoutes } from './modules/changelog/routes.js'
 import { emailAdminRoutes } from './modules/email/admin.routes.js'
 import { communicationsRoutes } from './modules/email/communications.routes.js'
@@ -24,6 +24,7 @@ import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
 import { oauthRoutes } from './modules/oauth/routes.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
+import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
@@ -32,6 +33,7 @@ import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/d
 import { newId } from './platform/db/ids.js'
 import { createEvents } from './platform/events/emit.js'
 import { registerErrorHandling } from './platform/http/error-handler.js'
+import { createHourlyLimit } from './platform/http/hourly-limit.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import { statusRoutes } from './platform/http/status.js'
@@ -76,6 +78,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
 
   const tokens = createPlatformTokens(config.jwt)
+  const oauthAppLimit = createHourlyLimit(redis, 'oauth-app')
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
     logger: app.log,
@@ -105,6 +108,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerRateLimit(app, redis)
   registerAuth(app, {
     tokens,
+    verifyAccessToken: createAccessTokenVerifier(oauthKeys, config.publicBaseUrl),
+    limitOAuthApp: async (auth) =>
+      oauthAppLimit(
+        `${auth.oauth?.client_id}:${auth.account_id}`,
+        await apiRequestsPerHour(database.db, auth.account_id),
+      ),
     adminToken: config.adminToken,
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
   })

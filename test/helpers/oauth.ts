@@ -113,3 +113,29 @@ export function tokenRequest(app: FastifyInstance, fields: Record<string, string
     payload: new URLSearchParams(fields).toString(),
   })
 }
+
+/** Tokens for the user in their only account, through the real pages and /token (the app's first redirect URI). */
+export async function obtainTokens(
+  app: FastifyInstance,
+  client: RegisteredApp,
+  email: string,
+  scope?: string,
+) {
+  const redirectUri = client.redirect_uris[0] as string
+  const b = browser(app)
+  const signIn = await b.open({
+    response_type: 'code',
+    client_id: client._id,
+    redirect_uri: redirectUri,
+    ...(scope && { scope }),
+  })
+  const consent = await b.post('', { token: signIn.token, email, password: PASSWORD })
+  const decided = await b.post('/consent', { token: consent.token, decision: 'allow' })
+  const code = redirected(decided.headers).searchParams.get('code') as string
+  const response = await tokenRequest(
+    app,
+    { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+    [client._id, client.client_secret],
+  )
+  return response.json() as { access_token: string; refresh_token: string; scope: string }
+}

@@ -12,15 +12,18 @@ const ContactsQuery = Type.Composite([
   Type.Object({ search: Type.Optional(Type.String()) }),
 ])
 
-/** The caller's own contacts, read with a platform JWT: always limited to the token's account. */
+/** The caller's own contacts, read with a platform JWT or an app's access token: always the token's account. */
 export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
   const tenant = (summary: string) => ({ tags: ['contacts'], summary, security: [{ bearer: [] }] })
+  // Third-party apps read contacts with an access token carrying `crm.contacts.read`.
+  const readable = { oauthScope: 'crm.contacts.read' }
 
   app.get(
     '/contacts',
     {
+      config: readable,
       schema: {
         ...tenant('List contacts'),
         querystring: ContactsQuery,
@@ -35,7 +38,10 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
 
   app.get(
     '/contacts/:id',
-    { schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } } },
+    {
+      config: readable,
+      schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } },
+    },
     async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
   )
 }

@@ -83,6 +83,18 @@ export async function requireAccount(db: Database, accountId: string): Promise<A
   return account
 }
 
+/** What a third-party app may call in an hour in one account, by the account's tier (1,000 to 10,000). */
+export const API_REQUESTS_PER_HOUR_BY_TIER: Record<AccountTier, number> = {
+  basic: 1_000,
+  pro: 5_000,
+  enterprise: 10_000,
+}
+
+export async function apiRequestsPerHour(db: Database, accountId: string): Promise<number> {
+  const account = await findAccount(db, accountId)
+  return API_REQUESTS_PER_HOUR_BY_TIER[account?.tier ?? 'basic']
+}
+
 export async function getAccountStatus(db: Database, accountId: string): Promise<AccountStatus | null> {
   return (await findAccount(db, accountId))?.status ?? null
 }

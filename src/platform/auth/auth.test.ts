@@ -127,6 +127,8 @@ describe('account-status check', () => {
     registerErrorHandling(app)
     registerAuth(app, {
       tokens,
+      verifyAccessToken: () => Promise.reject(new Error('no OAuth access tokens in this test')),
+      limitOAuthApp: async () => {},
       adminToken: 'admin',
       accountStatus: async (accountId) => statuses[accountId] ?? null,
     })

@@ -4,12 +4,14 @@ import type { Config } from '../../config.js'
 import { isId } from '../db/ids.js'
 import { Unauthorized } from '../http/errors.js'
 
-/** Who is calling: the claims of a platform JWT. */
+/** Who is calling: the claims of a platform JWT, or of an OAuth access token (`oauth`). */
 export interface AuthContext {
   uid: string
   account_id: string
   parent_account: string | null
   conversation?: { id: string }
+  /** Set when a third-party app calls with an OAuth access token: the app and the scopes granted it. */
+  oauth?: { client_id: string; scopes: string[] }
 }
 
 export interface PlatformTokens {

@@ -1,15 +1,23 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Forbidden, Unauthorized } from '../http/errors.js'
+import { isAccessToken } from './access-tokens.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext
   }
+  interface FastifyContextConfig {
+    /** The scope an OAuth access token needs on this route; without one, such tokens are refused. */
+    oauthScope?: string
+  }
   interface FastifyInstance {
-    /** onRequest hook: verifies the bearer JWT and sets `request.auth`. */
-    authenticate: (request: FastifyRequest) => Promise<void>
+    /**
+     * onRequest hook: verifies the bearer token (a platform JWT, or an OAuth access token carrying the
+     * route's `oauthScope`) and sets `request.auth`.
+     */
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
     /** preHandler hook: refuses accounts whose status is not `active` (after `authenticate`). */
     requireActiveAccount: (request: FastifyRequest) => Promise<void>
     /** onRequest hook: admin API bearer token. */
@@ -19,6 +27,10 @@ declare module 'fastify' {
 
 export interface AuthOptions {
   tokens: PlatformTokens
+  /** Verifies OAuth access tokens (see access-tokens.ts). */
+  verifyAccessToken: (token: string) => Promise<AuthContext>
+  /** Counts an app's call in the account against its hourly allowance; throws past it. */
+  limitOAuthApp: (auth: AuthContext) => Promise<void>
   adminToken: string
   /** The account's status, or null when there is no such account. */
   accountStatus: (accountId: string) => Promise<string | null>
@@ -39,8 +51,24 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const adminDigest = digest(options.adminToken)
   app.decorateRequest('auth', null as unknown as AuthContext)
 
-  app.decorate('authenticate', async (request: FastifyRequest) => {
-    request.auth = await options.tokens.verify(bearerToken(request))
+  app.decorate('authenticate', async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(request)
+    if (!isAccessToken(token)) {
+      request.auth = await options.tokens.verify(token)
+      return
+    }
+    const auth = await options.verifyAccessToken(token)
+    const scope = request.routeOptions.config.oauthScope
+    if (!scope || !auth.oauth?.scopes.includes(scope)) {
+      // RFC 6750 3.1: the scope the token lacks, for the app to ask the user for.
+      reply.header(
+        'www-authenticate',
+        `Bearer error="insufficient_scope"${scope ? `, scope="${scope}"` : ''}`,
+      )
+      throw new Forbidden('insufficient_scope', { error: 'insufficient_scope', ...(scope && { scope }) })
+    }
+    await options.limitOAuthApp(auth)
+    request.auth = auth
   })
 
   app.decorate('requireActiveAccount', async (request: FastifyRequest) => {

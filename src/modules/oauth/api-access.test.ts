@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
+
+describe('API routes called with OAuth access tokens', () => {
+  let t: TestApp
+  let tenant: Tenant
+  let other: Tenant
+  let contactId: string
+  let contactsToken: string
+  let sitesToken: string
+
+  beforeAll(async () => {
+    t = await buildTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
+    tenant = await createTenant(t.app)
+    other = await createTenant(t.app)
+    await createUser(t.app, 'owner@api.example', [tenant.accountId])
+    const contact = async (accountId: string, email: string) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/v1/admin/accounts/${accountId}/contacts`,
+          headers: adminHeaders,
+          payload: { email },
+        })
+      ).json().data._id as string
+    contactId = await contact(tenant.accountId, 'mine@example.com')
+    await contact(other.accountId, 'theirs@example.com')
+    const reader = await registerApp(t.app, { scopes: ['crm.contacts.read', 'sites.read'] })
+    contactsToken = (await obtainTokens(t.app, reader, 'owner@api.example')).access_token
+    sitesToken = (await obtainTokens(t.app, reader, 'owner@api.example', 'sites.read')).access_token
+  })
+  afterAll(() => t.close())
+
+  const get = (url: string, token: string) => t.app.inject({ url, headers: bearer(token) })
+
+  it('reads contacts with crm.contacts.read, in the account the user chose only', async () => {
+    const list = await get('/v1/contacts', contactsToken)
+    expect(list.statusCode).toBe(200)
+    expect(list.json().data.map((c: { email: string }) => c.email)).toEqual(['mine@example.com'])
+    expect((await get(`/v1/contacts/${contactId}`, contactsToken)).json().data.email).toBe('mine@example.com')
+  })
+
+  it('answers 403 insufficient_scope to a token without the route scope, and on routes with none', async () => {
+    const refused = await get('/v1/contacts', sitesToken)
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json()).toEqual({
+      success: false,
+      errno: 403,
+      message: 'insufficient_scope',
+      additional_info: { error: 'insufficient_scope', scope: 'crm.contacts.read' },
+    })
+    expect(refused.headers['www-authenticate']).toBe(
+      'Bearer error="insufficient_scope", scope="crm.contacts.read"',
+    )
+    const noScope = await get('/v1/e/mailprovider/dnd', contactsToken)
+    expect(noScope.statusCode).toBe(403)
+    expect(noScope.json().message).toBe('insufficient_scope')
+  })
+
+  it('refuses a forged or tampered access token with 401', async () => {
+    const [header, payload, signature] = contactsToken.split('.') as [string, string, string]
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
+    const forged = Buffer.from(JSON.stringify({ ...claims, account_id: other.accountId })).toString(
+      'base64url',
+    )
+    expect((await get('/v1/contacts', `${header}.${forged}.${signature}`)).statusCode).toBe(401)
+    expect((await get('/v1/contacts', `${header}.${payload}.AAAA`)).statusCode).toBe(401)
+  })
+
+  it('limits an app to its hourly allowance in the account across routes (1,000 on the basic tier)', async () => {
+    const busy = await registerApp(t.app, { scopes: ['crm.contacts.read'] })
+    const token = (await obtainTokens(t.app, busy, 'owner@api.example')).access_token
+    const missing = '/v1/contacts/0123456789abcdef01234567'
+    for (let i = 0; i < 1000; i++) {
+      expect((await get(i % 2 ? missing : '/v1/contacts?limit=1', token)).statusCode).toBe(i % 2 ? 404 : 200)
+    }
+    const limited = await get('/v1/contacts', token)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json()).toMatchObject({ success: false, errno: 429 })
+    // Another app in the same account, and the account's own platform token, keep their allowance.
+    expect((await get('/v1/contacts', contactsToken)).statusCode).toBe(200)
+    expect((await get('/v1/contacts', tenant.token)).statusCode).toBe(200)
+  })
+})

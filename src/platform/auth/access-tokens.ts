@@ -1,0 +1,55 @@
+import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose'
+import { isId } from '../db/ids.js'
+import { Unauthorized } from '../http/errors.js'
+import type { OAuthKeys } from './oauth-keys.js'
+import { type AuthContext, CLOCK_SKEW_SECONDS } from './platform-jwt.js'
+
+/** The JWT `typ` of OAuth access tokens (RFC 9068), which tells them from platform JWTs. */
+export const ACCESS_TOKEN_TYP = 'at+jwt'
+
+export function isAccessToken(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).typ === ACCESS_TOKEN_TYP
+  } catch {
+    return false
+  }
+}
+
+/** Verifies OAuth access tokens against the published keys: the caller, with the app and its scopes. */
+export function createAccessTokenVerifier(
+  keys: OAuthKeys,
+  issuer: string,
+): (token: string) => Promise<AuthContext & { oauth: NonNullable<AuthContext['oauth']> }> {
+  const keySet = createLocalJWKSet(keys.jwks)
+  return async (token) => {
+    let payload: Record<string, unknown>
+    try {
+      ;({ payload } = await jwtVerify(token, keySet, {
+        issuer,
+        audience: issuer,
+        algorithms: ['ES256'],
+        typ: ACCESS_TOKEN_TYP,
+        clockTolerance: CLOCK_SKEW_SECONDS,
+      }))
+    } catch (error) {
+      throw new Unauthorized(
+        error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid access token',
+      )
+    }
+    const { type, uid, account_id, parent_account, client_id, scope } = payload
+    const valid =
+      type === 'access_token' &&
+      isId(uid) &&
+      isId(account_id) &&
+      (parent_account === null || isId(parent_account)) &&
+      isId(client_id) &&
+      typeof scope === 'string'
+    if (!valid) throw new Unauthorized('invalid access token')
+    return {
+      uid,
+      account_id,
+      parent_account: parent_account as string | null,
+      oauth: { client_id: client_id as string, scopes: (scope as string).split(' ').filter(Boolean) },
+    }
+  }
+}

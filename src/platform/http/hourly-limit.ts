@@ -1,0 +1,32 @@
+import type { Redis } from 'ioredis'
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
+import { TooManyRequests } from './errors.js'
+
+/**
+ * Counts calls per key and hour against a limit that differs by key (e.g. by account tier), in Redis
+ * when there is one so that every instance counts together. @fastify/rate-limit keeps one counter per
+ * route; this one spans every route a key calls.
+ */
+export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
+  const limiters = new Map<number, RateLimiterMemory | RateLimiterRedis>()
+  const limiterFor = (perHour: number) => {
+    let limiter = limiters.get(perHour)
+    if (!limiter) {
+      const options = { keyPrefix: `${keyPrefix}:${perHour}`, points: perHour, duration: 3600 }
+      limiter = redis
+        ? new RateLimiterRedis({ ...options, storeClient: redis })
+        : new RateLimiterMemory(options)
+      limiters.set(perHour, limiter)
+    }
+    return limiter
+  }
+  /** Counts one call, or throws TooManyRequests (429) with the seconds until the hour frees one. */
+  return async (key: string, perHour: number): Promise<void> => {
+    try {
+      await limiterFor(perHour).consume(key)
+    } catch (error) {
+      if (error instanceof RateLimiterRes) throw new TooManyRequests(Math.ceil(error.msBeforeNext / 1000))
+      throw error
+    }
+  }
+}
