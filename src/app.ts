@@ -21,6 +21,7 @@ import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/routes.js'
 import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
 import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
+import { grantsRoutes } from './modules/oauth/grants.routes.js'
 import { oauthRoutes } from './modules/oauth/routes.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(oauthRoutes, { platform })
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
+  await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

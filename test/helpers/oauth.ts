@@ -95,6 +95,11 @@ export function browser(app: FastifyInstance) {
   }
 }
 
+/** Allows on the consent page, or takes the redirect when consent was remembered and no page came. */
+export async function allowIfAsked(b: ReturnType<typeof browser>, page: FlowPage): Promise<FlowPage> {
+  return page.status === 303 ? page : b.post('/consent', { token: page.token, decision: 'allow' })
+}
+
 /** The parameters of a redirect's Location. */
 export function redirected(headers: Record<string, unknown>): URL {
   return new URL(String(headers.location))
@@ -129,8 +134,7 @@ export async function obtainTokens(
     redirect_uri: redirectUri,
     ...(scope && { scope }),
   })
-  const consent = await b.post('', { token: signIn.token, email, password: PASSWORD })
-  const decided = await b.post('/consent', { token: consent.token, decision: 'allow' })
+  const decided = await allowIfAsked(b, await b.post('', { token: signIn.token, email, password: PASSWORD }))
   const code = redirected(decided.headers).searchParams.get('code') as string
   const response = await tokenRequest(
     app,

@@ -6,10 +6,11 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { getUser } from '../accounts/service.js'
 import {
+  allow,
   appOfFlow,
   checkAuthorizationRequest,
   consentDetails,
-  issueCode,
+  redirectIfConsented,
   redirectTo,
   signIn,
 } from './authorize.js'
@@ -69,6 +70,17 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     return undefined
   }
 
+  /** The consent page, unless the user allowed these scopes to the app in this account before. */
+  async function askConsent(
+    reply: FastifyReply,
+    flow: Flow & { uid: string; account_id: string },
+    clientName: string,
+  ) {
+    const consented = await redirectIfConsented(db, config, flow)
+    if (consented) return reply.redirect(consented, 303)
+    return html(reply, 200, consentPage(await pageContext(flow, clientName), await consentDetails(db, flow)))
+  }
+
   app.get(
     '/authorize',
     { config: limited, schema: { tags: ['oauth'], summary: 'Start an authorization: the sign-in page' } },
@@ -116,12 +128,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
           accountsPage(await pageContext({ ...flow, uid: user._id }, client.name), user.accounts),
         )
       }
-      const consenting = { ...flow, uid: user._id, account_id: only._id }
-      return html(
-        reply,
-        200,
-        consentPage(await pageContext(consenting, client.name), await consentDetails(db, consenting)),
-      )
+      return askConsent(reply, { ...flow, uid: user._id, account_id: only._id }, client.name)
     },
   )
 
@@ -136,12 +143,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       if (!flow.uid || typeof form.account_id !== 'string' || !memberOf.includes(form.account_id)) {
         return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
       }
-      const consenting = { ...flow, uid: flow.uid, account_id: form.account_id }
-      return html(
-        reply,
-        200,
-        consentPage(await pageContext(consenting, client.name), await consentDetails(db, consenting)),
-      )
+      return askConsent(reply, { ...flow, uid: flow.uid, account_id: form.account_id }, client.name)
     },
   )
 
@@ -169,7 +171,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         }
         return reply.redirect(redirectTo(config, flow.redirect_uri, denied), 303)
       }
-      return reply.redirect(await issueCode(db, config, { ...flow, uid, account_id }), 303)
+      return reply.redirect(await allow(db, config, { ...flow, uid, account_id }), 303)
     },
   )
 }

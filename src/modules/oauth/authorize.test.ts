@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import {
+  allowIfAsked,
   browser,
   createUser,
   PASSWORD,
@@ -20,6 +21,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
   let agencyId: string
   let clientAccountId: string
   let parentedId: string
+  let freshId: string
 
   beforeAll(async () => {
     t = await buildTestApp({
@@ -34,6 +36,10 @@ describe('authorization code flow: /authorize pages and /token', () => {
     clientAccountId = await account({ name: 'Client Co' })
     parentedId = await account({ name: 'Branch', parent_account: agencyId })
     await createUser(t.app, 'solo@flow.example', [parentedId])
+    // Users who have allowed nothing yet, for the tests that need the consent page.
+    for (const email of ['es@flow.example', 'denier@flow.example'])
+      await createUser(t.app, email, [parentedId])
+    freshId = (await createUser(t.app, 'fresh@flow.example', [parentedId]))._id
     await createUser(t.app, 'multi@flow.example', [agencyId, clientAccountId])
     client = await registerApp(t.app)
   })
@@ -58,7 +64,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     const signIn = await b.open(query)
     let page = await b.post('', { token: signIn.token, email, password: PASSWORD })
     if (accountId) page = await b.post('/account', { token: page.token, account_id: accountId })
-    const decided = await b.post('/consent', { token: page.token, decision: 'allow' })
+    const decided = await allowIfAsked(b, page)
     const location = redirected(decided.headers)
     return { code: location.searchParams.get('code') as string, location, status: decided.status }
   }
@@ -143,7 +149,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     const page = await b.open(authorizeQuery({ user_locale: 'es-MX' }))
     expect(page.html).toContain('<html lang="es">')
     expect(page.html).toContain('Contraseña')
-    const consent = await b.post('', { token: page.token, email: 'solo@flow.example', password: PASSWORD })
+    const consent = await b.post('', { token: page.token, email: 'es@flow.example', password: PASSWORD })
     expect(consent.html).toContain('Ver tus contactos')
     expect(consent.html).toContain('Permitir')
   })
@@ -204,7 +210,11 @@ describe('authorization code flow: /authorize pages and /token', () => {
   it('redirects with access_denied when the user denies', async () => {
     const b = browser(t.app)
     const signIn = await b.open(authorizeQuery())
-    const consent = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: PASSWORD })
+    const consent = await b.post('', {
+      token: signIn.token,
+      email: 'denier@flow.example',
+      password: PASSWORD,
+    })
     const denied = await b.post('/consent', { token: consent.token, decision: 'deny' })
     expect(denied.status).toBe(303)
     expect(Object.fromEntries(redirected(denied.headers).searchParams)).toMatchObject({
@@ -391,6 +401,58 @@ describe('authorization code flow: /authorize pages and /token', () => {
       authorization_response_iss_parameter_supported: true,
     })
     expect(response.json().scopes_supported).toHaveLength(9)
+  })
+
+  it('remembers consent per app, user and account, asks again for new scopes, and forgets a revoked grant', async () => {
+    const signIn = async (scope: string) => {
+      const b = browser(t.app)
+      const page = await b.open(authorizeQuery({ scope }))
+      return {
+        b,
+        page: await b.post('', { token: page.token, email: 'fresh@flow.example', password: PASSWORD }),
+      }
+    }
+    const first = await signIn('crm.contacts.read')
+    expect(first.page.status).toBe(200)
+    const code = redirected(
+      (await first.b.post('/consent', { token: first.page.token, decision: 'allow' })).headers,
+    ).searchParams.get('code') as string
+    const again = await signIn('crm.contacts.read')
+    expect(again.page.status).toBe(303)
+    expect(redirected(again.page.headers).searchParams.get('code')).toBeTruthy()
+    expect((await signIn('crm.contacts.read analytics.read')).page.status).toBe(200)
+
+    const token = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/admin/tokens',
+        headers: adminHeaders,
+        payload: { user_id: freshId, account_id: parentedId },
+      })
+    ).json().data.token as string
+    const grants = () => t.app.inject({ url: '/v1/auth/oauth/grants', headers: bearer(token) })
+    expect((await grants()).json().data).toEqual([
+      {
+        client_id: client._id,
+        app_name: 'Reporting Hub',
+        scopes: ['crm.contacts.read'],
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    ])
+    const tokens = (await exchange(code)).json()
+    const revoke = () =>
+      t.app.inject({ method: 'DELETE', url: `/v1/auth/oauth/grants/${client._id}`, headers: bearer(token) })
+    expect((await revoke()).json()).toEqual({ success: true, message: 'SUCCESS', data: { revoked: true } })
+    expect((await grants()).json().data).toEqual([])
+    const refreshed = await tokenRequest(
+      t.app,
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      [client._id, client.client_secret],
+    )
+    expect(refreshed.json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await signIn('crm.contacts.read')).page.status).toBe(200)
+    expect((await revoke()).statusCode).toBe(404)
   })
 
   it('answers CORS preflights on /token only', async () => {

@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.js'
+import { findConsent, mergeConsent } from './consents.repository.js'
 import type { AuthorizationRequest, Flow } from './flow.js'
 import { localeOf, scopeDescription } from './messages.js'
 import { type AppRow, findApp, findScopes, insertCode } from './repository.js'
@@ -121,12 +123,32 @@ export async function consentDetails(db: Database, flow: Flow & { account_id: st
   }
 }
 
+type ConsentedFlow = Flow & { uid: string; account_id: string }
+
+/**
+ * The user allowed the app: the consent is remembered (its scopes added to earlier ones) and a code
+ * issued, together; the redirect that hands the code to the app.
+ */
+export function allow(db: Database, config: Config, flow: ConsentedFlow): Promise<string> {
+  return inTransaction(db, async (tx) => {
+    await mergeConsent(tx, flow.account_id, {
+      userId: flow.uid,
+      clientId: flow.client_id,
+      scopes: flow.scopes,
+    })
+    return issueCode(tx, config, flow)
+  })
+}
+
+/** When the user allowed this app every asked scope in this account before: the code, without asking. */
+export async function redirectIfConsented(db: Database, config: Config, flow: ConsentedFlow) {
+  const consent = await findConsent(db, flow.account_id, flow.uid, flow.client_id)
+  const covered = consent && flow.scopes.every((scope) => consent.scopes.includes(scope))
+  return covered ? issueCode(db, config, flow) : undefined
+}
+
 /** A single-use code for the consented flow, kept as its hash; the redirect that hands it to the app. */
-export async function issueCode(
-  db: Database,
-  config: Config,
-  flow: Flow & { uid: string; account_id: string },
-) {
+async function issueCode(db: Database, config: Config, flow: ConsentedFlow) {
   const code = randomBytes(32).toString('base64url')
   await insertCode(db, {
     codeHash: sha256(code),

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
 
 /** What a third-party app may ask for; seeded with the spec's nine scopes by the migration. */
@@ -78,4 +78,18 @@ export const oauthRefreshTokens = pgTable(
     uniqueIndex('oauth_refresh_tokens_hash').on(t.tokenHash),
     index('oauth_refresh_tokens_code').on(t.codeId),
   ],
+)
+
+/** Scopes a user allowed an app in an account: asked again only for scopes beyond these. */
+export const oauthConsents = pgTable(
+  'oauth_consents',
+  {
+    accountId: text('account_id').notNull(),
+    userId: text('user_id').notNull(),
+    clientId: text('client_id').notNull(),
+    scopes: text('scopes').array().notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ name: 'oauth_consents_pkey', columns: [t.accountId, t.userId, t.clientId] })],
 )

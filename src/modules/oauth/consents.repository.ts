@@ -1,0 +1,97 @@
+import { and, desc, eq, isNull, sql } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { oauthApps, oauthConsents, oauthRefreshTokens } from './tables.js'
+
+export type ConsentRow = typeof oauthConsents.$inferSelect
+
+export async function findConsent(
+  db: Database,
+  accountId: string,
+  userId: string,
+  clientId: string,
+): Promise<ConsentRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(oauthConsents)
+    .where(
+      and(
+        eq(oauthConsents.accountId, accountId),
+        eq(oauthConsents.userId, userId),
+        eq(oauthConsents.clientId, clientId),
+      ),
+    )
+  return row
+}
+
+/** Records the consent, adding the scopes to those allowed before. */
+export async function mergeConsent(
+  db: Database,
+  accountId: string,
+  values: { userId: string; clientId: string; scopes: string[] },
+): Promise<void> {
+  await db
+    .insert(oauthConsents)
+    .values({ accountId, ...values })
+    .onConflictDoUpdate({
+      target: [oauthConsents.accountId, oauthConsents.userId, oauthConsents.clientId],
+      set: {
+        scopes: sql`array(select distinct unnest(${oauthConsents.scopes} || excluded.scopes) order by 1)`,
+        updatedAt: new Date(),
+      },
+    })
+}
+
+/** The user's consents in the account, with each app's name, newest first. */
+export function listConsents(db: Database, accountId: string, userId: string) {
+  return db
+    .select({
+      clientId: oauthConsents.clientId,
+      appName: oauthApps.name,
+      scopes: oauthConsents.scopes,
+      createdAt: oauthConsents.createdAt,
+      updatedAt: oauthConsents.updatedAt,
+    })
+    .from(oauthConsents)
+    .innerJoin(oauthApps, eq(oauthApps.id, oauthConsents.clientId))
+    .where(and(eq(oauthConsents.accountId, accountId), eq(oauthConsents.userId, userId)))
+    .orderBy(desc(oauthConsents.updatedAt))
+}
+
+export async function deleteConsent(
+  db: Database,
+  accountId: string,
+  userId: string,
+  clientId: string,
+): Promise<boolean> {
+  const rows = await db
+    .delete(oauthConsents)
+    .where(
+      and(
+        eq(oauthConsents.accountId, accountId),
+        eq(oauthConsents.userId, userId),
+        eq(oauthConsents.clientId, clientId),
+      ),
+    )
+    .returning({ clientId: oauthConsents.clientId })
+  return rows.length === 1
+}
+
+/** Revokes every live refresh token the user gave the app in the account. */
+export async function revokeRefreshTokensOfUser(
+  db: Database,
+  accountId: string,
+  userId: string,
+  clientId: string,
+): Promise<void> {
+  await db
+    .update(oauthRefreshTokens)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(oauthRefreshTokens.accountId, accountId),
+        eq(oauthRefreshTokens.userId, userId),
+        eq(oauthRefreshTokens.clientId, clientId),
+        isNull(oauthRefreshTokens.revokedAt),
+      ),
+    )
+}

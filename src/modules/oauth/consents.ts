@@ -1,0 +1,35 @@
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { NotFound } from '../../platform/http/errors.js'
+import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './consents.repository.js'
+
+export interface GrantView {
+  client_id: string
+  app_name: string
+  scopes: string[]
+  created_at: string
+  updated_at: string
+}
+
+/** The apps the caller allowed in their account, with the scopes allowed. */
+export async function listGrants(db: Database, auth: AuthContext): Promise<GrantView[]> {
+  return (await listConsents(db, auth.account_id, auth.uid)).map((row) => ({
+    client_id: row.clientId,
+    app_name: row.appName,
+    scopes: row.scopes,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }))
+}
+
+/**
+ * Takes back what the caller allowed an app in their account: the consent goes (the app must ask again)
+ * and every refresh token it holds from them there is revoked. Its access tokens expire within the hour.
+ */
+export async function revokeGrant(db: Database, auth: AuthContext, clientId: string): Promise<void> {
+  await inTransaction(db, async (tx) => {
+    if (!(await deleteConsent(tx, auth.account_id, auth.uid, clientId))) throw new NotFound('Grant not found')
+    await revokeRefreshTokensOfUser(tx, auth.account_id, auth.uid, clientId)
+  })
+}
