@@ -34,8 +34,8 @@ import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/d
 import { newId } from './platform/db/ids.js'
 import { createEvents } from './platform/events/emit.js'
 import { registerErrorHandling } from './platform/http/error-handler.js'
-import { createHourlyLimit } from './platform/http/hourly-limit.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
+import { createHourlyLimit } from './platform/http/limits.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
@@ -94,6 +94,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const platform: Platform = {
     config,
     db: database.db,
+    redis,
     queue,
     events,
     tokens,

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
 import type { PlatformTokens } from './auth/platform-jwt.js'
@@ -11,6 +12,8 @@ import type { ObjectStorage } from './storage/storage.js'
 export interface Platform {
   config: Config
   db: Database
+  /** Shared counters across instances, when REDIS_URL is set. */
+  redis: Redis | undefined
   queue: JobQueue
   events: Events
   tokens: PlatformTokens

@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { getUser } from '../accounts/service.js'
 import {
@@ -32,6 +33,11 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   await app.register(cookie)
   await app.register(formbody)
   const secureCookie = config.publicBaseUrl.startsWith('https:')
+  // Against guessing one user's password from many addresses: 10 misses in 15 minutes block the email.
+  const signInFailures = createFailureLimit(platform.redis, 'oauth-sign-in', {
+    failures: 10,
+    seconds: 15 * 60,
+  })
   const limited = {
     rateLimit: { max: config.rateLimits.oauthAuthorizePerMinute, timeWindow: '1 minute', keyGenerator: byIp },
   }
@@ -111,13 +117,20 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
       const { flow, client, form } = posted
-      const user = await signIn(db, form.email, form.password)
-      if (!user) {
-        request.log.info({ client_id: client.id }, 'oauth sign-in refused')
+      const email = typeof form.email === 'string' ? form.email.trim() : ''
+      const refuse = async (status: number, reason: 'wrongCredentials' | 'tooMany') => {
+        request.log.info({ client_id: client.id, reason }, 'oauth sign-in refused')
         const ctx = await pageContext(flow, client.name)
-        const email = typeof form.email === 'string' ? form.email : ''
-        return html(reply, 401, signInPage(ctx, { error: message(flow.locale, 'wrongCredentials'), email }))
+        return html(reply, status, signInPage(ctx, { error: message(flow.locale, reason), email }))
       }
+      const emailKey = email.toLowerCase()
+      if (await signInFailures.blocked(emailKey)) return refuse(429, 'tooMany')
+      const user = await signIn(db, email, form.password)
+      if (!user) {
+        await signInFailures.failed(emailKey)
+        return refuse(401, 'wrongCredentials')
+      }
+      await signInFailures.succeeded(emailKey)
       const [only, ...others] = user.accounts
       if (!only)
         return html(reply, 403, errorPage(flow.locale, 'access_denied', message(flow.locale, 'noAccounts')))

@@ -170,6 +170,23 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect(noCookie.html).toContain('This page has expired')
   })
 
+  it('blocks an email after 10 wrong passwords, even with the right one, and no other email', async () => {
+    // A new address each run: with Redis the count outlives the test.
+    const email = `locked-${randomBytes(4).toString('hex')}@flow.example`
+    await createUser(t.app, email, [parentedId])
+    const b = browser(t.app)
+    let page = await b.open(authorizeQuery())
+    for (let i = 0; i < 10; i++) {
+      page = await b.post('', { token: page.token, email, password: `guess-${i}` })
+      expect(page.status).toBe(401)
+    }
+    const blocked = await b.post('', { token: page.token, email, password: PASSWORD })
+    expect(blocked.status).toBe(429)
+    expect(blocked.html).toContain('Too many attempts')
+    const other = await b.post('', { token: page.token, email: 'solo@flow.example', password: PASSWORD })
+    expect(other.status).not.toBe(429)
+  })
+
   it('shows an error page, and never redirects, for an unknown client or an unregistered redirect URI', async () => {
     for (const query of [
       authorizeQuery({ client_id: '0123456789abcdef01234567' }),

@@ -30,3 +30,29 @@ export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
     }
   }
 }
+
+/**
+ * Counts failures per key (e.g. wrong passwords for one email) and blocks the key once `failures` pile
+ * up within `seconds`, whatever the address they come from; a success clears the count.
+ */
+export function createFailureLimit(
+  redis: Redis | undefined,
+  keyPrefix: string,
+  options: { failures: number; seconds: number },
+) {
+  const settings = { keyPrefix, points: options.failures, duration: options.seconds }
+  const limiter = redis
+    ? new RateLimiterRedis({ ...settings, storeClient: redis })
+    : new RateLimiterMemory(settings)
+  return {
+    async blocked(key: string): Promise<boolean> {
+      return ((await limiter.get(key))?.consumedPoints ?? 0) >= options.failures
+    },
+    async failed(key: string): Promise<void> {
+      await limiter.penalty(key, 1)
+    },
+    async succeeded(key: string): Promise<void> {
+      await limiter.delete(key)
+    },
+  }
+}
