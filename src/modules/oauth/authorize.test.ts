@@ -404,6 +404,55 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect((await revoke('')).json()).toMatchObject({ error: 'invalid_request' })
   })
 
+  it("introspects the calling client's tokens (RFC 7662), and nobody else's", async () => {
+    const introspect = (token: string, as: RegisteredApp = client) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/oauth/introspect',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          token,
+          client_id: as._id,
+          client_secret: as.client_secret,
+        }).toString(),
+      })
+    const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
+    const access = await introspect(tokens.access_token)
+    expect(access.headers['cache-control']).toBe('no-store')
+    expect(access.json()).toMatchObject({
+      active: true,
+      token_type: 'Bearer',
+      scope: 'crm.contacts.read sites.read',
+      client_id: client._id,
+      account_id: parentedId,
+      parent_account: agencyId,
+      iss: 'https://platform.example.com',
+      exp: expect.any(Number),
+      jti: expect.any(String),
+    })
+    expect((await introspect(tokens.refresh_token)).json()).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+      scope: 'crm.contacts.read sites.read',
+      account_id: parentedId,
+    })
+    const other = await registerApp(t.app)
+    expect((await introspect(tokens.access_token, other)).json()).toEqual({ active: false })
+    expect((await introspect(tokens.refresh_token, other)).json()).toEqual({ active: false })
+    expect((await introspect('garbage')).json()).toEqual({ active: false })
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/oauth/revoke',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        token: tokens.refresh_token,
+        client_id: client._id,
+        client_secret: client.client_secret,
+      }).toString(),
+    })
+    expect((await introspect(tokens.refresh_token)).json()).toEqual({ active: false })
+  })
+
   it('describes itself at /.well-known/oauth-authorization-server (RFC 8414)', async () => {
     const response = await t.app.inject({ url: '/.well-known/oauth-authorization-server' })
     expect(response.json()).toMatchObject({

@@ -2,12 +2,14 @@ import cors from '@fastify/cors'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import type { AppRow } from './repository.js'
 import {
   authenticateClient,
   exchangeCode,
+  introspectToken,
   OAuthError,
   refreshTokens,
   revokeToken,
@@ -35,6 +37,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
   }
+  const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)
   await app.register(formbody)
   await app.register(cors, {
     origin: '*',
@@ -104,6 +107,22 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         'unsupported_grant_type',
         'Only authorization_code and refresh_token are supported',
       )
+    },
+  )
+
+  app.post(
+    '/introspect',
+    {
+      ...authenticatedAndLimited,
+      schema: {
+        tags: ['oauth'],
+        summary: "Whether one of the calling client's tokens is active, and what it grants (RFC 7662)",
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      return introspectToken({ ...ctx, verifyAccessToken }, request.oauthClient as AppRow, body(request))
     },
   )
 

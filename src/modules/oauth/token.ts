@@ -1,7 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import { SignJWT } from 'jose'
+import { decodeJwt, SignJWT } from 'jose'
 import type { Config } from '../../config.js'
+import { isAccessToken } from '../../platform/auth/access-tokens.js'
 import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
@@ -245,5 +247,56 @@ export async function revokeToken(
       'unsupported_token_type',
       'Access tokens expire within the hour and are not revoked',
     )
+  }
+}
+
+/**
+ * RFC 7662: whether a token of the calling client is active now, and what it grants. Tokens of other
+ * clients, and unknown, revoked or expired ones, are all just `{ active: false }`.
+ */
+export async function introspectToken(
+  ctx: TokenContext & { verifyAccessToken: (token: string) => Promise<AuthContext> },
+  app: AppRow,
+  body: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const token = text(body.token)
+  if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
+  const inactive = { active: false }
+  if (isAccessToken(token)) {
+    const auth = await ctx.verifyAccessToken(token).catch(() => undefined)
+    if (auth?.oauth?.client_id !== app.id) return inactive
+    const { exp, iat, iss, aud, jti } = decodeJwt(token)
+    return {
+      active: true,
+      token_type: 'Bearer',
+      scope: auth.oauth.scopes.join(' '),
+      client_id: app.id,
+      sub: auth.uid,
+      account_id: auth.account_id,
+      parent_account: auth.parent_account,
+      exp,
+      iat,
+      iss,
+      aud,
+      jti,
+    }
+  }
+  const row = await findRefreshToken(ctx.db, sha256(token))
+  const usable =
+    row &&
+    row.clientId === app.id &&
+    !row.revokedAt &&
+    row.expiresAt.getTime() > Date.now() &&
+    (!row.replacedAt || Date.now() - row.replacedAt.getTime() <= ctx.refreshGraceSeconds * 1000)
+  if (!row || !usable) return inactive
+  return {
+    active: true,
+    token_type: 'refresh_token',
+    scope: row.scopes.join(' '),
+    client_id: app.id,
+    sub: row.userId,
+    account_id: row.accountId,
+    exp: Math.floor(row.expiresAt.getTime() / 1000),
+    iat: Math.floor(row.createdAt.getTime() / 1000),
   }
 }
