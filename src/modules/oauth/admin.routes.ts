@@ -3,8 +3,9 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, IdParams, Timestamp } from '../../platform/http/schemas.js'
+import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { createApp, getApp, listApps, listScopes, rotateClientSecret, updateApp } from './apps.js'
+import { AUDIT_EVENTS, listAudit } from './audit.js'
 
 const Scope = Type.Object({ scope: Type.String(), description: Type.String(), category: Type.String() })
 
@@ -19,6 +20,17 @@ const App = Type.Object({
   webhook_url: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp(),
   updated_at: Timestamp(),
+})
+
+const AuditEvent = Type.Object({
+  _id: Id(),
+  event: StringEnum(AUDIT_EVENTS),
+  client_id: Type.Union([Id(), Type.Null()]),
+  user_id: Type.Union([Id(), Type.Null()]),
+  account_id: Type.Union([Id(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  detail: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp(),
 })
 
 const Credentials = Type.Object({
@@ -113,6 +125,24 @@ export const oauthAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       },
     },
     async (request) => ok(await updateApp(db, request.params.id, request.body)),
+  )
+
+  app.get(
+    '/oauth/audit',
+    {
+      schema: {
+        ...admin('What happened to grants and tokens, newest first (optionally of one app or account)'),
+        querystring: Type.Composite([
+          Type.Object({ client_id: Type.Optional(Id()), account_id: Type.Optional(Id()) }),
+          PageQuery(50, 200),
+        ]),
+        response: { 200: PageEnvelope(AuditEvent) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await listAudit(db, request.query)
+      return okPage(data, pagination)
+    },
   )
 
   app.post(

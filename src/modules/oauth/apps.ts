@@ -114,7 +114,7 @@ async function assertKnownScopes(db: Database, scopes: string[]): Promise<void> 
 }
 
 async function assertAppInput(db: Database, input: Partial<AppInput>): Promise<void> {
-  input.redirect_uris?.forEach((uri, i) => assertRedirectUri(uri, `redirect_uris[${i}]`))
+  for (const [i, uri] of (input.redirect_uris ?? []).entries()) assertRedirectUri(uri, `redirect_uris[${i}]`)
   if (input.webhook_url) assertWebhookUrl(input.webhook_url)
   if (input.scopes) await assertKnownScopes(db, input.scopes)
 }

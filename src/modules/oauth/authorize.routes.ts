@@ -184,7 +184,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         }
         return reply.redirect(redirectTo(config, flow.redirect_uri, denied), 303)
       }
-      return reply.redirect(await allow(db, config, { ...flow, uid, account_id }), 303)
+      return reply.redirect(await allow(db, config, { ...flow, uid, account_id }, request.ip), 303)
     },
   )
 }

@@ -521,6 +521,45 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect((await revoke()).statusCode).toBe(404)
   })
 
+  it('keeps an audit record of consents, token issues, refreshes, revocations and failed client logins', async () => {
+    const audited = await registerApp(t.app)
+    const b = browser(t.app)
+    const signIn = await b.open(authorizeQuery({ client_id: audited._id }))
+    const consent = await b.post('', { token: signIn.token, email: 'solo@flow.example', password: PASSWORD })
+    const decided = await b.post('/consent', { token: consent.token, decision: 'allow' })
+    const code = redirected(decided.headers).searchParams.get('code') as string
+    const as = (fields: Record<string, string>, secret = audited.client_secret) =>
+      tokenRequest(t.app, fields, [audited._id, secret])
+    const tokens = (await as({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK })).json()
+    await as({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token })
+    await as({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK }) // a replay
+    await as({ grant_type: 'refresh_token', refresh_token: 'x' }, 'wrong secret')
+
+    const audit = await t.app.inject({
+      url: `/v1/admin/oauth/audit?client_id=${audited._id}`,
+      headers: adminHeaders,
+    })
+    const events = audit.json().data as {
+      event: string
+      account_id: string | null
+      detail: object
+      ip: string
+    }[]
+    expect(events.map((e) => e.event)).toEqual([
+      'client.authentication_failed',
+      'grant.revoked',
+      'token.refreshed',
+      'token.issued',
+      'consent.granted',
+    ])
+    expect(events[1]).toMatchObject({ account_id: parentedId, detail: { reason: 'code_replay' } })
+    expect(events[4]).toMatchObject({
+      ip: '127.0.0.1',
+      detail: { scopes: ['crm.contacts.read', 'sites.read'] },
+    })
+    expect(JSON.stringify(events)).not.toContain(tokens.refresh_token)
+  })
+
   it('answers CORS preflights on /token only', async () => {
     const preflight = await t.app.inject({
       method: 'OPTIONS',

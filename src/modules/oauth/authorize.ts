@@ -5,6 +5,7 @@ import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.js'
+import { recordAudit } from './audit.js'
 import { findConsent, mergeConsent } from './consents.repository.js'
 import type { AuthorizationRequest, Flow } from './flow.js'
 import { localeOf, scopeDescription } from './messages.js'
@@ -129,12 +130,20 @@ type ConsentedFlow = Flow & { uid: string; account_id: string }
  * The user allowed the app: the consent is remembered (its scopes added to earlier ones) and a code
  * issued, together; the redirect that hands the code to the app.
  */
-export function allow(db: Database, config: Config, flow: ConsentedFlow): Promise<string> {
+export function allow(db: Database, config: Config, flow: ConsentedFlow, ip: string): Promise<string> {
   return inTransaction(db, async (tx) => {
     await mergeConsent(tx, flow.account_id, {
       userId: flow.uid,
       clientId: flow.client_id,
       scopes: flow.scopes,
+    })
+    await recordAudit(tx, {
+      event: 'consent.granted',
+      clientId: flow.client_id,
+      userId: flow.uid,
+      accountId: flow.account_id,
+      ip,
+      detail: { scopes: flow.scopes },
     })
     return issueCode(tx, config, flow)
   })

@@ -2,6 +2,7 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
+import { recordAudit } from './audit.js'
 import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './consents.repository.js'
 
 export interface GrantView {
@@ -27,9 +28,22 @@ export async function listGrants(db: Database, auth: AuthContext): Promise<Grant
  * Takes back what the caller allowed an app in their account: the consent goes (the app must ask again)
  * and every refresh token it holds from them there is revoked. Its access tokens expire within the hour.
  */
-export async function revokeGrant(db: Database, auth: AuthContext, clientId: string): Promise<void> {
+export async function revokeGrant(
+  db: Database,
+  auth: AuthContext,
+  clientId: string,
+  ip: string,
+): Promise<void> {
   await inTransaction(db, async (tx) => {
     if (!(await deleteConsent(tx, auth.account_id, auth.uid, clientId))) throw new NotFound('Grant not found')
     await revokeRefreshTokensOfUser(tx, auth.account_id, auth.uid, clientId)
+    await recordAudit(tx, {
+      event: 'grant.revoked',
+      clientId,
+      userId: auth.uid,
+      accountId: auth.account_id,
+      ip,
+      detail: { reason: 'user' },
+    })
   })
 }

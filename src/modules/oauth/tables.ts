@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
 
 /** What a third-party app may ask for; seeded with the spec's nine scopes by the migration. */
@@ -92,4 +92,24 @@ export const oauthConsents = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [primaryKey({ name: 'oauth_consents_pkey', columns: [t.accountId, t.userId, t.clientId] })],
+)
+
+/** What happened to grants and tokens, for operators: who, which app, from where. Never tokens themselves. */
+export const oauthAuditEvents = pgTable(
+  'oauth_audit_events',
+  {
+    id: idColumn(),
+    event: text('event').notNull(),
+    clientId: text('client_id'),
+    userId: text('user_id'),
+    accountId: text('account_id'),
+    ip: text('ip'),
+    detail: jsonb('detail').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('oauth_audit_events_id_format', t.id),
+    index('oauth_audit_events_client').on(t.clientId, t.createdAt),
+    index('oauth_audit_events_account').on(t.accountId, t.createdAt),
+  ],
 )

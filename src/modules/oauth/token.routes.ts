@@ -5,16 +5,11 @@ import type { FastifyRequest } from 'fastify'
 import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
+import { authenticateClient } from './client-auth.js'
 import type { AppRow } from './repository.js'
-import {
-  authenticateClient,
-  exchangeCode,
-  introspectToken,
-  OAuthError,
-  refreshTokens,
-  revokeToken,
-  type TokenContext,
-} from './token.js'
+import { exchangeCode, refreshTokens } from './token.js'
+import { OAuthError, type TokenContext } from './token-context.js'
+import { introspectToken, revokeToken } from './token-status.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -37,6 +32,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
   }
+  const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
   const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)
   await app.register(formbody)
   await app.register(cors, {
@@ -68,7 +64,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
   // Client authentication comes before the rate limit, so a caller can only spend its own quota.
   const authenticatedAndLimited = {
     preValidation: async (request: FastifyRequest) => {
-      request.oauthClient = await authenticateClient(ctx, {
+      request.oauthClient = await authenticateClient(withIp(request), {
         authorization: request.headers.authorization,
         body: body(request),
       })
@@ -97,8 +93,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       const params = body(request)
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const grantType = params.grant_type
-      if (grantType === 'authorization_code') return exchangeCode(ctx, client, params)
-      if (grantType === 'refresh_token') return refreshTokens(ctx, client, params)
+      if (grantType === 'authorization_code') return exchangeCode(withIp(request), client, params)
+      if (grantType === 'refresh_token') return refreshTokens(withIp(request), client, params)
       if (grantType === undefined || grantType === '') {
         throw new OAuthError(400, 'invalid_request', 'grant_type is required')
       }
@@ -138,7 +134,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await revokeToken(ctx, request.oauthClient as AppRow, body(request))
+      await revokeToken(withIp(request), request.oauthClient as AppRow, body(request))
       return reply.status(200).send()
     },
   )

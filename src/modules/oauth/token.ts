@@ -1,101 +1,23 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
-import { decodeJwt, SignJWT } from 'jose'
-import type { Config } from '../../config.js'
-import { isAccessToken } from '../../platform/auth/access-tokens.js'
-import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
-import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import { SignJWT } from 'jose'
 import type { Database } from '../../platform/db/connection.js'
-import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/service.js'
-import { clientSecretMatches } from './apps.js'
+import { type AuditEventName, recordAudit } from './audit.js'
 import { sha256 } from './authorize.js'
 import {
   type AppRow,
-  findApp,
   findCode,
-  findRefreshToken,
   findRefreshTokenForUpdate,
   insertRefreshToken,
   markRefreshTokenReplaced,
   revokeRefreshTokensOfCode,
   useCode,
 } from './repository.js'
+import { invalidGrant, OAuthError, type TokenContext, type TokenResponse, text } from './token-context.js'
 
 export const ACCESS_TOKEN_SECONDS = 3600
 const REFRESH_TOKEN_DAYS = 90
-
-/** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
-export class OAuthError extends Error {
-  constructor(
-    readonly status: number,
-    readonly error: string,
-    readonly description: string,
-  ) {
-    super(description)
-  }
-}
-
-const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description)
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined)
-
-export interface TokenContext {
-  db: Database
-  config: Config
-  keys: OAuthKeys
-  /** Seconds a replaced refresh token stays usable (OAUTH_REFRESH_GRACE_SECONDS). */
-  refreshGraceSeconds: number
-}
-
-export interface TokenResponse {
-  access_token: string
-  token_type: 'Bearer'
-  expires_in: number
-  refresh_token: string
-  scope: string
-}
-
-/** `Basic base64(client_id:client_secret)`, each form-urlencoded first (RFC 6749 2.3.1). */
-function basicCredentials(header: string): { id: string; secret: string } | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header.trim())
-  const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : ''
-  const colon = decoded.indexOf(':')
-  if (colon < 0) return undefined
-  try {
-    const unescape = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '))
-    return { id: unescape(decoded.slice(0, colon)), secret: unescape(decoded.slice(colon + 1)) }
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The client, authenticated by HTTP Basic or by `client_id` and `client_secret` in the body (one method
- * only). A public app authenticates with its id alone: PKCE then proves it started the authorization.
- */
-export async function authenticateClient(
-  ctx: TokenContext,
-  request: { authorization?: string; body: Record<string, unknown> },
-): Promise<AppRow> {
-  const basic = request.authorization?.trim().toLowerCase().startsWith('basic ')
-  const failed = () => new OAuthError(401, 'invalid_client', 'Client authentication failed')
-  const bodySecret = text(request.body.client_secret)
-  if (basic && bodySecret) {
-    throw new OAuthError(400, 'invalid_request', 'Use one client authentication method, not two')
-  }
-  const credentials = basic
-    ? basicCredentials(request.authorization as string)
-    : { id: text(request.body.client_id) ?? '', secret: bodySecret }
-  if (!credentials?.id || !isId(credentials.id)) throw failed()
-  const app = await findApp(ctx.db, credentials.id)
-  if (!app) throw failed()
-  if (credentials.secret === undefined) {
-    if (!app.isPublic) throw failed()
-  } else if (!clientSecretMatches(ctx.config, app, credentials.secret)) {
-    throw failed()
-  }
-  return app
-}
 
 async function signAccessToken(
   ctx: TokenContext,
@@ -163,7 +85,8 @@ export async function exchangeCode(
     const row = await useCode(tx, sha256(code))
     if (!row) {
       const replayed = await findCode(tx, sha256(code))
-      if (replayed) await revokeRefreshTokensOfCode(tx, replayed.id)
+      if (replayed)
+        await revokeGrantOfCode(ctx, tx, replayed.id, grantOf(replayed.id, replayed), 'code_replay')
       return { refused: 'The code is unknown, expired or already used' }
     }
     if (row.clientId !== app.id || row.expiresAt.getTime() < Date.now()) {
@@ -176,15 +99,41 @@ export async function exchangeCode(
     if ((row.codeChallenge ?? undefined) !== (verifier === undefined ? undefined : s256(verifier))) {
       return { refused: 'code_verifier does not match the code_challenge' }
     }
-    return { tokens: await issueTokens(ctx, tx, grantOf(row.id, row)) }
+    const grant = grantOf(row.id, row)
+    await audit(ctx, tx, 'token.issued', grant)
+    return { tokens: await issueTokens(ctx, tx, grant) }
   })
   // Refusals commit (the code stays used, a replay's tokens stay revoked) before they are answered.
   if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
   return outcome.tokens as TokenResponse
 }
 
+type Grant = ReturnType<typeof grantOf>
+
+const audit = (ctx: TokenContext, tx: Database, event: AuditEventName, grant: Grant, detail = {}) =>
+  recordAudit(tx, {
+    event,
+    clientId: grant.clientId,
+    userId: grant.userId,
+    accountId: grant.accountId,
+    ip: ctx.ip,
+    detail: { scopes: grant.scopes, ...detail },
+  })
+
+/** Revokes every token of the grant the code started, and records why. */
+export async function revokeGrantOfCode(
+  ctx: TokenContext,
+  tx: Database,
+  codeId: string,
+  grant: Grant,
+  reason: string,
+) {
+  const revoked = await revokeRefreshTokensOfCode(tx, codeId)
+  await audit(ctx, tx, 'grant.revoked', grant, { reason, refresh_tokens: revoked })
+}
+
 /** What tokens are issued for: the grant started by the code `codeId`, as the row carries it. */
-const grantOf = (
+export const grantOf = (
   codeId: string,
   row: { clientId: string; userId: string; accountId: string; scopes: string[] },
 ) => ({
@@ -212,91 +161,16 @@ export async function refreshTokens(
     if (!row || row.clientId !== app.id || row.revokedAt || row.expiresAt.getTime() < Date.now()) {
       return { refused: 'The refresh token is unknown, revoked or expired' }
     }
+    const grant = grantOf(row.codeId, row)
     if (row.replacedAt && Date.now() - row.replacedAt.getTime() > ctx.refreshGraceSeconds * 1000) {
-      await revokeRefreshTokensOfCode(tx, row.codeId)
+      await revokeGrantOfCode(ctx, tx, row.codeId, grant, 'refresh_token_reuse')
       return { refused: 'The refresh token was already used; the grant is revoked' }
     }
     await revokeRefreshTokensOfCode(tx, row.codeId, row.id)
     await markRefreshTokenReplaced(tx, row.id)
-    return { tokens: await issueTokens(ctx, tx, grantOf(row.codeId, row)) }
+    await audit(ctx, tx, 'token.refreshed', grant)
+    return { tokens: await issueTokens(ctx, tx, grant) }
   })
   if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
   return outcome.tokens as TokenResponse
-}
-
-/**
- * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant. Unknown tokens, and
- * other clients' tokens, are answered like revoked ones (200) so that nothing can be probed. Access
- * tokens are self-contained JWTs that expire within the hour: `unsupported_token_type` says so.
- */
-export async function revokeToken(
-  ctx: TokenContext,
-  app: AppRow,
-  body: Record<string, unknown>,
-): Promise<void> {
-  const token = text(body.token)
-  if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
-  const row = await findRefreshToken(ctx.db, sha256(token))
-  if (row?.clientId === app.id) {
-    await revokeRefreshTokensOfCode(ctx.db, row.codeId)
-    return
-  }
-  if (!row && token.split('.').length === 3) {
-    throw new OAuthError(
-      400,
-      'unsupported_token_type',
-      'Access tokens expire within the hour and are not revoked',
-    )
-  }
-}
-
-/**
- * RFC 7662: whether a token of the calling client is active now, and what it grants. Tokens of other
- * clients, and unknown, revoked or expired ones, are all just `{ active: false }`.
- */
-export async function introspectToken(
-  ctx: TokenContext & { verifyAccessToken: (token: string) => Promise<AuthContext> },
-  app: AppRow,
-  body: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
-  const token = text(body.token)
-  if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
-  const inactive = { active: false }
-  if (isAccessToken(token)) {
-    const auth = await ctx.verifyAccessToken(token).catch(() => undefined)
-    if (auth?.oauth?.client_id !== app.id) return inactive
-    const { exp, iat, iss, aud, jti } = decodeJwt(token)
-    return {
-      active: true,
-      token_type: 'Bearer',
-      scope: auth.oauth.scopes.join(' '),
-      client_id: app.id,
-      sub: auth.uid,
-      account_id: auth.account_id,
-      parent_account: auth.parent_account,
-      exp,
-      iat,
-      iss,
-      aud,
-      jti,
-    }
-  }
-  const row = await findRefreshToken(ctx.db, sha256(token))
-  const usable =
-    row &&
-    row.clientId === app.id &&
-    !row.revokedAt &&
-    row.expiresAt.getTime() > Date.now() &&
-    (!row.replacedAt || Date.now() - row.replacedAt.getTime() <= ctx.refreshGraceSeconds * 1000)
-  if (!row || !usable) return inactive
-  return {
-    active: true,
-    token_type: 'refresh_token',
-    scope: row.scopes.join(' '),
-    client_id: app.id,
-    sub: row.userId,
-    account_id: row.accountId,
-    exp: Math.floor(row.expiresAt.getTime() / 1000),
-    iat: Math.floor(row.createdAt.getTime() / 1000),
-  }
 }

@@ -1,0 +1,34 @@
+import { and, count, desc, eq, type SQL } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { oauthAuditEvents } from './tables.js'
+
+export type AuditEventRow = typeof oauthAuditEvents.$inferSelect
+
+export async function insertAuditEvent(
+  db: Database,
+  values: Omit<typeof oauthAuditEvents.$inferInsert, 'id' | 'createdAt'>,
+): Promise<void> {
+  await db.insert(oauthAuditEvents).values(values)
+}
+
+/** Newest first, optionally of one app and/or one account. Admin only: it spans accounts. */
+export async function listAuditEvents(
+  db: Database,
+  filters: { clientId?: string; accountId?: string; offset: number; limit: number },
+): Promise<{ rows: AuditEventRow[]; total: number }> {
+  const where: SQL[] = []
+  if (filters.clientId) where.push(eq(oauthAuditEvents.clientId, filters.clientId))
+  if (filters.accountId) where.push(eq(oauthAuditEvents.accountId, filters.accountId))
+  const condition = where.length > 0 ? and(...where) : undefined
+  const [rows, [totals]] = await Promise.all([
+    db
+      .select()
+      .from(oauthAuditEvents)
+      .where(condition)
+      .orderBy(desc(oauthAuditEvents.createdAt), desc(oauthAuditEvents.id))
+      .limit(filters.limit)
+      .offset(filters.offset),
+    db.select({ total: count() }).from(oauthAuditEvents).where(condition),
+  ])
+  return { rows, total: totals?.total ?? 0 }
+}

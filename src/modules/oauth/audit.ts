@@ -1,0 +1,65 @@
+import type { Database } from '../../platform/db/connection.js'
+import type { Pagination } from '../../platform/http/envelope.js'
+import { paginate } from '../../platform/http/pagination.js'
+import { insertAuditEvent, listAuditEvents } from './audit.repository.js'
+
+export const AUDIT_EVENTS = [
+  'consent.granted',
+  'token.issued',
+  'token.refreshed',
+  'grant.revoked',
+  'client.authentication_failed',
+] as const
+export type AuditEventName = (typeof AUDIT_EVENTS)[number]
+
+export interface AuditEvent {
+  event: AuditEventName
+  clientId?: string | null
+  userId?: string | null
+  accountId?: string | null
+  ip?: string | null
+  detail?: Record<string, unknown>
+}
+
+/** Records an event; called in the transaction of what it records, so both commit or neither. */
+export function recordAudit(db: Database, event: AuditEvent): Promise<void> {
+  return insertAuditEvent(db, {
+    event: event.event,
+    clientId: event.clientId ?? null,
+    userId: event.userId ?? null,
+    accountId: event.accountId ?? null,
+    ip: event.ip ?? null,
+    detail: event.detail ?? {},
+  })
+}
+
+export interface AuditEventView {
+  _id: string
+  event: AuditEventName
+  client_id: string | null
+  user_id: string | null
+  account_id: string | null
+  ip: string | null
+  detail: Record<string, unknown>
+  created_at: string
+}
+
+export function listAudit(
+  db: Database,
+  query: { client_id?: string; account_id?: string; page: number; limit: number },
+): Promise<{ data: AuditEventView[]; pagination: Pagination }> {
+  return paginate(
+    query,
+    (window) => listAuditEvents(db, { clientId: query.client_id, accountId: query.account_id, ...window }),
+    (row) => ({
+      _id: row.id,
+      event: row.event as AuditEventName,
+      client_id: row.clientId,
+      user_id: row.userId,
+      account_id: row.accountId,
+      ip: row.ip,
+      detail: row.detail,
+      created_at: row.createdAt.toISOString(),
+    }),
+  )
+}

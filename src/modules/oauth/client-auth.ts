@@ -1,0 +1,55 @@
+import { isId } from '../../platform/db/ids.js'
+import { clientSecretMatches } from './apps.js'
+import { recordAudit } from './audit.js'
+import { type AppRow, findApp } from './repository.js'
+import { OAuthError, type TokenContext, text } from './token-context.js'
+
+/** `Basic base64(client_id:client_secret)`, each form-urlencoded first (RFC 6749 2.3.1). */
+function basicCredentials(header: string): { id: string; secret: string } | undefined {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header.trim())
+  const decoded = match ? Buffer.from(match[1] as string, 'base64').toString('utf8') : ''
+  const colon = decoded.indexOf(':')
+  if (colon < 0) return undefined
+  try {
+    const formDecode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '))
+    return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The client, authenticated by HTTP Basic or by `client_id` and `client_secret` in the body (one method
+ * only). A public app authenticates with its id alone: PKCE then proves it started the authorization.
+ */
+export async function authenticateClient(
+  ctx: TokenContext,
+  request: { authorization?: string; body: Record<string, unknown> },
+): Promise<AppRow> {
+  const basic = request.authorization?.trim().toLowerCase().startsWith('basic ')
+  const failed = async (clientId?: string) => {
+    await recordAudit(ctx.db, {
+      event: 'client.authentication_failed',
+      clientId: clientId && isId(clientId) ? clientId : null,
+      ip: ctx.ip,
+      detail: { method: basic ? 'client_secret_basic' : 'client_secret_post' },
+    })
+    return new OAuthError(401, 'invalid_client', 'Client authentication failed')
+  }
+  const bodySecret = text(request.body.client_secret)
+  if (basic && bodySecret) {
+    throw new OAuthError(400, 'invalid_request', 'Use one client authentication method, not two')
+  }
+  const credentials = basic
+    ? basicCredentials(request.authorization as string)
+    : { id: text(request.body.client_id) ?? '', secret: bodySecret }
+  if (!credentials?.id || !isId(credentials.id)) throw await failed(credentials?.id)
+  const app = await findApp(ctx.db, credentials.id)
+  if (!app) throw await failed(credentials.id)
+  if (credentials.secret === undefined) {
+    if (!app.isPublic) throw await failed(app.id)
+  } else if (!clientSecretMatches(ctx.config, app, credentials.secret)) {
+    throw await failed(app.id)
+  }
+  return app
+}

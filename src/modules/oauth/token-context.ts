@@ -1,0 +1,35 @@
+import type { Config } from '../../config.js'
+import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
+import type { Database } from '../../platform/db/connection.js'
+
+/** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
+export class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description)
+  }
+}
+
+export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description)
+export const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined)
+
+export interface TokenContext {
+  db: Database
+  config: Config
+  keys: OAuthKeys
+  /** Seconds a replaced refresh token stays usable (OAUTH_REFRESH_GRACE_SECONDS). */
+  refreshGraceSeconds: number
+  /** The caller's address, for the audit record. */
+  ip?: string
+}
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  refresh_token: string
+  scope: string
+}
