@@ -568,6 +568,26 @@ describe('authorization code flow: /authorize pages and /token', () => {
     })
     expect(preflight.statusCode).toBe(204)
     expect(preflight.headers['access-control-allow-origin']).toBe('*')
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/oauth/token',
+      headers: { origin: 'https://spa.example.com', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=refresh_token',
+    })
+    expect(answer.headers['access-control-allow-origin']).toBe('*')
+    for (const url of ['/v1/auth/oauth/revoke', '/v1/auth/oauth/introspect']) {
+      const other = await t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://spa.example.com', 'access-control-request-method': 'POST' },
+      })
+      expect(other.headers['access-control-allow-origin'], url).toBeUndefined()
+    }
+    const page = await t.app.inject({
+      url: '/v1/auth/oauth/authorize',
+      headers: { origin: 'https://spa.example.com' },
+    })
+    expect(page.headers['access-control-allow-origin']).toBeUndefined()
   })
 })
 

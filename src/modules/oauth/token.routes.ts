@@ -35,10 +35,16 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
   const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
   const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)
   await app.register(formbody)
+  // Browser apps call /token from their own origin; revocation and introspection stay same-origin.
   await app.register(cors, {
-    origin: '*',
-    methods: ['POST'],
-    allowedHeaders: ['authorization', 'content-type'],
+    delegator: (request, callback) => {
+      const isToken = request.url.split('?')[0] === '/v1/auth/oauth/token'
+      callback(null, {
+        origin: isToken ? '*' : false,
+        methods: ['POST'],
+        allowedHeaders: ['authorization', 'content-type'],
+      })
+    },
   })
   app.decorateRequest('oauthClient', null)
 
