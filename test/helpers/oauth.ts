@@ -143,3 +143,22 @@ export async function obtainTokens(
   )
   return response.json() as { access_token: string; refresh_token: string; scope: string }
 }
+
+/** A form POST to an endpoint of the authorization server, the client authenticating in the body. */
+export function postAsClient(
+  app: FastifyInstance,
+  endpoint: 'revoke' | 'introspect',
+  fields: Record<string, string>,
+  client: RegisteredApp,
+) {
+  return app.inject({
+    method: 'POST',
+    url: `/v1/auth/oauth/${endpoint}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      ...fields,
+      client_id: client._id,
+      client_secret: client.client_secret,
+    }).toString(),
+  })
+}

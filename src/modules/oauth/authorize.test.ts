@@ -7,6 +7,7 @@ import {
   browser,
   createUser,
   PASSWORD,
+  postAsClient,
   type RegisteredApp,
   redirected,
   registerApp,
@@ -371,17 +372,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
   })
 
   it('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown and foreign tokens', async () => {
-    const revoke = (token: string, as: RegisteredApp = client) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/v1/auth/oauth/revoke',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({
-          token,
-          client_id: as._id,
-          client_secret: as.client_secret,
-        }).toString(),
-      })
+    const revoke = (token: string, as: RegisteredApp = client) => postAsClient(t.app, 'revoke', { token }, as)
     const refresh = (token: string) =>
       tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
         client._id,
@@ -406,16 +397,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
 
   it("introspects the calling client's tokens (RFC 7662), and nobody else's", async () => {
     const introspect = (token: string, as: RegisteredApp = client) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/v1/auth/oauth/introspect',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({
-          token,
-          client_id: as._id,
-          client_secret: as.client_secret,
-        }).toString(),
-      })
+      postAsClient(t.app, 'introspect', { token }, as)
     const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
     const access = await introspect(tokens.access_token)
     expect(access.headers['cache-control']).toBe('no-store')
@@ -440,16 +422,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect((await introspect(tokens.access_token, other)).json()).toEqual({ active: false })
     expect((await introspect(tokens.refresh_token, other)).json()).toEqual({ active: false })
     expect((await introspect('garbage')).json()).toEqual({ active: false })
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/oauth/revoke',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        token: tokens.refresh_token,
-        client_id: client._id,
-        client_secret: client.client_secret,
-      }).toString(),
-    })
+    await postAsClient(t.app, 'revoke', { token: tokens.refresh_token }, client)
     expect((await introspect(tokens.refresh_token)).json()).toEqual({ active: false })
   })
 
