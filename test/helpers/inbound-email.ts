@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto'
+import { and, count, eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { insertCommunication } from '../../src/modules/email/communications.repository.js'
+import { communications } from '../../src/modules/email/tables.js'
+import type { supportConversations, supportMessages } from '../../src/modules/support/tables.js'
 import type { Database } from '../../src/platform/db/connection.js'
 import type { Tenant } from './fixtures.js'
 
@@ -170,4 +173,22 @@ export async function sentEmail(db: Database, tenant: Tenant, html = '<p>Here is
     body: { custom_args: { uid: tenant.userId } },
   })
   return { id: row.id, msgId }
+}
+
+/** The account's received (INCOMING) communication records. */
+export function inboundRecords(db: Database, accountId: string) {
+  return db
+    .select()
+    .from(communications)
+    .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
+}
+
+/** How many support messages or conversations the account has. */
+export async function countOfAccount(
+  db: Database,
+  table: typeof supportMessages | typeof supportConversations,
+  accountId: string,
+): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(table).where(eq(table.accountId, accountId))
+  return row?.n ?? 0
 }

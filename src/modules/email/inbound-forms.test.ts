@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
+  countOfAccount,
   headerText,
   INBOUND_PATH,
+  inboundRecords as inboundRecordsOf,
   mimeReply,
   postInbound,
   rawMultipart,
@@ -15,7 +17,6 @@ import {
 } from '../../../test/helpers/inbound-email.js'
 import { contacts } from '../accounts/tables.js'
 import { supportMessages, supportRooms } from '../support/tables.js'
-import { communications } from './tables.js'
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
@@ -37,18 +38,7 @@ describe('inbound reply webhook forms', () => {
   const db = () => t.database.handle.db
   const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
   const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
-  const inboundRecords = (accountId: string) =>
-    db()
-      .select()
-      .from(communications)
-      .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
-  const rowCount = async (accountId: string) => {
-    const [row] = await db()
-      .select({ n: count() })
-      .from(supportMessages)
-      .where(eq(supportMessages.accountId, accountId))
-    return row?.n ?? 0
-  }
+  const inboundRecords = (accountId: string) => inboundRecordsOf(db(), accountId)
   const contactsOf = (accountId: string, email: string) =>
     db()
       .select()
@@ -125,7 +115,7 @@ describe('inbound reply webhook forms', () => {
       .from(supportMessages)
       .where(eq(supportMessages.communicationId, records[0]?.id as string))
     expect(leaked?.n).toBe(1)
-    expect(await rowCount(stranger.accountId)).toBe(2)
+    expect(await countOfAccount(db(), supportMessages, stranger.accountId)).toBe(2)
   })
 
   it('reads the "send raw" form with mailparser: encoded words, charsets, parts and attachments', async () => {

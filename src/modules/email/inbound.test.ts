@@ -3,12 +3,17 @@ import { and, count, eq } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { postInbound, replyForm, sentEmail as sentEmailOf } from '../../../test/helpers/inbound-email.js'
+import {
+  countOfAccount,
+  inboundRecords as inboundRecordsOf,
+  postInbound,
+  replyForm,
+  sentEmail as sentEmailOf,
+} from '../../../test/helpers/inbound-email.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { contacts } from '../accounts/tables.js'
 import { listSupportRoomMessages } from '../support/service.js'
 import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
-import { communications } from './tables.js'
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
@@ -39,15 +44,9 @@ describe('inbound reply webhook', () => {
   const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
   const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
 
-  const inboundRecords = (accountId: string) =>
-    db()
-      .select()
-      .from(communications)
-      .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
-  const rowCount = async (table: typeof supportMessages | typeof supportConversations, accountId: string) => {
-    const [row] = await db().select({ n: count() }).from(table).where(eq(table.accountId, accountId))
-    return row?.n ?? 0
-  }
+  const inboundRecords = (accountId: string) => inboundRecordsOf(db(), accountId)
+  const rowCount = (table: typeof supportMessages | typeof supportConversations, accountId: string) =>
+    countOfAccount(db(), table, accountId)
   const contactsOf = (accountId: string, email: string) =>
     db()
       .select()
