@@ -564,6 +564,25 @@ describe('authorization code flow: /authorize pages and /token', () => {
   })
 })
 
+describe('authorize rate limit', () => {
+  it('answers 10 requests a minute per IP on /authorize (here 2), then 429', async () => {
+    const t = await buildTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '2' })
+    const open = (ip: string) =>
+      t.app.inject({ url: '/v1/auth/oauth/authorize?client_id=x', remoteAddress: ip })
+    // Fresh addresses each run: with Redis the counts outlive the test.
+    const [busy, quiet] = [
+      `2001:db8::${randomBytes(4).toString('hex')}`,
+      `2001:db8::${randomBytes(4).toString('hex')}`,
+    ]
+    expect([(await open(busy)).statusCode, (await open(busy)).statusCode]).toEqual([400, 400])
+    const limited = await open(busy)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json()).toMatchObject({ success: false, errno: 429 })
+    expect((await open(quiet)).statusCode).toBe(400)
+    await t.close()
+  })
+})
+
 describe('token endpoint rate limit', () => {
   it('counts 100 an hour per authenticated client (here 2), so that no one can spend another client’s quota', async () => {
     const t = await buildTestApp({ RATE_LIMIT_OAUTH_TOKEN_PER_HOUR: '2' })

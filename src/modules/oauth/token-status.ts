@@ -26,7 +26,7 @@ export async function revokeToken(
     )
     return
   }
-  if (!row && token.split('.').length === 3) {
+  if (!row && isAccessToken(token)) {
     throw new OAuthError(
       400,
       'unsupported_token_type',
