@@ -22,6 +22,7 @@ import { listingsRoutes } from './modules/listings/routes.js'
 import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
 import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
 import { grantsRoutes } from './modules/oauth/grants.routes.js'
+import { defineOAuthJobs } from './modules/oauth/jobs.js'
 import { oauthRoutes } from './modules/oauth/routes.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { supportAdminRoutes } from './modules/support/routes.js'
@@ -32,6 +33,7 @@ import { registerAuth } from './platform/auth/plugin.js'
 import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
+import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import { registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
@@ -97,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     queue,
     events,
+    changes: createChanges(),
     tokens,
     oauthKeys,
     storage,
@@ -104,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   app.decorate('platform', platform)
   defineEmailJobs(platform)
+  defineOAuthJobs(platform)
 
   registerErrorHandling(app)
   await app.register(helmet, { contentSecurityPolicy: false })

@@ -259,6 +259,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(app).toMatchObject({
       client_id: app._id,
       client_secret: expect.stringMatching(/^[\w-]{43}$/),
+      webhook_secret: expect.stringMatching(/^whsec_[\w+/]{43}=$/),
       redirect_uris: ['https://hub.example.com/cb', 'http://127.0.0.1:8765/cb'],
       scopes: ['crm.contacts.read', 'analytics.read'],
       active: false,
@@ -277,6 +278,9 @@ describe.concurrent('the operator CLI against a running service', () => {
     const rotated = (await cli(['app', 'rotate-secret', '--id', appId])).json()
     expect(rotated).toEqual({ client_id: appId, client_secret: expect.stringMatching(/^[\w-]{43}$/) })
     expect(rotated.client_secret).not.toBe(app.client_secret)
+    const signing = (await cli(['app', 'rotate-webhook-secret', '--id', appId])).json()
+    expect(signing).toEqual({ client_id: appId, webhook_secret: expect.stringMatching(/^whsec_/) })
+    expect(signing.webhook_secret).not.toBe(app.webhook_secret)
 
     const noUri = await cli(['app', 'create', '--name', 'X', '--scopes', 'sites.read'])
     expect(noUri.code).toBe(2)

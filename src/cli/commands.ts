@@ -201,7 +201,8 @@ export const commands: Command[] = [
   }),
   command({
     name: 'app create',
-    summary: 'Register a third-party OAuth app; prints its client_id and client_secret (shown this once)',
+    summary:
+      'Register a third-party OAuth app; prints its client_id, client_secret and webhook_secret (shown this once)',
     flags: {
       name: required(text('NAME')),
       'redirect-uri': required(repeated('URI')),
@@ -271,6 +272,12 @@ export const commands: Command[] = [
     summary: 'Give an OAuth app a new client secret (printed this once); the old one stops working',
     flags: { id: required(id()) },
     run: (flags, admin) => admin.request('POST', `${path('oauth', 'apps', flags.id)}/secret`),
+  }),
+  command({
+    name: 'app rotate-webhook-secret',
+    summary: 'Give an OAuth app a new webhook signing secret (printed this once); it signs from now on',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('POST', `${path('oauth', 'apps', flags.id)}/webhook-secret`),
   }),
   command({
     name: 'token',

@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
 import type { PlatformTokens } from './auth/platform-jwt.js'
 import type { Database } from './db/connection.js'
+import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
 import type { ObjectStorage } from './storage/storage.js'
@@ -16,6 +17,8 @@ export interface Platform {
   redis: Redis | undefined
   queue: JobQueue
   events: Events
+  /** Record changes one module announces and others act on (app webhooks, …). */
+  changes: Changes
   tokens: PlatformTokens
   oauthKeys: OAuthKeys
   storage: ObjectStorage

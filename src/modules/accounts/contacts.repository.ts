@@ -1,5 +1,6 @@
 import { and, count, eq, ilike, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { isUniqueViolation } from '../../platform/db/errors.js'
 import { containsPattern } from '../../platform/db/search.js'
 import {
   businesses,
@@ -26,12 +27,38 @@ export async function insertContact(
   return row
 }
 
-export async function findContact(db: Database, accountId: string, contactId: string) {
-  const [row] = await db
+export async function findContact(
+  db: Database,
+  accountId: string,
+  contactId: string,
+  options: { forUpdate?: boolean } = {},
+) {
+  const query = db
     .select()
     .from(contacts)
     .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
+  const [row] = await (options.forUpdate ? query.for('update') : query)
   return row
+}
+
+/** Undefined when another contact of the account has the email (its unique index refused the write). */
+export async function updateContactRow(
+  db: Database,
+  accountId: string,
+  contactId: string,
+  changes: Partial<Pick<ContactRow, 'email' | 'name' | 'phone'>>,
+): Promise<ContactRow | undefined> {
+  try {
+    const [row] = await db
+      .update(contacts)
+      .set({ ...changes, updatedAt: new Date() })
+      .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
+      .returning()
+    return row
+  } catch (error) {
+    if (isUniqueViolation(error)) return undefined
+    throw error
+  }
 }
 
 /** The account's contacts having one of the ids or (case-insensitively) one of the emails. */

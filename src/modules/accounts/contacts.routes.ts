@@ -4,21 +4,25 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { getContact, listContactsPage } from './contacts.js'
-import { Contact } from './schemas.js'
+import { createContact, getContact, listContactsPage, updateContact } from './contacts.js'
+import { Contact, CreateContactBody, UpdateContactBody } from './schemas.js'
 
 const ContactsQuery = Type.Composite([
   PageQuery(10, 100),
   Type.Object({ search: Type.Optional(Type.String()) }),
 ])
 
-/** The caller's own contacts, read with a platform JWT or an app's access token: always the token's account. */
+/**
+ * The caller's own contacts, with a platform JWT or an app's access token: always the token's account.
+ * Creating and changing one is announced, so that authorized apps with a webhook hear of it.
+ */
 export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
-  const { db } = platform
+  const { db, changes } = platform
   app.addHook('onRequest', app.authenticate)
   const tenant = (summary: string) => ({ tags: ['contacts'], summary, security: [{ bearer: [] }] })
-  // Third-party apps read contacts with an access token carrying `crm.contacts.read`.
+  // Third-party apps need `crm.contacts.read` to read contacts and `crm.contacts.write` to change them.
   const readable = { oauthScope: 'crm.contacts.read' }
+  const writable = { oauthScope: 'crm.contacts.write' }
 
   app.get(
     '/contacts',
@@ -43,5 +47,34 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } },
     },
     async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
+  )
+
+  app.post(
+    '/contacts',
+    {
+      config: writable,
+      schema: {
+        ...tenant('Create a contact'),
+        body: CreateContactBody,
+        response: { 201: Envelope(Contact) },
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send(ok(await createContact(db, changes, request.auth.account_id, request.body))),
+  )
+
+  app.patch(
+    '/contacts/:id',
+    {
+      config: writable,
+      schema: {
+        ...tenant('Change a contact'),
+        params: IdParams,
+        body: UpdateContactBody,
+        response: { 200: Envelope(Contact) },
+      },
+    },
+    async (request) =>
+      ok(await updateContact(db, changes, request.auth.account_id, request.params.id, request.body)),
   )
 }

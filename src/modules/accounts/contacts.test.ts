@@ -60,4 +60,48 @@ describe('contacts of the caller', () => {
     const response = await t.app.inject({ url: '/v1/contacts?limit=101', headers: owner.headers })
     expect(response.json()).toMatchObject({ errno: 400, message: 'limit must be <= 100' })
   })
+
+  it('creates a contact in the caller account, naming a bad field and refusing a second with the same email', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { email: 'New.Person@example.com', name: 'New Person', phone: '+1 555 0100' },
+    })
+    expect(created.statusCode).toBe(201)
+    expect(created.json().data).toMatchObject({
+      account_id: owner.accountId,
+      email: 'New.Person@example.com',
+    })
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { email: 'new.person@EXAMPLE.com' },
+    })
+    expect(again.statusCode).toBe(409)
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { email: 'not an email' },
+    })
+    expect(bad.json()).toMatchObject({ errno: 400, message: expect.stringContaining('email') })
+  })
+
+  it("changes a contact's fields, but not another account's, nor to the email of another contact", async () => {
+    const patch = (id: string | undefined, payload: object, headers = owner.headers) =>
+      t.app.inject({ method: 'PATCH', url: `/v1/contacts/${id}`, headers, payload })
+    const changed = await patch(ids[0], { name: 'Renamed', phone: '+44 20 7946 0000' })
+    expect(changed.statusCode).toBe(200)
+    expect(changed.json().data).toMatchObject({ _id: ids[0], name: 'Renamed', email: 'c1@example.com' })
+    expect((await patch(ids[0], { email: 'C2@example.com' })).statusCode).toBe(409)
+    expect((await patch(ids[0], {})).json()).toMatchObject({ errno: 400 })
+    await expectHiddenFromOtherAccounts(
+      t.app,
+      { method: 'PATCH', url: `/v1/contacts/${ids[1]}`, payload: { name: 'Taken over' } },
+      owner,
+      stranger,
+    )
+  })
 })

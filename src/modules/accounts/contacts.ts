@@ -1,4 +1,6 @@
 import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import type { Changes } from '../../platform/events/changes.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
@@ -10,6 +12,7 @@ import {
   insertContact,
   insertVariableSource,
   listContacts,
+  updateContactRow,
   type VariableSource,
   type VariableSourceRow,
 } from './contacts.repository.js'
@@ -35,19 +38,64 @@ const contactView = (row: ContactRow): ContactView => ({
   updated_at: row.updatedAt.toISOString(),
 })
 
+export interface ContactInput {
+  email?: string
+  name?: string
+  phone?: string
+}
+
+const DUPLICATE_EMAIL = 'A contact with this email already exists in the account'
+
+/** Announced with the contact's view, so that apps authorized in the account hear of it. */
+export const CONTACT_CREATED = 'contact.created'
+export const CONTACT_UPDATED = 'contact.updated'
+
 export async function createContact(
   db: Database,
+  changes: Changes,
   accountId: string,
-  input: { email?: string; name?: string; phone?: string },
+  input: ContactInput,
 ): Promise<ContactView> {
   await requireAccount(db, accountId)
-  const row = await insertContact(db, accountId, {
-    email: input.email?.trim(),
-    name: input.name,
-    phone: input.phone,
+  return inTransaction(db, async (tx) => {
+    const row = await insertContact(tx, accountId, {
+      email: input.email?.trim(),
+      name: input.name,
+      phone: input.phone,
+    })
+    if (!row) throw new Conflict(DUPLICATE_EMAIL)
+    const view = contactView(row)
+    await changes.announce(tx, accountId, CONTACT_CREATED, view)
+    return view
   })
-  if (!row) throw new Conflict('A contact with this email already exists in the account')
-  return contactView(row)
+}
+
+/** Changes the given fields; a change that alters nothing is not announced. */
+export async function updateContact(
+  db: Database,
+  changes: Changes,
+  accountId: string,
+  contactId: string,
+  input: ContactInput,
+): Promise<ContactView> {
+  return inTransaction(db, async (tx) => {
+    const before = await findContact(tx, accountId, contactId, { forUpdate: true })
+    if (!before) throw new NotFound('Contact not found')
+    const wanted = {
+      ...(input.email !== undefined && { email: input.email.trim() }),
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.phone !== undefined && { phone: input.phone }),
+    }
+    const altered = Object.entries(wanted).some(
+      ([key, value]) => before[key as keyof typeof wanted] !== value,
+    )
+    if (!altered) return contactView(before)
+    const row = await updateContactRow(tx, accountId, contactId, wanted)
+    if (!row) throw new Conflict(DUPLICATE_EMAIL)
+    const view = contactView(row)
+    await changes.announce(tx, accountId, CONTACT_UPDATED, view)
+    return view
+  })
 }
 
 export async function getContact(db: Database, accountId: string, contactId: string): Promise<ContactView> {
@@ -150,16 +198,21 @@ export async function getVariableSource(
  * a concurrent creation of the same contact is read back rather than duplicated.
  */
 export async function findOrCreateContactByEmail(
-  db: Database,
+  tx: Database,
+  changes: Changes,
   accountId: string,
   input: { email: string; name?: string },
 ): Promise<ContactView & { created: boolean }> {
   const email = input.email.trim()
-  const [existing] = await findContactsByIdsOrEmails(db, accountId, [], [email])
+  const [existing] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
   if (existing) return { ...contactView(existing), created: false }
-  const inserted = await insertContact(db, accountId, { email, name: input.name ?? '' })
-  if (inserted) return { ...contactView(inserted), created: true }
-  const [raced] = await findContactsByIdsOrEmails(db, accountId, [], [email])
+  const inserted = await insertContact(tx, accountId, { email, name: input.name ?? '' })
+  if (inserted) {
+    const view = contactView(inserted)
+    await changes.announce(tx, accountId, CONTACT_CREATED, view)
+    return { ...view, created: true }
+  }
+  const [raced] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
   if (!raced) throw new Error('contact neither inserted nor found')
   return { ...contactView(raced), created: false }
 }

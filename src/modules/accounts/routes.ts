@@ -125,7 +125,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       },
     },
     async (request, reply) =>
-      reply.status(201).send(ok(await createContact(db, request.params.id, request.body))),
+      reply.status(201).send(ok(await createContact(db, platform.changes, request.params.id, request.body))),
   )
 
   app.get(

@@ -81,6 +81,8 @@ export const CreateContactBody = Type.Object({
   phone: Type.Optional(Type.String()),
 })
 
+export const UpdateContactBody = Type.Object(CreateContactBody.properties, { minProperties: 1 })
+
 const optionalText = () => Type.Optional(Type.String())
 
 /** Bodies of the records email variables read, per admin path segment. */

@@ -10,6 +10,7 @@ import {
   replyForm,
   sentEmail as sentEmailOf,
 } from '../../../test/helpers/inbound-email.js'
+import type { RecordChange } from '../../platform/events/changes.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { contacts } from '../accounts/tables.js'
 import { listSupportRoomMessages } from '../support/service.js'
@@ -23,10 +24,14 @@ describe('inbound reply webhook', () => {
   let client: Tenant
   let inboxId: string
   const emitted: EmittedEvent[] = []
+  const announced: RecordChange[] = []
 
   beforeAll(async () => {
     t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
     t.app.platform.events.onLocal((event) => emitted.push(event))
+    t.app.platform.changes.listen(async (_tx, change) => {
+      announced.push(change)
+    })
     agency = await createTenant(t.app, { name: 'Agency' })
     client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
     const inbox = await t.app.inject({
@@ -67,6 +72,14 @@ describe('inbound reply webhook', () => {
     const [contact] = await contactsOf(agency.accountId, 'jane@example.com')
     expect(contact).toMatchObject({ name: 'Jane Doe' })
     expect(await contactsOf(client.accountId, 'jane@example.com')).toEqual([])
+    // A new contact is announced, so that apps authorized in the account hear of it.
+    expect(announced).toEqual([
+      expect.objectContaining({
+        event: 'contact.created',
+        account_id: agency.accountId,
+        data: expect.objectContaining({ _id: contact?.id, email: 'jane@example.com' }),
+      }),
+    ])
 
     // Step 4: an open conversation of the original's account with the subject.
     const conversations = await db()

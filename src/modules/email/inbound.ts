@@ -3,6 +3,7 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { Changes } from '../../platform/events/changes.js'
 import type { Events } from '../../platform/events/emit.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import { findOrCreateContactByEmail } from '../accounts/contacts.js'
@@ -24,6 +25,7 @@ export interface InboundContext {
   config: Config
   storage: ObjectStorage
   events: Events
+  changes: Changes
   log: FastifyBaseLogger
 }
 
@@ -73,7 +75,7 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
   )
 
   const stored = await inTransaction(db, async (tx) => {
-    const contact = await findOrCreateContactByEmail(tx, contactAccountId, sender)
+    const contact = await findOrCreateContactByEmail(tx, ctx.changes, contactAccountId, sender)
     // Step 7 first: inserting the record is the gate that drops a concurrent redelivery.
     const record = await insertInboundRecord(tx, accountId, {
       id: communicationId,

@@ -4,7 +4,15 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { createApp, getApp, listApps, listScopes, rotateClientSecret, updateApp } from './apps.js'
+import {
+  createApp,
+  getApp,
+  listApps,
+  listScopes,
+  rotateClientSecret,
+  rotateWebhookSecret,
+  updateApp,
+} from './apps.js'
 import { AUDIT_EVENTS, listAudit } from './audit.js'
 
 const Scope = Type.Object({ scope: Type.String(), description: Type.String(), category: Type.String() })
@@ -33,10 +41,12 @@ const AuditEvent = Type.Object({
   created_at: Timestamp(),
 })
 
-const Credentials = Type.Object({
-  client_id: Id(),
-  client_secret: Type.String({ description: 'Shown once: only its keyed hash is kept' }),
+const ClientSecret = Type.String({ description: 'Shown once: only its keyed hash is kept' })
+const WebhookSecret = Type.String({
+  description: 'Signs webhook notifications (Standard Webhooks, HMAC-SHA256); shown once',
 })
+const Credentials = Type.Object({ client_id: Id(), client_secret: ClientSecret })
+const NewApp = Type.Composite([App, Credentials, Type.Object({ webhook_secret: WebhookSecret })])
 
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
   minItems: 1,
@@ -85,9 +95,9 @@ export const oauthAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     '/oauth/apps',
     {
       schema: {
-        ...admin('Register an app; the answer holds its client_secret, shown this once'),
+        ...admin('Register an app; the answer holds its client_secret and webhook_secret, shown this once'),
         body: CreateAppBody,
-        response: { 201: Envelope(Type.Composite([App, Credentials])) },
+        response: { 201: Envelope(NewApp) },
       },
     },
     async (request, reply) => reply.status(201).send(ok(await createApp(db, config, request.body))),
@@ -155,5 +165,17 @@ export const oauthAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       },
     },
     async (request) => ok(await rotateClientSecret(db, config, request.params.id)),
+  )
+
+  app.post(
+    '/oauth/apps/:id/webhook-secret',
+    {
+      schema: {
+        ...admin('Rotate the webhook signing secret: the new one is shown once and signs from now on'),
+        params: IdParams,
+        response: { 200: Envelope(Type.Object({ client_id: Id(), webhook_secret: WebhookSecret })) },
+      },
+    },
+    async (request) => ok(await rotateWebhookSecret(db, config, request.params.id)),
   )
 }

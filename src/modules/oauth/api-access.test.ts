@@ -57,6 +57,15 @@ describe('API routes called with OAuth access tokens', () => {
     const noScope = await get('/v1/e/mailprovider/dnd', contactsToken)
     expect(noScope.statusCode).toBe(403)
     expect(noScope.json().message).toBe('insufficient_scope')
+    // Reading contacts does not allow changing them: that takes crm.contacts.write.
+    const write = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: bearer(contactsToken),
+      payload: { email: 'written@example.com' },
+    })
+    expect(write.statusCode).toBe(403)
+    expect(write.json().additional_info).toEqual({ error: 'insufficient_scope', scope: 'crm.contacts.write' })
   })
 
   it('refuses a forged or tampered access token with 401', async () => {

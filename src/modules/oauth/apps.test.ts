@@ -45,7 +45,7 @@ describe('OAuth apps and scopes (admin API)', () => {
     }
   })
 
-  it('registers an app, showing its client secret once and keeping only a keyed hash of it', async () => {
+  it('registers an app, showing its client and webhook secrets once, keeping a keyed hash and a sealed copy', async () => {
     const response = await admin('POST', '/apps', newApp({ webhook_url: 'https://hub.example.com/hooks' }))
     expect(response.statusCode).toBe(201)
     const created = response.json().data
@@ -69,6 +69,11 @@ describe('OAuth apps and scopes (admin API)', () => {
     const read = await admin('GET', `/apps/${created._id}`)
     expect(read.body).not.toContain(created.client_secret)
     expect(read.json().data).not.toHaveProperty('client_secret')
+    // The webhook secret signs notifications, so it is kept encrypted rather than hashed, and not shown again.
+    expect(created.webhook_secret).toMatch(/^whsec_[\w+/]{43}=$/)
+    expect(row?.webhookSecretSealed).toMatch(/^v1\./)
+    expect(JSON.stringify(row)).not.toContain(created.webhook_secret.slice('whsec_'.length))
+    expect(read.body).not.toContain(created.webhook_secret.slice('whsec_'.length))
   })
 
   it('accepts http redirect URIs only on loopback addresses, and known scopes only', async () => {

@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../../config.js'
+import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound, Unavailable } from '../../platform/http/errors.js'
@@ -62,9 +63,7 @@ const appView = (row: AppRow): AppView => ({
  * token request would cap throughput for nothing.
  */
 function clientSecretKey(config: Config): Buffer {
-  if (!config.secretsKey)
-    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: client secrets cannot be kept')
-  return Buffer.from(hkdfSync('sha256', config.secretsKey, Buffer.alloc(0), 'oauth client secret', 32))
+  return Buffer.from(hkdfSync('sha256', secretsKey(config), Buffer.alloc(0), 'oauth client secret', 32))
 }
 
 const hashClientSecret = (config: Config, secret: string): string =>
@@ -81,6 +80,26 @@ export function clientSecretMatches(config: Config, app: AppRow, secret: string)
 function newClientSecret(config: Config): { secret: string; hash: string } {
   const secret = randomBytes(32).toString('base64url')
   return { secret, hash: hashClientSecret(config, secret) }
+}
+
+function secretsKey(config: Config): Buffer {
+  if (!config.secretsKey)
+    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: app secrets cannot be kept')
+  return config.secretsKey
+}
+
+/**
+ * A webhook signing secret in the Standard Webhooks form (`whsec_` and 256 random bits in base64), shown
+ * once and kept sealed: signing needs the secret itself, so a hash would not do.
+ */
+function newWebhookSecret(config: Config): { secret: string; sealed: string } {
+  const secret = `whsec_${randomBytes(32).toString('base64')}`
+  return { secret, sealed: sealSecret(secretsKey(config), secret) }
+}
+
+/** The secret the app's notifications are signed with; undefined for apps registered before there was one. */
+export function webhookSecretOf(config: Config, app: AppRow): string | undefined {
+  return app.webhookSecretSealed ? openSecret(secretsKey(config), app.webhookSecretSealed) : undefined
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -129,17 +148,19 @@ export async function listScopes(db: Database): Promise<ScopeView[]> {
   }))
 }
 
-/** Registers an app; the answer carries its `client_secret`, which is never shown again. */
+/** Registers an app; the answer carries its `client_secret` and `webhook_secret`, never shown again. */
 export async function createApp(
   db: Database,
   config: Config,
   input: AppInput,
-): Promise<AppView & { client_id: string; client_secret: string }> {
+): Promise<AppView & { client_id: string; client_secret: string; webhook_secret: string }> {
   await assertAppInput(db, input)
   const { secret, hash } = newClientSecret(config)
+  const webhook = newWebhookSecret(config)
   const row = await insertApp(db, {
     name: input.name,
     clientSecretHash: hash,
+    webhookSecretSealed: webhook.sealed,
     redirectUris: distinct(input.redirect_uris),
     scopes: distinct(input.scopes),
     active: input.active ?? false,
@@ -147,7 +168,7 @@ export async function createApp(
     createdBy: input.created_by ?? null,
     webhookUrl: input.webhook_url ?? null,
   })
-  return { ...appView(row), client_id: row.id, client_secret: secret }
+  return { ...appView(row), client_id: row.id, client_secret: secret, webhook_secret: webhook.secret }
 }
 
 export async function getApp(db: Database, id: string): Promise<AppView> {
@@ -192,4 +213,16 @@ export async function rotateClientSecret(
   const row = await updateAppRow(db, id, { clientSecretHash: hash })
   if (!row) throw new NotFound('App not found')
   return { client_id: row.id, client_secret: secret }
+}
+
+/** A new webhook signing secret replaces the old one at once: notifications are signed with it from now. */
+export async function rotateWebhookSecret(
+  db: Database,
+  config: Config,
+  id: string,
+): Promise<{ client_id: string; webhook_secret: string }> {
+  const { secret, sealed } = newWebhookSecret(config)
+  const row = await updateAppRow(db, id, { webhookSecretSealed: sealed })
+  if (!row) throw new NotFound('App not found')
+  return { client_id: row.id, webhook_secret: secret }
 }

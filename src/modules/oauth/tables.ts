@@ -26,6 +26,11 @@ export const oauthApps = pgTable(
     isPublic: boolean('is_public').notNull().default(false),
     createdBy: text('created_by'),
     webhookUrl: text('webhook_url'),
+    /**
+     * Signs the app's webhook notifications; sealed (secret-box.ts), since signing needs the secret itself.
+     * Null for apps registered before webhooks were signed: they get one by rotating it.
+     */
+    webhookSecretSealed: text('webhook_secret_sealed'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -77,6 +82,8 @@ export const oauthRefreshTokens = pgTable(
     idFormat('oauth_refresh_tokens_id_format', t.id),
     uniqueIndex('oauth_refresh_tokens_hash').on(t.tokenHash),
     index('oauth_refresh_tokens_code').on(t.codeId),
+    // The apps holding a live grant in an account: who is told of the account's changes.
+    index('oauth_refresh_tokens_account').on(t.accountId, t.clientId),
   ],
 )
 

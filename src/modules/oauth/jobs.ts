@@ -1,0 +1,20 @@
+import type { Platform } from '../../platform/context.js'
+import {
+  APP_WEBHOOK_JOB,
+  type AppWebhookJob,
+  deliverAppNotification,
+  queueAppNotifications,
+} from './webhooks.js'
+
+/** The oauth module's jobs and listeners; defined before the queue starts (the app's onReady). */
+export function defineOAuthJobs(platform: Platform): void {
+  platform.queue.define({
+    name: APP_WEBHOOK_JOB,
+    handle: (job: AppWebhookJob) => deliverAppNotification(platform, job),
+    // About 2 s doubled per attempt (pg-boss adds jitter): 12 retries ride out 2 to 4 hours of downtime.
+    retryLimit: 12,
+    retryDelaySeconds: 2,
+    retryBackoff: true,
+  })
+  platform.changes.listen((tx, change) => queueAppNotifications(platform.queue, tx, change))
+}

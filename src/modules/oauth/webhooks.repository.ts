@@ -1,0 +1,44 @@
+import { and, eq, exists, gt, isNotNull, isNull, sql } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { oauthApps, oauthRefreshTokens } from './tables.js'
+
+/** A live grant of the app in the account carrying `scope`: a refresh token not replaced, revoked or expired. */
+const liveGrantWith = (db: Database, accountId: string, scope: string) =>
+  exists(
+    db
+      .select({ one: sql`1` })
+      .from(oauthRefreshTokens)
+      .where(
+        and(
+          eq(oauthRefreshTokens.accountId, accountId),
+          eq(oauthRefreshTokens.clientId, oauthApps.id),
+          isNull(oauthRefreshTokens.replacedAt),
+          isNull(oauthRefreshTokens.revokedAt),
+          gt(oauthRefreshTokens.expiresAt, sql`now()`),
+          sql`${scope} = any(${oauthRefreshTokens.scopes})`,
+        ),
+      ),
+  )
+
+/** The apps with a webhook URL that hold a live grant with `scope` in the account. */
+export async function findAppsToNotify(db: Database, accountId: string, scope: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: oauthApps.id })
+    .from(oauthApps)
+    .where(and(isNotNull(oauthApps.webhookUrl), liveGrantWith(db, accountId, scope)))
+  return rows.map((row) => row.id)
+}
+
+/** Whether the app still holds a live grant with `scope` in the account. */
+export async function holdsLiveGrant(
+  db: Database,
+  accountId: string,
+  clientId: string,
+  scope: string,
+): Promise<boolean> {
+  const rows = await db
+    .select({ id: oauthApps.id })
+    .from(oauthApps)
+    .where(and(eq(oauthApps.id, clientId), liveGrantWith(db, accountId, scope)))
+  return rows.length > 0
+}

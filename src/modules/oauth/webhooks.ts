@@ -1,0 +1,101 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { Webhook } from 'standardwebhooks'
+import type { Config } from '../../config.js'
+import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import type { RecordChange } from '../../platform/events/changes.js'
+import type { JobQueue } from '../../platform/jobs/queue.js'
+import { providerRequest } from '../../platform/providers/http-client.js'
+import { webhookSecretOf } from './apps.js'
+import { findApp } from './repository.js'
+import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
+
+export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
+
+/** The changes apps are told of, each with the scope an app's grant in the account must carry. */
+const SCOPE_OF_EVENT: Record<string, string> = {
+  'contact.created': 'crm.contacts.read',
+  'contact.updated': 'crm.contacts.read',
+}
+
+/** The spec's notification body. */
+export interface AppNotification {
+  event: string
+  data: object
+  account_id: string
+  timestamp: string
+}
+
+export interface AppWebhookJob {
+  client_id: string
+  /** `webhook-id`: the same on every attempt, so that a receiver can drop a redelivery. */
+  message_id: string
+  notification: AppNotification
+}
+
+/** One job per app to tell, queued in the change's transaction. */
+export async function queueAppNotifications(
+  queue: JobQueue,
+  tx: Database,
+  change: RecordChange,
+): Promise<void> {
+  const scope = SCOPE_OF_EVENT[change.event]
+  if (!scope) return
+  const notification: AppNotification = {
+    event: change.event,
+    data: change.data,
+    account_id: change.account_id,
+    timestamp: change.occurred_at.toISOString(),
+  }
+  for (const clientId of await findAppsToNotify(tx, change.account_id, scope)) {
+    await queue.enqueue<AppWebhookJob>(tx, APP_WEBHOOK_JOB, {
+      client_id: clientId,
+      message_id: `msg_${newId()}`,
+      notification,
+    })
+  }
+}
+
+/**
+ * POSTs the notification signed as Standard Webhooks say: HMAC-SHA256 of `id.timestamp.body` under the
+ * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried.
+ */
+export async function deliverAppNotification(
+  deps: { db: Database; config: Config; log: FastifyBaseLogger },
+  job: AppWebhookJob,
+): Promise<void> {
+  const { notification } = job
+  const log = deps.log.child({
+    client_id: job.client_id,
+    webhook_id: job.message_id,
+    event: notification.event,
+  })
+  const app = await findApp(deps.db, job.client_id)
+  if (!app?.webhookUrl) return log.info('app webhook dropped: the app has no webhook_url any more')
+  // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
+  const scope = SCOPE_OF_EVENT[notification.event] ?? ''
+  if (!(await holdsLiveGrant(deps.db, notification.account_id, app.id, scope)))
+    return log.info('app webhook dropped: the app no longer holds a grant in the account')
+  const secret = webhookSecretOf(deps.config, app)
+  if (!secret) return log.warn('app webhook dropped: the app has no webhook secret; rotate it to get one')
+
+  const body = JSON.stringify(notification)
+  const sentAt = new Date()
+  const response = await providerRequest(
+    {
+      method: 'POST',
+      url: app.webhookUrl,
+      headers: {
+        'webhook-id': job.message_id,
+        'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign(job.message_id, sentAt, body),
+      },
+      body,
+      retries: 0,
+      timeoutMs: 5_000,
+    },
+    log,
+  )
+  if (response.status < 200 || response.status >= 300)
+    throw new Error(`app webhook ${app.webhookUrl} answered ${response.status}`)
+}
