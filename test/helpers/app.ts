@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
@@ -37,6 +38,38 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
       await app.close()
       await database.drop()
     },
+  }
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/**
+ * The test app listening on 127.0.0.1, its PUBLIC_BASE_URL (the OAuth issuer, the pages' form actions)
+ * the address it listens on, for clients that follow the URLs the service gives: browsers, OAuth libraries.
+ */
+export async function listenTestApp(
+  env: Record<string, string> = {},
+): Promise<TestApp & { baseUrl: string }> {
+  // The base URL is read when the app is built, before it listens: a free port is taken first, and taken
+  // again in the rare case another process got to it in between.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const t = await buildTestApp({ PUBLIC_BASE_URL: baseUrl, ...env })
+    try {
+      await t.app.listen({ host: '127.0.0.1', port })
+      return { ...t, baseUrl }
+    } catch (error) {
+      await t.close()
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw error
+    }
   }
 }
 

@@ -40,10 +40,17 @@ export async function authenticateClient(
   if (basic && bodySecret) {
     throw new OAuthError(400, 'invalid_request', 'Use one client authentication method, not two')
   }
+  const bodyClientId = text(request.body.client_id)
   const credentials = basic
     ? basicCredentials(request.authorization as string)
-    : { id: text(request.body.client_id) ?? '', secret: bodySecret }
+    : { id: bodyClientId ?? '', secret: bodySecret }
   if (!credentials?.id || !isId(credentials.id)) throw await failed(credentials?.id)
+  if (basic && bodyClientId !== undefined && bodyClientId !== credentials.id)
+    throw new OAuthError(
+      400,
+      'invalid_request',
+      'client_id in the body is not the client of the Basic credentials',
+    )
   const app = await findApp(ctx.db, credentials.id)
   if (!app) throw await failed(credentials.id)
   if (credentials.secret === undefined) {

@@ -70,6 +70,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
   // Client authentication comes before the rate limit, so a caller can only spend its own quota.
   const authenticatedAndLimited = {
     preValidation: async (request: FastifyRequest) => {
+      // RFC 6749 3.1, 3.2: parameters must not be included more than once.
+      const repeated = Object.entries(body(request)).find(([, value]) => Array.isArray(value))
+      if (repeated) throw new OAuthError(400, 'invalid_request', `${repeated[0]} must not be repeated`)
       request.oauthClient = await authenticateClient(withIp(request), {
         authorization: request.headers.authorization,
         body: body(request),

@@ -27,21 +27,25 @@ async function signAccessToken(
   const signing = ctx.keys.signing
   if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
   const account = await getAccount(db, grant.accountId)
-  return new SignJWT({
-    type: 'access_token',
-    uid: grant.userId,
-    account_id: grant.accountId,
-    parent_account: account?.parent_account ?? null,
-    client_id: grant.clientId,
-    scope: grant.scopes.join(' '),
-  })
-    .setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' })
-    .setIssuer(ctx.config.publicBaseUrl)
-    .setAudience(ctx.config.publicBaseUrl)
-    .setIssuedAt()
-    .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
-    .setJti(randomUUID())
-    .sign(signing.key)
+  return (
+    new SignJWT({
+      type: 'access_token',
+      uid: grant.userId,
+      account_id: grant.accountId,
+      parent_account: account?.parent_account ?? null,
+      client_id: grant.clientId,
+      scope: grant.scopes.join(' '),
+    })
+      .setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' })
+      // RFC 9068 requires `sub`: resource servers using standard libraries refuse a token without it.
+      .setSubject(grant.userId)
+      .setIssuer(ctx.config.publicBaseUrl)
+      .setAudience(ctx.config.publicBaseUrl)
+      .setIssuedAt()
+      .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
+      .setJti(randomUUID())
+      .sign(signing.key)
+  )
 }
 
 /** A new access token and refresh token of the grant (the code `codeId` started). */
@@ -69,6 +73,9 @@ async function issueTokens(
   }
 }
 
+/** RFC 7636 4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
+const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
+
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url')
 
 /** The authorization code grant (RFC 6749 4.1.3, RFC 7636 4.6). A replayed code revokes what it gave. */
@@ -81,6 +88,9 @@ export async function exchangeCode(
   const redirectUri = text(body.redirect_uri)
   if (!code) throw new OAuthError(400, 'invalid_request', 'code is required')
   if (!redirectUri) throw new OAuthError(400, 'invalid_request', 'redirect_uri is required')
+  const verifier = text(body.code_verifier)
+  if (verifier !== undefined && !PKCE_VERIFIER.test(verifier))
+    throw new OAuthError(400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters')
   const outcome = await inTransaction(ctx.db, async (tx) => {
     const row = await useCode(tx, sha256(code))
     if (!row) {
@@ -94,7 +104,6 @@ export async function exchangeCode(
     }
     if (row.redirectUri !== redirectUri)
       return { refused: 'redirect_uri does not match the authorization request' }
-    const verifier = text(body.code_verifier)
     // A verifier for a code issued without a challenge is refused too: it would hide a PKCE downgrade.
     if ((row.codeChallenge ?? undefined) !== (verifier === undefined ? undefined : s256(verifier))) {
       return { refused: 'code_verifier does not match the code_challenge' }

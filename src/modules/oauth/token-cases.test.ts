@@ -1,0 +1,275 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import {
+  allowIfAsked,
+  browser,
+  createUser,
+  PASSWORD,
+  type RegisteredApp,
+  redirected,
+  registerApp,
+  TOKEN,
+  tokenRequest,
+} from '../../../test/helpers/oauth.js'
+
+/**
+ * /token cases ported from the test suites of reference authorization servers that authorize.test.ts does
+ * not cover: PKCE downgrades, two client authentication methods at once, unknown clients and codes,
+ * missing parameters, refresh tokens of other clients or past their 90 days, and a code raced twice.
+ */
+
+const CALLBACK = 'https://hub.example.com/callback'
+const EMAIL = 'tokens@cases.example'
+
+const pkcePair = () => {
+  const verifier = randomBytes(32).toString('base64url')
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
+}
+
+describe('token endpoint edge cases', () => {
+  let t: TestApp
+  let client: RegisteredApp
+
+  beforeAll(async () => {
+    t = await buildTestApp({
+      RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+      PUBLIC_BASE_URL: 'https://platform.example.com',
+    })
+    const account = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/admin/accounts',
+        headers: adminHeaders,
+        payload: { name: 'Cases Co' },
+      })
+    ).json().data._id as string
+    await createUser(t.app, EMAIL, [account])
+    client = await registerApp(t.app)
+  })
+  afterAll(() => t.close())
+
+  /** A code for `as`, through the pages (consent allowed, or remembered), with the extra query given. */
+  async function codeFor(as: RegisteredApp = client, extra: Record<string, string> = {}) {
+    const b = browser(t.app)
+    const signIn = await b.open({
+      response_type: 'code',
+      client_id: as._id,
+      redirect_uri: CALLBACK,
+      state: 'case',
+      ...extra,
+    })
+    const decided = await allowIfAsked(
+      b,
+      await b.post('', { token: signIn.token, email: EMAIL, password: PASSWORD }),
+    )
+    const code = redirected(decided.headers).searchParams.get('code')
+    if (!code) throw new Error(`no code in ${decided.headers.location}`)
+    return code
+  }
+
+  const basic = (as: RegisteredApp = client): [string, string] => [as._id, as.client_secret]
+  const exchange = (code: string, extra: Record<string, string> = {}, as: RegisteredApp = client) =>
+    tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...extra },
+      basic(as),
+    )
+  const refresh = (token: string, as: RegisteredApp = client) =>
+    tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, basic(as))
+
+  it('refuses a code issued with a PKCE challenge when /token gets no code_verifier, and the code is then spent', async () => {
+    const { verifier, challenge } = pkcePair()
+    const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
+    const downgraded = await exchange(code)
+    expect(downgraded.statusCode).toBe(400)
+    expect(downgraded.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'code_verifier does not match the code_challenge',
+    })
+    // A failed attempt uses the code up: the verifier cannot be guessed over several tries.
+    expect((await exchange(code, { code_verifier: verifier })).json()).toMatchObject({
+      error: 'invalid_grant',
+    })
+  })
+
+  it('refuses a code_verifier for a code issued without a PKCE challenge', async () => {
+    const code = await codeFor()
+    const response = await exchange(code, { code_verifier: pkcePair().verifier })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'code_verifier does not match the code_challenge',
+    })
+  })
+
+  it('gives tokens for a confidential client’s PKCE code with the matching verifier', async () => {
+    const { verifier, challenge } = pkcePair()
+    const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
+    const response = await exchange(code, { code_verifier: verifier })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
+  })
+
+  it('answers invalid_request to Basic credentials together with a client_secret in the body (RFC 6749 2.3: one method only)', async () => {
+    const code = await codeFor()
+    const fields = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: client._id,
+      client_secret: client.client_secret,
+    }
+    for (const secret of [client.client_secret, 'not-the-secret']) {
+      const both = await tokenRequest(t.app, fields, [client._id, secret])
+      expect(both.statusCode, secret).toBe(400)
+      expect(both.headers['cache-control']).toBe('no-store')
+      expect(both.json()).toEqual({
+        error: 'invalid_request',
+        error_description: 'Use one client authentication method, not two',
+      })
+    }
+    // Refused before the code was looked at: it still works with one method.
+    expect((await exchange(code)).statusCode).toBe(200)
+  })
+
+  it('accepts Basic credentials with the same client_id repeated in the body, which is not a second method', async () => {
+    const code = await codeFor()
+    expect((await exchange(code, { client_id: client._id })).statusCode).toBe(200)
+  })
+
+  it('answers invalid_request to Basic credentials with another client_id in the body', async () => {
+    const other = await registerApp(t.app)
+    const code = await codeFor()
+    const response = await exchange(code, { client_id: other._id })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'client_id in the body is not the client of the Basic credentials',
+    })
+  })
+
+  it('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async () => {
+    const code = await codeFor()
+    const response = await t.app.inject({
+      method: 'POST',
+      url: TOKEN,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `grant_type=authorization_code&grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&client_id=${client._id}&client_secret=${client.client_secret}`,
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'grant_type must not be repeated',
+    })
+    expect((await exchange(code)).statusCode).toBe(200)
+  })
+
+  it('answers invalid_request to a code_verifier that is not 43 to 128 unreserved characters (RFC 7636 4.1)', async () => {
+    for (const verifier of ['abc', 'a'.repeat(129), `${'a'.repeat(42)}!`]) {
+      const challenge = createHash('sha256').update(verifier).digest('base64url')
+      const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
+      const response = await exchange(code, { code_verifier: verifier })
+      expect(response.json(), verifier).toEqual({
+        error: 'invalid_request',
+        error_description: 'code_verifier must be 43 to 128 unreserved characters',
+      })
+    }
+  })
+
+  it('answers invalid_client with 401 for an unknown client, a malformed client id and a malformed Basic header', async () => {
+    const unknown = await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: 'x' }, [
+      '0123456789abcdef01234567',
+      'some-secret',
+    ])
+    const malformedId = await tokenRequest(t.app, {
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: 'not-an-id',
+      client_secret: 'some-secret',
+    })
+    const malformedHeader = await t.app.inject({
+      method: 'POST',
+      url: TOKEN,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(client._id).toString('base64')}`,
+      },
+      payload: 'grant_type=refresh_token&refresh_token=x',
+    })
+    const noCredentials = await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: 'x' })
+    for (const [name, response] of Object.entries({ unknown, malformedId, malformedHeader, noCredentials })) {
+      expect(response.statusCode, name).toBe(401)
+      expect(response.headers['www-authenticate'], name).toMatch(/^Basic realm="oauth"/)
+      expect(response.json(), name).toEqual({
+        error: 'invalid_client',
+        error_description: 'Client authentication failed',
+      })
+    }
+  })
+
+  it('answers invalid_grant, with no-store, to a code that was never issued', async () => {
+    const response = await exchange(randomBytes(32).toString('base64url'))
+    expect(response.statusCode).toBe(400)
+    expect(response.headers['content-type']).toMatch(/^application\/json/)
+    expect(response.headers['cache-control']).toBe('no-store')
+    expect(response.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The code is unknown, expired or already used',
+    })
+  })
+
+  it('answers invalid_request when the code, the redirect_uri or the refresh token is missing', async () => {
+    const code = await codeFor()
+    const cases: [Record<string, string>, string][] = [
+      [{ grant_type: 'authorization_code', redirect_uri: CALLBACK }, 'code is required'],
+      [{ grant_type: 'authorization_code', code }, 'redirect_uri is required'],
+      [{ grant_type: 'refresh_token' }, 'refresh_token is required'],
+    ]
+    for (const [fields, description] of cases) {
+      const response = await tokenRequest(t.app, fields, basic())
+      expect(response.statusCode, description).toBe(400)
+      expect(response.json()).toEqual({ error: 'invalid_request', error_description: description })
+    }
+    // Refused before the code was used: it is still good.
+    expect((await exchange(code)).statusCode).toBe(200)
+  })
+
+  it('refuses a refresh token that was never issued, or issued to another client, without disturbing its owner', async () => {
+    const tokens = (await exchange(await codeFor())).json()
+    const other = await registerApp(t.app)
+    for (const [token, as] of [
+      [randomBytes(32).toString('base64url'), client],
+      [tokens.refresh_token, other],
+    ] as const) {
+      const response = await refresh(token, as)
+      expect(response.statusCode).toBe(400)
+      expect(response.json()).toEqual({
+        error: 'invalid_grant',
+        error_description: 'The refresh token is unknown, revoked or expired',
+      })
+    }
+    expect((await refresh(tokens.refresh_token)).statusCode).toBe(200)
+  })
+
+  it('refuses a refresh token past its 90 days', async () => {
+    const tokens = (await exchange(await codeFor())).json()
+    const hash = createHash('sha256').update(tokens.refresh_token).digest('hex')
+    await t.app.platform.db.execute(
+      sql`update oauth_refresh_tokens set expires_at = now() - interval '1 second' where token_hash = ${hash}`,
+    )
+    expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  it('gives tokens to one of two simultaneous exchanges of a code, and revokes them for the replay', async () => {
+    const code = await codeFor()
+    const answers = await Promise.all([exchange(code), exchange(code)])
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 400])
+    const won = answers.find((answer) => answer.statusCode === 200)?.json()
+    expect(answers.find((answer) => answer.statusCode === 400)?.json()).toMatchObject({
+      error: 'invalid_grant',
+    })
+    expect((await refresh(won.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+})
