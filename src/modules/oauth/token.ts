@@ -27,25 +27,23 @@ async function signAccessToken(
   const signing = ctx.keys.signing
   if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
   const account = await getAccount(db, grant.accountId)
-  return (
-    new SignJWT({
-      type: 'access_token',
-      uid: grant.userId,
-      account_id: grant.accountId,
-      parent_account: account?.parent_account ?? null,
-      client_id: grant.clientId,
-      scope: grant.scopes.join(' '),
-    })
-      .setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' })
-      // RFC 9068 requires `sub`: resource servers using standard libraries refuse a token without it.
-      .setSubject(grant.userId)
-      .setIssuer(ctx.config.publicBaseUrl)
-      .setAudience(ctx.config.publicBaseUrl)
-      .setIssuedAt()
-      .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
-      .setJti(randomUUID())
-      .sign(signing.key)
-  )
+  // RFC 9068 requires `sub`: resource servers using standard libraries refuse a token without it.
+  return new SignJWT({
+    type: 'access_token',
+    uid: grant.userId,
+    account_id: grant.accountId,
+    parent_account: account?.parent_account ?? null,
+    client_id: grant.clientId,
+    scope: grant.scopes.join(' '),
+  })
+    .setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' })
+    .setSubject(grant.userId)
+    .setIssuer(ctx.config.publicBaseUrl)
+    .setAudience(ctx.config.publicBaseUrl)
+    .setIssuedAt()
+    .setExpirationTime(`${ACCESS_TOKEN_SECONDS}s`)
+    .setJti(randomUUID())
+    .sign(signing.key)
 }
 
 /** A new access token and refresh token of the grant (the code `codeId` started). */
