@@ -150,6 +150,25 @@ describe('token endpoint edge cases', () => {
     })
   })
 
+  it('answers unauthorized_client to an app put back into development mode, for codes and refresh tokens', async () => {
+    const app = await registerApp(t.app)
+    const setActive = (active: boolean) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: `/v1/admin/oauth/apps/${app._id}`,
+        headers: adminHeaders,
+        payload: { active },
+      })
+    const first = await exchange(await codeFor(app), {}, app)
+    const code = await codeFor(app)
+    await setActive(false)
+    const refused = { error: 'unauthorized_client', error_description: 'App is in dev mode' }
+    expect((await exchange(code, {}, app)).json()).toEqual(refused)
+    expect((await refresh(first.json().refresh_token, app)).json()).toEqual(refused)
+    await setActive(true)
+    expect((await refresh(first.json().refresh_token, app)).statusCode).toBe(200)
+  })
+
   it('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async () => {
     const code = await codeFor()
     const response = await t.app.inject({

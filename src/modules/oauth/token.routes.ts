@@ -102,6 +102,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       const params = body(request)
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const grantType = params.grant_type
+      // As /authorize refuses it (the spec's error): an app put back into development mode gets no tokens.
+      if (!client.active) throw new OAuthError(400, 'unauthorized_client', 'App is in dev mode')
       if (grantType === 'authorization_code') return exchangeCode(withIp(request), client, params)
       if (grantType === 'refresh_token') return refreshTokens(withIp(request), client, params)
       if (grantType === undefined || grantType === '') {
