@@ -3,6 +3,7 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { getUser } from '../accounts/service.js'
@@ -16,7 +17,7 @@ import {
   signIn,
 } from './authorize.js'
 import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.js'
-import { message } from './messages.js'
+import { localeOf, message } from './messages.js'
 import { accountsPage, consentPage, errorPage, type PageContext, signInPage } from './pages.js'
 
 const FLOW_COOKIE_SECONDS = 15 * 60
@@ -51,6 +52,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   const html = (reply: FastifyReply, status: number, body: string) =>
     reply.status(status).type('text/html; charset=utf-8').send(body)
+
+  // The per-IP limit answers a person with a page like the others, not the API's JSON; the rest goes on to
+  // the service's error handler.
+  app.setErrorHandler((error, request, reply) => {
+    if (!(error instanceof DomainError && error.statusCode === 429)) throw error
+    const locale = localeOf((request.query as { user_locale?: unknown } | undefined)?.user_locale)
+    return html(reply, 429, errorPage(locale, 'too_many_requests', message(locale, 'tooMany')))
+  })
 
   async function pageContext(flow: Flow, clientName: string): Promise<PageContext> {
     return {

@@ -568,7 +568,7 @@ describe('authorize rate limit', () => {
   it('answers 10 requests a minute per IP on /authorize (here 2), then 429', async () => {
     const t = await buildTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '2' })
     const open = (ip: string) =>
-      t.app.inject({ url: '/v1/auth/oauth/authorize?client_id=x', remoteAddress: ip })
+      t.app.inject({ url: '/v1/auth/oauth/authorize?client_id=x&user_locale=es', remoteAddress: ip })
     // Fresh addresses each run: with Redis the counts outlive the test.
     const [busy, quiet] = [
       `2001:db8::${randomBytes(4).toString('hex')}`,
@@ -577,7 +577,10 @@ describe('authorize rate limit', () => {
     expect([(await open(busy)).statusCode, (await open(busy)).statusCode]).toEqual([400, 400])
     const limited = await open(busy)
     expect(limited.statusCode).toBe(429)
-    expect(limited.json()).toMatchObject({ success: false, errno: 429 })
+    // A page for the person in the browser, in their language, with the time to wait.
+    expect(limited.headers['content-type']).toBe('text/html; charset=utf-8')
+    expect(limited.body).toContain('Demasiados intentos')
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
     expect((await open(quiet)).statusCode).toBe(400)
     await t.close()
   })
