@@ -6,6 +6,7 @@ import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
+import { CONTACT_CREATED, CONTACT_UPDATED } from '../accounts/contacts.js'
 import { webhookSecretOf } from './apps.js'
 import { findApp } from './repository.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
@@ -14,8 +15,8 @@ export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
 
 /** The changes apps are told of, each with the scope an app's grant in the account must carry. */
 const SCOPE_OF_EVENT: Record<string, string> = {
-  'contact.created': 'crm.contacts.read',
-  'contact.updated': 'crm.contacts.read',
+  [CONTACT_CREATED]: 'crm.contacts.read',
+  [CONTACT_UPDATED]: 'crm.contacts.read',
 }
 
 /** The spec's notification body. */
