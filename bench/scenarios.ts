@@ -1,9 +1,11 @@
 import type { Scenario } from './scenario.js'
 import { changelog } from './scenarios/changelog.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
+import { oauthToken } from './scenarios/oauth-token.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
   changelog,
   'delivery-events': deliveryEvents,
+  'oauth-token': oauthToken,
 }

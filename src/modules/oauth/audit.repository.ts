@@ -1,4 +1,4 @@
-import { and, count, desc, eq, type SQL } from 'drizzle-orm'
+import { and, count, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { oauthAuditEvents } from './tables.js'
 
@@ -9,6 +9,18 @@ export async function insertAuditEvent(
   values: Omit<typeof oauthAuditEvents.$inferInsert, 'id' | 'createdAt'>,
 ): Promise<void> {
   await db.insert(oauthAuditEvents).values(values)
+}
+
+/**
+ * The insert of the audit record of the grant in `grants`, a CTE (one row at most, with `client_id`,
+ * `user_id`, `account_id` and `scopes`) of the statement that issues its tokens: both are written or neither.
+ * For a prepared statement: its values are the placeholders `auditId` (a new id) and `ip`.
+ */
+export function grantAuditInsert(grants: string, event: string): SQL {
+  return sql`insert into ${oauthAuditEvents} (id, event, client_id, user_id, account_id, ip, detail)
+    select ${sql.placeholder('auditId')}::text, ${event}::text, client_id, user_id, account_id,
+      ${sql.placeholder('ip')}::text, jsonb_build_object('scopes', scopes)
+    from ${sql.identifier(grants)}`
 }
 
 /** Newest first, optionally of one app and/or one account. Admin only: it spans accounts. */

@@ -291,4 +291,13 @@ describe('token endpoint edge cases', () => {
     })
     expect((await refresh(won.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
+
+  it('answers both of two simultaneous refreshes with one token, and leaves one of their tokens live', async () => {
+    const tokens = (await exchange(await codeFor())).json()
+    const answers = await Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)])
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200])
+    // The later refresh (within the grace period) revoked the token the earlier one gave.
+    const next = await Promise.all(answers.map((answer) => refresh(answer.json().refresh_token)))
+    expect(next.map((answer) => answer.statusCode).sort()).toEqual([200, 400])
+  })
 })

@@ -22,6 +22,8 @@ export interface TokenContext {
   keys: OAuthKeys
   /** Seconds a replaced refresh token stays usable (OAUTH_REFRESH_GRACE_SECONDS). */
   refreshGraceSeconds: number
+  /** The parent of an account, for its access tokens (`parentAccounts` in token.ts). */
+  parentAccountOf: (db: Database, accountId: string) => Promise<string | null>
   /** The caller's address, for the audit record. */
   ip?: string
 }

@@ -7,7 +7,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { authenticateClient } from './client-auth.js'
 import type { AppRow } from './repository.js'
-import { exchangeCode, refreshTokens } from './token.js'
+import { exchangeCode, parentAccounts, refreshTokens } from './token.js'
 import { OAuthError, type TokenContext } from './token-context.js'
 import { introspectToken, revokeToken } from './token-status.js'
 
@@ -31,6 +31,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     config: platform.config,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
+    parentAccountOf: parentAccounts(),
   }
   const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
   const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)

@@ -11,13 +11,40 @@ import {
   findRefreshTokenForUpdate,
   insertRefreshToken,
   markRefreshTokenReplaced,
+  replaceRefreshToken,
   revokeRefreshTokensOfCode,
   useCode,
+  useCodeForGrant,
 } from './repository.js'
 import { invalidGrant, OAuthError, type TokenContext, type TokenResponse, text } from './token-context.js'
 
 export const ACCESS_TOKEN_SECONDS = 3600
 const REFRESH_TOKEN_DAYS = 90
+const PARENT_ACCOUNT_SECONDS = 300
+const PARENT_ACCOUNTS_KEPT = 10_000
+
+/**
+ * The parent of each account whose tokens were signed lately, for the `parent_account` claim. An account's
+ * parent is set when it is created and never changes (the accounts service has no way to change it), so it
+ * is read once rather than for every token: that read was a third of a token request's statements. Entries
+ * still lapse after 5 minutes, and at most 10,000 are kept (oldest out first); unknown accounts are not kept.
+ */
+export function parentAccounts(): TokenContext['parentAccountOf'] {
+  const known = new Map<string, { parent: string | null; until: number }>()
+  return async (db, accountId) => {
+    const kept = known.get(accountId)
+    if (kept && kept.until > Date.now()) return kept.parent
+    const account = await getAccount(db, accountId)
+    if (!account) return null
+    known.delete(accountId)
+    if (known.size >= PARENT_ACCOUNTS_KEPT) known.delete(known.keys().next().value as string)
+    known.set(accountId, {
+      parent: account.parent_account,
+      until: Date.now() + PARENT_ACCOUNT_SECONDS * 1000,
+    })
+    return account.parent_account
+  }
+}
 
 async function signAccessToken(
   ctx: TokenContext,
@@ -26,13 +53,13 @@ async function signAccessToken(
 ): Promise<string> {
   const signing = ctx.keys.signing
   if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
-  const account = await getAccount(db, grant.accountId)
+  const parentAccount = await ctx.parentAccountOf(db, grant.accountId)
   // RFC 9068 requires `sub`: resource servers using standard libraries refuse a token without it.
   return new SignJWT({
     type: 'access_token',
     uid: grant.userId,
     account_id: grant.accountId,
-    parent_account: account?.parent_account ?? null,
+    parent_account: parentAccount,
     client_id: grant.clientId,
     scope: grant.scopes.join(' '),
   })
@@ -46,29 +73,49 @@ async function signAccessToken(
     .sign(signing.key)
 }
 
+/** A new refresh token, and what is kept of it: its hash, for 90 days. */
+function newRefreshToken() {
+  const token = randomBytes(32).toString('base64url')
+  return {
+    token,
+    tokenHash: sha256(token),
+    expiresAt: new Date(Date.now() + REFRESH_TOKEN_DAYS * 86_400_000),
+  }
+}
+
+/** The answer: a new access token of the grant, with the refresh token stored for it. */
+async function tokenResponse(
+  ctx: TokenContext,
+  db: Database,
+  grant: { clientId: string; userId: string; accountId: string; scopes: string[] },
+  refreshToken: string,
+): Promise<TokenResponse> {
+  return {
+    access_token: await signAccessToken(ctx, db, grant),
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_SECONDS,
+    refresh_token: refreshToken,
+    scope: grant.scopes.join(' '),
+  }
+}
+
 /** A new access token and refresh token of the grant (the code `codeId` started). */
 async function issueTokens(
   ctx: TokenContext,
   tx: Database,
   grant: { codeId: string; clientId: string; userId: string; accountId: string; scopes: string[] },
 ): Promise<TokenResponse> {
-  const refreshToken = randomBytes(32).toString('base64url')
+  const { token, tokenHash, expiresAt } = newRefreshToken()
   await insertRefreshToken(tx, {
-    tokenHash: sha256(refreshToken),
+    tokenHash,
     codeId: grant.codeId,
     clientId: grant.clientId,
     userId: grant.userId,
     accountId: grant.accountId,
     scopes: grant.scopes,
-    expiresAt: new Date(Date.now() + REFRESH_TOKEN_DAYS * 86_400_000),
+    expiresAt,
   })
-  return {
-    access_token: await signAccessToken(ctx, tx, grant),
-    token_type: 'Bearer',
-    expires_in: ACCESS_TOKEN_SECONDS,
-    refresh_token: refreshToken,
-    scope: grant.scopes.join(' '),
-  }
+  return tokenResponse(ctx, tx, grant, token)
 }
 
 /** RFC 7636 4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
@@ -89,6 +136,24 @@ export async function exchangeCode(
   const verifier = text(body.code_verifier)
   if (verifier !== undefined && !PKCE_VERIFIER.test(verifier))
     throw new OAuthError(400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters')
+  // The common case in one statement, without a transaction: a code this request may exchange. The access
+  // token is signed after it commits (a failure to read the account then answers 500 with the code used).
+  // Without a signing key, and for every refusal and replay, the transaction below decides as before.
+  if (ctx.keys.signing) {
+    const refreshToken = newRefreshToken()
+    const grant = await useCodeForGrant(
+      ctx.db,
+      {
+        codeHash: sha256(code),
+        clientId: app.id,
+        redirectUri,
+        codeChallenge: verifier === undefined ? null : s256(verifier),
+      },
+      refreshToken,
+      ctx.ip ?? null,
+    )
+    if (grant) return tokenResponse(ctx, ctx.db, grant, refreshToken.token)
+  }
   const outcome = await inTransaction(ctx.db, async (tx) => {
     const row = await useCode(tx, sha256(code))
     if (!row) {
@@ -163,6 +228,19 @@ export async function refreshTokens(
 ): Promise<TokenResponse> {
   const token = text(body.refresh_token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required')
+  // The common case in one statement, without a transaction: a live token of the client, not replaced yet.
+  // The access token is signed after it commits (should that fail, the replaced token still serves for the
+  // grace period). Replaced tokens, refusals, and a server without a signing key take the transaction below.
+  if (ctx.keys.signing) {
+    const next = newRefreshToken()
+    const grant = await replaceRefreshToken(
+      ctx.db,
+      { tokenHash: sha256(token), clientId: app.id },
+      next,
+      ctx.ip ?? null,
+    )
+    if (grant) return tokenResponse(ctx, ctx.db, grant, next.token)
+  }
   const outcome = await inTransaction(ctx.db, async (tx) => {
     const row = await findRefreshTokenForUpdate(tx, sha256(token))
     if (!row || row.clientId !== app.id || row.revokedAt || row.expiresAt.getTime() < Date.now()) {

@@ -1,0 +1,80 @@
+import autocannon from 'autocannon'
+
+/** One request of a run that sends each request once: what differs between them. */
+export interface EachRequest {
+  headers?: Record<string, string>
+  body: string
+}
+
+export interface SentEach {
+  /** From the first request sent to the last answer received. */
+  seconds: number
+  p50Ms: number
+  p99Ms: number
+  /** Connection errors and timeouts. */
+  errors: number
+  /** Every answer, in the order received. */
+  answers: { status: number; body: string }[]
+}
+
+const REQUEST_TIMEOUT_SECONDS = 30
+
+const percentile = (sorted: number[], fraction: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0
+
+/**
+ * POSTs each request once, for requests that cannot be repeated (single-use codes, rotating tokens), on
+ * `connections` keep-alive connections: autocannon with `amount`, each connection taking the next unsent
+ * request whenever it has an answer. Timed here, not by autocannon, which only notices the end at its next
+ * one-second sample.
+ */
+export function postEach(
+  url: string,
+  contentType: string,
+  requests: EachRequest[],
+  connections: number,
+): Promise<SentEach> {
+  let next = 0
+  let lastAnswerAt = 0
+  const answers: SentEach['answers'] = []
+  const latencies: number[] = []
+  // Only sent if autocannon asks for more than `amount` (a connection dropped and reopened, an error anyway).
+  const spare: EachRequest = { body: '' }
+  const startedAt = performance.now()
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url,
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        connections: Math.min(connections, requests.length),
+        amount: requests.length,
+        timeout: REQUEST_TIMEOUT_SECONDS,
+        requests: [
+          {
+            setupRequest: (request) => {
+              const { headers, body } = requests[next++] ?? spare
+              return { ...request, headers: { ...request.headers, ...headers }, body }
+            },
+            onResponse: (status, body) => {
+              lastAnswerAt = performance.now()
+              answers.push({ status, body })
+            },
+          },
+        ],
+      },
+      (error, result) => {
+        if (error) return reject(error)
+        latencies.sort((a, b) => a - b)
+        resolve({
+          seconds: (lastAnswerAt - startedAt) / 1000,
+          p50Ms: percentile(latencies, 0.5),
+          p99Ms: percentile(latencies, 0.99),
+          errors: result.errors + result.timeouts,
+          answers,
+        })
+      },
+    )
+    instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms))
+  })
+}

@@ -1,0 +1,338 @@
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
+import { loadavg } from 'node:os'
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
+import pg from 'pg'
+import { sha256 } from '../../src/modules/oauth/authorize.js'
+import { newId } from '../../src/platform/db/ids.js'
+import { adminPost, createMember, type Member } from '../admin.js'
+import { type EachRequest, postEach, type SentEach } from '../each.js'
+import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
+
+const TOKEN_PATH = '/v1/auth/oauth/token'
+const DEFAULT_GRANTS = 10_000
+// Untimed grants first, so that V8 has optimised the path and the pools are open before the clock starts.
+const WARMUP_GRANTS = 1_000
+// Each grant costs its app two token requests (the exchange, then one refresh): 80 of the 100 an hour
+// that RATE_LIMIT_OAUTH_TOKEN_PER_HOUR allows each client by default, which the run leaves as it is.
+const GRANTS_PER_APP = 40
+const ACCOUNTS = 8
+const SCOPES = ['crm.contacts.read', 'analytics.read']
+const REDIRECT_URI = 'https://bench.example/callback'
+// As long as the server gives its own codes (authorize.ts): preparing and warming up take far less.
+const CODE_SECONDS = 10 * 60
+const TARGET_PER_SECOND = 1_500
+const ADMIN_CONCURRENCY = 8
+
+interface Client {
+  id: string
+  /** `Basic base64(id:secret)`, as RFC 6749 2.3.1 sends it. */
+  authorization: string
+}
+
+interface TokenAnswer {
+  access_token: string
+  token_type: string
+  expires_in: number
+  refresh_token: string
+  scope: string
+}
+
+/** Registers `count` active confidential apps through the admin API, a few at a time. */
+async function registerApps(target: Target, count: number): Promise<Client[]> {
+  const clients: Client[] = []
+  for (let start = 0; start < count; start += ADMIN_CONCURRENCY) {
+    const batch = Array.from({ length: Math.min(ADMIN_CONCURRENCY, count - start) }, async (_, i) => {
+      const app = await adminPost<{ client_id: string; client_secret: string }>(
+        target,
+        '/v1/admin/oauth/apps',
+        {
+          name: `Bench app ${start + i}`,
+          redirect_uris: [REDIRECT_URI],
+          scopes: SCOPES,
+          active: true,
+        },
+      )
+      const credentials = `${encodeURIComponent(app.client_id)}:${encodeURIComponent(app.client_secret)}`
+      return { id: app.client_id, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` }
+    })
+    clients.push(...(await Promise.all(batch)))
+  }
+  return clients
+}
+
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url')
+
+/**
+ * `count` authorization codes with PKCE (S256), as the consent page would leave them, written directly
+ * into the server's database with the server's own hashing; returns the exchanges that redeem them.
+ * Grant i belongs to client i mod the number of clients, so consecutive requests come from different apps.
+ */
+async function insertCodes(
+  db: pg.Pool,
+  clients: Client[],
+  members: Member[],
+  count: number,
+): Promise<EachRequest[]> {
+  const codes = Array.from({ length: count }, (_, i) => {
+    const member = members[i % members.length] as Member
+    const verifier = randomBytes(32).toString('base64url')
+    return {
+      id: newId(),
+      code: randomBytes(32).toString('base64url'),
+      client: clients[i % clients.length] as Client,
+      userId: member.userId,
+      accountId: member.accountId,
+      verifier,
+      challenge: s256(verifier),
+    }
+  })
+  await db.query(
+    `insert into oauth_codes
+       (id, code_hash, client_id, user_id, account_id, code_challenge, scopes, redirect_uri, expires_at)
+     select c.*, $7::text[], $8, now() + make_interval(secs => $9)
+     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) as c`,
+    [
+      codes.map((c) => c.id),
+      codes.map((c) => sha256(c.code)),
+      codes.map((c) => c.client.id),
+      codes.map((c) => c.userId),
+      codes.map((c) => c.accountId),
+      codes.map((c) => c.challenge),
+      SCOPES,
+      REDIRECT_URI,
+      CODE_SECONDS,
+    ],
+  )
+  return codes.map((c) => ({
+    headers: { authorization: c.client.authorization },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: c.code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: c.verifier,
+    }).toString(),
+  }))
+}
+
+/** The answers that are 200 with a well-formed RFC 6749 token response for SCOPES. */
+function tokenAnswers(driven: SentEach): TokenAnswer[] {
+  const valid: TokenAnswer[] = []
+  for (const { status, body } of driven.answers) {
+    if (status !== 200) continue
+    try {
+      const answer = JSON.parse(body) as TokenAnswer
+      if (
+        typeof answer.access_token === 'string' &&
+        answer.token_type === 'Bearer' &&
+        answer.expires_in === 3600 &&
+        /^[A-Za-z0-9_-]{43}$/.test(answer.refresh_token) &&
+        answer.scope === SCOPES.join(' ')
+      )
+        valid.push(answer)
+    } catch {}
+  }
+  return valid
+}
+
+interface Checked {
+  /** Access tokens whose signature, issuer, audience, type and claims hold. */
+  verified: number
+  /** The refresh requests of the grants, by the client each access token names. */
+  refreshes: EachRequest[]
+}
+
+/** What the phases of a run share. */
+interface Run {
+  target: Target
+  options: MeasureOptions
+  clients: Map<string, Client>
+  /** The user of each account. */
+  users: Map<string, string>
+  issuer: string
+  keys: ReturnType<typeof createLocalJWKSet>
+}
+
+async function getJson<T>(baseUrl: string, path: string): Promise<T> {
+  return (await (await fetch(new URL(path, baseUrl))).json()) as T
+}
+
+/** Verifies every access token against the published keys (after the clock), and prepares the refreshes. */
+async function checkTokens(run: Run, answers: TokenAnswer[]): Promise<Checked> {
+  const checked: Checked = { verified: 0, refreshes: [] }
+  for (const answer of answers) {
+    const { payload } = await jwtVerify(answer.access_token, run.keys, {
+      issuer: run.issuer,
+      audience: run.issuer,
+      typ: 'at+jwt',
+      algorithms: ['ES256'],
+    }).catch(() => ({ payload: undefined }))
+    const client = run.clients.get(String(payload?.client_id))
+    if (
+      !payload ||
+      !client ||
+      payload.type !== 'access_token' ||
+      payload.scope !== SCOPES.join(' ') ||
+      run.users.get(String(payload.account_id)) !== payload.uid
+    )
+      continue
+    checked.verified++
+    const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: answer.refresh_token })
+    checked.refreshes.push({ headers: { authorization: client.authorization }, body: body.toString() })
+  }
+  return checked
+}
+
+interface Phase {
+  requests: number
+  driven: SentEach
+  answers: TokenAnswer[]
+  checked: Checked
+}
+
+async function runPhase(run: Run, requests: EachRequest[]): Promise<Phase> {
+  const url = new URL(TOKEN_PATH, run.target.baseUrl).href
+  const driven = await postEach(url, 'application/x-www-form-urlencoded', requests, run.options.connections)
+  const answers = tokenAnswers(driven)
+  const checked = await checkTokens(run, answers)
+  return { requests: requests.length, driven, answers, checked }
+}
+
+/** Whether every request had its 200, a valid body, a verified access token, and a refresh token of its own. */
+function phaseValid(phase: Phase): boolean {
+  const distinct = new Set(phase.answers.map((a) => a.refresh_token)).size
+  return (
+    phase.driven.errors === 0 &&
+    phase.driven.answers.length === phase.requests &&
+    phase.answers.length === phase.requests &&
+    phase.checked.verified === phase.requests &&
+    distinct === phase.requests
+  )
+}
+
+function phaseLines(name: string, phase: Phase): string[] {
+  const { driven } = phase
+  const statuses = new Map<number, number>()
+  for (const { status } of driven.answers) statuses.set(status, (statuses.get(status) ?? 0) + 1)
+  const answered = [...statuses].map(([status, n]) => `${n} × ${status}`).join(', ') || 'none'
+  const perSecond = phase.requests / driven.seconds
+  return [
+    `${name.padEnd(22)} ${driven.seconds.toFixed(2)} s   ${perSecond.toFixed(0)} token responses/s   ` +
+      `p50 ${driven.p50Ms.toFixed(1)} ms, p99 ${driven.p99Ms.toFixed(1)} ms   target >= ${TARGET_PER_SECOND}`,
+    `${''.padEnd(22)} answers: ${answered}; valid token responses ${phase.answers.length}, ` +
+      `verified access tokens ${phase.checked.verified}; connection errors ${driven.errors}`,
+  ]
+}
+
+interface Stored {
+  codesUsed: number
+  refreshTokens: number
+  replaced: number
+  revoked: number
+  issued: number
+  refreshed: number
+  otherEvents: number
+}
+
+async function stored(db: pg.Pool): Promise<Stored> {
+  const { rows } = await db.query<Record<keyof Stored, string>>(
+    `select (select count(*) from oauth_codes where used_at is not null) as "codesUsed",
+       (select count(*) from oauth_refresh_tokens) as "refreshTokens",
+       (select count(*) from oauth_refresh_tokens where replaced_at is not null) as replaced,
+       (select count(*) from oauth_refresh_tokens where revoked_at is not null) as revoked,
+       (select count(*) from oauth_audit_events where event = 'token.issued') as issued,
+       (select count(*) from oauth_audit_events where event = 'token.refreshed') as refreshed,
+       (select count(*) from oauth_audit_events where event not in ('token.issued', 'token.refreshed')) as "otherEvents"`,
+  )
+  const row = rows[0] as Record<keyof Stored, string>
+  return Object.fromEntries(
+    Object.entries(row).map(([key, value]) => [key, Number(value)]),
+  ) as unknown as Stored
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
+
+async function measure(target: Target, options: MeasureOptions): Promise<Measured> {
+  if (!target.databaseUrl) throw new Error('oauth-token needs the server on PostgreSQL (--postgres)')
+  const db = new pg.Pool({ connectionString: target.databaseUrl, max: 2 })
+  try {
+    const grants = options.requests ?? DEFAULT_GRANTS
+    const total = WARMUP_GRANTS + grants
+    const members = await Promise.all(Array.from({ length: ACCOUNTS }, () => createMember(target)))
+    const clientList = await registerApps(target, Math.ceil(total / GRANTS_PER_APP))
+    const run: Run = {
+      target,
+      options,
+      clients: new Map(clientList.map((c) => [c.id, c])),
+      users: new Map(members.map((m) => [m.accountId, m.userId])),
+      issuer: (await getJson<{ issuer: string }>(target.baseUrl, '/.well-known/oauth-authorization-server'))
+        .issuer,
+      keys: createLocalJWKSet(await getJson<JSONWebKeySet>(target.baseUrl, '/.well-known/jwks.json')),
+    }
+    const exchanges = await insertCodes(db, clientList, members, total)
+
+    const warmExchange = await runPhase(run, exchanges.slice(0, WARMUP_GRANTS))
+    const warmRefresh = await runPhase(run, warmExchange.checked.refreshes)
+    const loadBefore = load()
+    const exchange = await runPhase(run, exchanges.slice(WARMUP_GRANTS))
+    const loadBetween = load()
+    const refresh = await runPhase(run, exchange.checked.refreshes)
+    const loadAfter = load()
+
+    const found = await stored(db)
+    // Every code used once; one refresh token per exchange and per refresh; each refreshed one replaced,
+    // none revoked (no reuse); one audit record per answer and nothing else.
+    const consistent =
+      found.codesUsed === total &&
+      found.refreshTokens === 2 * total &&
+      found.replaced === total &&
+      found.revoked === 0 &&
+      found.issued === total &&
+      found.refreshed === total &&
+      found.otherEvents === 0
+    const phases = [warmExchange, warmRefresh, exchange, refresh]
+    const failed = !phases.every(phaseValid) || refresh.requests !== grants || !consistent
+    const rate = (phase: Phase) => phase.requests / phase.driven.seconds
+    return {
+      passed: !failed && rate(exchange) >= TARGET_PER_SECOND && rate(refresh) >= TARGET_PER_SECOND,
+      failed,
+      lines: [
+        `${grants} grants (after ${WARMUP_GRANTS} untimed) of ${clientList.length} confidential apps (HTTP Basic, ` +
+          `PKCE S256) in ${ACCOUNTS} accounts; each code exchanged once, then each refresh token used once; ` +
+          `${options.connections} connections`,
+        '',
+        ...phaseLines('code exchange', exchange),
+        ...phaseLines('refresh', refresh),
+        '',
+        `stored: codes used ${found.codesUsed} of ${total}; refresh tokens ${found.refreshTokens} of ${2 * total}, ` +
+          `replaced ${found.replaced}, revoked ${found.revoked}; audit token.issued ${found.issued}, ` +
+          `token.refreshed ${found.refreshed}, other ${found.otherEvents}: ${consistent ? 'as expected' : 'MISMATCH'}`,
+        `load average (1, 5, 15 min) before ${loadBefore}, between ${loadBetween}, after ${loadAfter}`,
+      ],
+    }
+  } finally {
+    await db.end()
+  }
+}
+
+const signingKey = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+  }) as string
+
+/** The token endpoint's two grants, each request redeeming something only it may: a code, a refresh token. */
+export const oauthToken: MeasuredScenario = {
+  description:
+    `POST ${TOKEN_PATH}: authorization_code exchanges, then refresh_token grants, each code and ` +
+    'refresh token used once',
+  requiresPostgres: true,
+  // Production needs both to register apps and sign access tokens.
+  serverEnv: {
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    OAUTH_SIGNING_KEY: signingKey(),
+  },
+  measure,
+}
