@@ -5,6 +5,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound, Unavailable } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import { forgetApp } from './app-cache.js'
 import {
   type AppRow,
   findApp,
@@ -62,8 +63,17 @@ const appView = (row: AppRow): AppView => ({
  * one: secrets are server-generated with 256 bits, so guessing is hopeless anyway, and argon2 on every
  * token request would cap throughput for nothing.
  */
+const clientSecretKeys = new WeakMap<Buffer, Buffer>()
+
+/** Derived once per key: every token request checks a client secret. */
 function clientSecretKey(config: Config): Buffer {
-  return Buffer.from(hkdfSync('sha256', secretsKey(config), Buffer.alloc(0), 'oauth client secret', 32))
+  const key = secretsKey(config)
+  let derived = clientSecretKeys.get(key)
+  if (!derived) {
+    derived = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'oauth client secret', 32))
+    clientSecretKeys.set(key, derived)
+  }
+  return derived
 }
 
 const hashClientSecret = (config: Config, secret: string): string =>
@@ -140,6 +150,13 @@ async function assertAppInput(db: Database, input: Partial<AppInput>): Promise<v
 
 const distinct = (values: string[]) => [...new Set(values)]
 
+/** Every change of an app goes through here, so that client authentication stops using the old row. */
+async function changeApp(db: Database, id: string, changes: Parameters<typeof updateAppRow>[2]) {
+  const row = await updateAppRow(db, id, changes)
+  forgetApp(db, id)
+  return row
+}
+
 export async function listScopes(db: Database): Promise<ScopeView[]> {
   return (await listScopeRows(db)).map(({ scope, description, category }) => ({
     scope,
@@ -191,7 +208,7 @@ export async function updateApp(
   changes: Partial<Omit<AppInput, 'created_by' | 'webhook_url'>> & { webhook_url?: string | null },
 ): Promise<AppView> {
   await assertAppInput(db, { ...changes, webhook_url: changes.webhook_url ?? undefined })
-  const row = await updateAppRow(db, id, {
+  const row = await changeApp(db, id, {
     ...(changes.name !== undefined && { name: changes.name }),
     ...(changes.redirect_uris && { redirectUris: distinct(changes.redirect_uris) }),
     ...(changes.scopes && { scopes: distinct(changes.scopes) }),
@@ -210,7 +227,7 @@ export async function rotateClientSecret(
   id: string,
 ): Promise<{ client_id: string; client_secret: string }> {
   const { secret, hash } = newClientSecret(config)
-  const row = await updateAppRow(db, id, { clientSecretHash: hash })
+  const row = await changeApp(db, id, { clientSecretHash: hash })
   if (!row) throw new NotFound('App not found')
   return { client_id: row.id, client_secret: secret }
 }
@@ -222,7 +239,7 @@ export async function rotateWebhookSecret(
   id: string,
 ): Promise<{ client_id: string; webhook_secret: string }> {
   const { secret, sealed } = newWebhookSecret(config)
-  const row = await updateAppRow(db, id, { webhookSecretSealed: sealed })
+  const row = await changeApp(db, id, { webhookSecretSealed: sealed })
   if (!row) throw new NotFound('App not found')
   return { client_id: row.id, webhook_secret: secret }
 }

@@ -1,7 +1,8 @@
 import { isId } from '../../platform/db/ids.js'
+import { findAppForClientAuth } from './app-cache.js'
 import { clientSecretMatches } from './apps.js'
 import { recordAudit } from './audit.js'
-import { type AppRow, findApp } from './repository.js'
+import type { AppRow } from './repository.js'
 import { OAuthError, type TokenContext, text } from './token-context.js'
 
 /** `Basic base64(client_id:client_secret)`, each form-urlencoded first (RFC 6749 2.3.1). */
@@ -51,7 +52,7 @@ export async function authenticateClient(
       'invalid_request',
       'client_id in the body is not the client of the Basic credentials',
     )
-  const app = await findApp(ctx.db, credentials.id)
+  const app = await findAppForClientAuth(ctx.db, credentials.id)
   if (!app) throw await failed(credentials.id)
   if (credentials.secret === undefined) {
     if (!app.isPublic) throw await failed(app.id)

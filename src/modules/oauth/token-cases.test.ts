@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import {
   allowIfAsked,
@@ -13,6 +13,7 @@ import {
   TOKEN,
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
+import { APP_CACHE_MS } from './app-cache.js'
 
 /**
  * /token cases ported from the test suites of reference authorization servers that authorize.test.ts does
@@ -167,6 +168,37 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(first.json().refresh_token, app)).json()).toEqual(refused)
     await setActive(true)
     expect((await refresh(first.json().refresh_token, app)).statusCode).toBe(200)
+  })
+
+  it('stops taking the old client secret as soon as it is rotated here', async () => {
+    const app = await registerApp(t.app)
+    const { refresh_token } = (await exchange(await codeFor(app), {}, app)).json()
+    const rotated = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/oauth/apps/${app._id}/secret`,
+      headers: adminHeaders,
+    })
+    const renewed = { ...app, client_secret: rotated.json().data.client_secret as string }
+    expect((await refresh(refresh_token, app)).json()).toMatchObject({ error: 'invalid_client' })
+    expect((await refresh(refresh_token, renewed)).statusCode).toBe(200)
+  })
+
+  it('sees an app changed by another instance within APP_CACHE_MS (5 s)', async () => {
+    const app = await registerApp(t.app)
+    const { refresh_token } = (await exchange(await codeFor(app), {}, app)).json()
+    // Another instance deactivates the app: this one still has the row it read for the exchange.
+    await t.database.handle.db.execute(sql`update oauth_apps set active = false where id = ${app._id}`)
+    const next = await refresh(refresh_token, app)
+    expect(next.statusCode).toBe(200)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + APP_CACHE_MS + 1)
+      expect((await refresh(next.json().refresh_token, app)).json()).toMatchObject({
+        error: 'unauthorized_client',
+      })
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async () => {
