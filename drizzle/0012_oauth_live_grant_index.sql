@@ -1,0 +1,2 @@
+DROP INDEX "oauth_refresh_tokens_code";--> statement-breakpoint
+CREATE INDEX "oauth_refresh_tokens_live_code" ON "oauth_refresh_tokens" USING btree ("code_id") WHERE "oauth_refresh_tokens"."revoked_at" is null;
