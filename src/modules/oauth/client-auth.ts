@@ -19,6 +19,9 @@ function basicCredentials(header: string): { id: string; secret: string } | unde
   }
 }
 
+/** Failed client authentications an address may make in 15 minutes. */
+export const CLIENT_AUTH_FAILURES = 30
+
 /**
  * The client, authenticated by HTTP Basic or by `client_id` and `client_secret` in the body (one method
  * only). A public app authenticates with its id alone: PKCE then proves it started the authorization.
@@ -29,6 +32,13 @@ export async function authenticateClient(
 ): Promise<AppRow> {
   const basic = request.authorization?.trim().toLowerCase().startsWith('basic ')
   const failed = async (clientId?: string) => {
+    const ip = ctx.ip ?? ''
+    // Past the limit an address is answered 429 and no longer recorded: a flood of bad credentials
+    // neither grows the audit table nor goes on guessing. Good credentials from it still pass.
+    if (await ctx.clientAuthFailures.blocked(ip)) {
+      return new OAuthError(429, 'too_many_requests', 'Too many failed client authentications; try later')
+    }
+    await ctx.clientAuthFailures.failed(ip)
     await recordAudit(ctx.db, {
       event: 'client.authentication_failed',
       clientId: clientId && isId(clientId) ? clientId : null,

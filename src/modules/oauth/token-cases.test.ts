@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { sql } from 'drizzle-orm'
+import { and, count, eq, sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import {
@@ -14,6 +14,8 @@ import {
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
 import { APP_CACHE_MS } from './app-cache.js'
+import { CLIENT_AUTH_FAILURES } from './client-auth.js'
+import { oauthAuditEvents } from './tables.js'
 
 /**
  * /token cases ported from the test suites of reference authorization servers that authorize.test.ts does
@@ -199,6 +201,46 @@ describe('token endpoint edge cases', () => {
     } finally {
       vi.useRealTimers()
     }
+  })
+
+  it('answers 429 to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async () => {
+    const fromAddress = (ip: string, secret: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: TOKEN,
+        remoteAddress: ip,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: 'unknown',
+          client_id: client._id,
+          client_secret: secret,
+        }).toString(),
+      })
+    const countOf = async () => {
+      const [row] = await t.database.handle.db
+        .select({ n: count() })
+        .from(oauthAuditEvents)
+        .where(
+          and(
+            eq(oauthAuditEvents.event, 'client.authentication_failed'),
+            eq(oauthAuditEvents.clientId, client._id),
+          ),
+        )
+      return row?.n ?? 0
+    }
+    // Fresh addresses each run: with Redis the counts outlive the test.
+    const [noisy, quiet] = [`203.0.113.${randomBytes(1)[0]}`, `198.51.100.${randomBytes(1)[0]}`]
+    const before = await countOf()
+    for (let i = 0; i < CLIENT_AUTH_FAILURES; i++)
+      expect((await fromAddress(noisy, 'wrong')).statusCode).toBe(401)
+    const limited = await fromAddress(noisy, 'wrong')
+    expect(limited.statusCode).toBe(429)
+    expect(limited.json()).toMatchObject({ error: 'too_many_requests' })
+    expect(await countOf()).toBe(before + CLIENT_AUTH_FAILURES)
+    // The right secret from the same address is not refused; other addresses are not affected.
+    expect((await fromAddress(noisy, client.client_secret)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await fromAddress(quiet, 'wrong')).statusCode).toBe(401)
   })
 
   it('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async () => {

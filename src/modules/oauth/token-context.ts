@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js'
 import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
 import type { Database } from '../../platform/db/connection.js'
+import type { FailureLimit } from '../../platform/http/limits.js'
 
 /** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
 export class OAuthError extends Error {
@@ -24,6 +25,8 @@ export interface TokenContext {
   refreshGraceSeconds: number
   /** The parent of an account, for its access tokens (`parentAccounts` in token.ts). */
   parentAccountOf: (db: Database, accountId: string) => Promise<string | null>
+  /** Failed client authentications per address (`client-auth.ts`). */
+  clientAuthFailures: FailureLimit
   /** The caller's address, for the audit record. */
   ip?: string
 }

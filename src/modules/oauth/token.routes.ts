@@ -5,7 +5,8 @@ import type { FastifyRequest } from 'fastify'
 import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
-import { authenticateClient } from './client-auth.js'
+import { createFailureLimit } from '../../platform/http/limits.js'
+import { authenticateClient, CLIENT_AUTH_FAILURES } from './client-auth.js'
 import type { AppRow } from './repository.js'
 import { exchangeCode, parentAccounts, refreshTokens } from './token.js'
 import { OAuthError, type TokenContext } from './token-context.js'
@@ -32,6 +33,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
     parentAccountOf: parentAccounts(),
+    clientAuthFailures: createFailureLimit(platform.redis, 'oauth-client-auth', {
+      failures: CLIENT_AUTH_FAILURES,
+      seconds: 15 * 60,
+    }),
   }
   const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
   const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)

@@ -56,3 +56,5 @@ export function createFailureLimit(
     },
   }
 }
+
+export type FailureLimit = ReturnType<typeof createFailureLimit>
