@@ -103,6 +103,42 @@ describe('the authorization server driven by a standard client library (oauth4we
     return payload
   }
 
+  /** The library's request and response steps of one endpoint, for a client and its authentication. */
+  const exchange = async (
+    client: oauth.Client,
+    auth: oauth.ClientAuth,
+    params: URLSearchParams,
+    redirectUri: string,
+    codeVerifier: string,
+  ) =>
+    oauth.processAuthorizationCodeResponse(
+      as,
+      client,
+      await oauth.authorizationCodeGrantRequest(
+        as,
+        client,
+        auth,
+        params,
+        redirectUri,
+        codeVerifier,
+        insecure,
+      ),
+    )
+  const refresh = async (client: oauth.Client, auth: oauth.ClientAuth, token: string) =>
+    oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, token, insecure),
+    )
+  const introspect = async (client: oauth.Client, auth: oauth.ClientAuth, token: string) =>
+    oauth.processIntrospectionResponse(
+      as,
+      client,
+      await oauth.introspectionRequest(as, client, auth, token, insecure),
+    )
+  const revoke = async (client: oauth.Client, auth: oauth.ClientAuth, token: string) =>
+    oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, token, insecure))
+
   async function expectRefused(promise: Promise<unknown>, error: string) {
     const refused = await promise.then(
       () => undefined,
@@ -134,11 +170,7 @@ describe('the authorization server driven by a standard client library (oauth4we
     const { params, codeVerifier } = await authorize(client, CALLBACK)
     expect(params.get('iss')).toBe(t.baseUrl)
 
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, auth, params, CALLBACK, codeVerifier, insecure),
-    )
+    const tokens = await exchange(client, auth, params, CALLBACK, codeVerifier)
     expect(tokens).toMatchObject({
       token_type: 'bearer',
       expires_in: 3600,
@@ -170,11 +202,7 @@ describe('the authorization server driven by a standard client library (oauth4we
     expect(atClaims).toMatchObject({ sub: userId, client_id: confidential._id })
     expect((claims.exp as number) - (claims.iat as number)).toBe(3600)
 
-    const introspected = await oauth.processIntrospectionResponse(
-      as,
-      client,
-      await oauth.introspectionRequest(as, client, auth, tokens.access_token, insecure),
-    )
+    const introspected = await introspect(client, auth, tokens.access_token)
     expect(introspected).toMatchObject({
       active: true,
       client_id: confidential._id,
@@ -183,11 +211,7 @@ describe('the authorization server driven by a standard client library (oauth4we
       exp: claims.exp,
     })
 
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      client,
-      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token as string, insecure),
-    )
+    const refreshed = await refresh(client, auth, tokens.refresh_token as string)
     expect(refreshed).toMatchObject({ token_type: 'bearer', expires_in: 3600 })
     expect(refreshed.refresh_token).toEqual(expect.any(String))
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token)
@@ -195,55 +219,25 @@ describe('the authorization server driven by a standard client library (oauth4we
       account_id: branchId,
       scope: 'crm.contacts.read sites.read',
     })
-    const refreshIntrospected = await oauth.processIntrospectionResponse(
-      as,
-      client,
-      await oauth.introspectionRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-    )
+    const refreshIntrospected = await introspect(client, auth, refreshed.refresh_token as string)
     expect(refreshIntrospected).toMatchObject({ active: true, token_type: 'refresh_token' })
     // Refresh tokens live 90 days (the two times are taken a moment apart, hence the second allowed).
     expect(
       Math.abs((refreshIntrospected.exp as number) - (refreshIntrospected.iat as number) - 90 * 86_400),
     ).toBeLessThanOrEqual(1)
 
-    await expect(
-      oauth.processRevocationResponse(
-        await oauth.revocationRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-    ).resolves.toBeUndefined()
-    expect(
-      await oauth.processIntrospectionResponse(
-        as,
-        client,
-        await oauth.introspectionRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-    ).toEqual({ active: false })
-    await expectRefused(
-      oauth.processRefreshTokenResponse(
-        as,
-        client,
-        await oauth.refreshTokenGrantRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-      'invalid_grant',
-    )
+    await expect(revoke(client, auth, refreshed.refresh_token as string)).resolves.toBeUndefined()
+    expect(await introspect(client, auth, refreshed.refresh_token as string)).toEqual({ active: false })
+    await expectRefused(refresh(client, auth, refreshed.refresh_token as string), 'invalid_grant')
     // An access token is not revocable (RFC 7009 2.2.1): it expires within the hour.
-    await expectRefused(
-      oauth.processRevocationResponse(
-        await oauth.revocationRequest(as, client, auth, tokens.access_token, insecure),
-      ),
-      'unsupported_token_type',
-    )
+    await expectRefused(revoke(client, auth, tokens.access_token), 'unsupported_token_type')
   })
 
   it('serves a confidential client using client_secret_post the same way, and refuses it a wrong secret', async () => {
     const client: oauth.Client = { client_id: confidential._id }
     const auth = oauth.ClientSecretPost(confidential.client_secret)
     const { params, codeVerifier } = await authorize(client, CALLBACK)
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(as, client, auth, params, CALLBACK, codeVerifier, insecure),
-    )
+    const tokens = await exchange(client, auth, params, CALLBACK, codeVerifier)
     expect(await verifyAccessToken(tokens.access_token)).toMatchObject({ client_id: confidential._id })
 
     const wrong = oauth.ClientSecretPost('not-the-secret')
@@ -259,29 +253,14 @@ describe('the authorization server driven by a standard client library (oauth4we
     expect((refused as oauth.WWWAuthenticateChallengeError).status).toBe(401)
     expect((refused as oauth.WWWAuthenticateChallengeError).cause[0]?.scheme).toBe('basic')
 
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      client,
-      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token as string, insecure),
-    )
-    expect(
-      await oauth.processIntrospectionResponse(
-        as,
-        client,
-        await oauth.introspectionRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-    ).toMatchObject({ active: true, client_id: confidential._id, account_id: branchId })
-    await oauth.processRevocationResponse(
-      await oauth.revocationRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-    )
-    await expectRefused(
-      oauth.processRefreshTokenResponse(
-        as,
-        client,
-        await oauth.refreshTokenGrantRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-      'invalid_grant',
-    )
+    const refreshed = await refresh(client, auth, tokens.refresh_token as string)
+    expect(await introspect(client, auth, refreshed.refresh_token as string)).toMatchObject({
+      active: true,
+      client_id: confidential._id,
+      account_id: branchId,
+    })
+    await revoke(client, auth, refreshed.refresh_token as string)
+    await expectRefused(refresh(client, auth, refreshed.refresh_token as string), 'invalid_grant')
   })
 
   it('serves a public client (no secret, client_id only) that proves itself with PKCE', async () => {
@@ -292,63 +271,23 @@ describe('the authorization server driven by a standard client library (oauth4we
     // The code is bound to the verifier: another one does not get tokens, and spends the code.
     const stranger = await authorize(client, SPA_CALLBACK)
     await expectRefused(
-      oauth.processAuthorizationCodeResponse(
-        as,
-        client,
-        await oauth.authorizationCodeGrantRequest(
-          as,
-          client,
-          auth,
-          stranger.params,
-          SPA_CALLBACK,
-          oauth.generateRandomCodeVerifier(),
-          insecure,
-        ),
-      ),
+      exchange(client, auth, stranger.params, SPA_CALLBACK, oauth.generateRandomCodeVerifier()),
       'invalid_grant',
     )
 
-    const tokens = await oauth.processAuthorizationCodeResponse(
-      as,
-      client,
-      await oauth.authorizationCodeGrantRequest(
-        as,
-        client,
-        auth,
-        params,
-        SPA_CALLBACK,
-        codeVerifier,
-        insecure,
-      ),
-    )
+    const tokens = await exchange(client, auth, params, SPA_CALLBACK, codeVerifier)
     expect(await verifyAccessToken(tokens.access_token)).toMatchObject({
       client_id: spa._id,
       uid: userId,
       account_id: branchId,
     })
-    const refreshed = await oauth.processRefreshTokenResponse(
-      as,
-      client,
-      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token as string, insecure),
-    )
+    const refreshed = await refresh(client, auth, tokens.refresh_token as string)
     expect(refreshed.expires_in).toBe(3600)
-    expect(
-      await oauth.processIntrospectionResponse(
-        as,
-        client,
-        await oauth.introspectionRequest(as, client, auth, refreshed.access_token, insecure),
-      ),
-    ).toMatchObject({ active: true, client_id: spa._id })
-    await oauth.processRevocationResponse(
-      await oauth.revocationRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-    )
-    await expectRefused(
-      oauth.processRefreshTokenResponse(
-        as,
-        client,
-        await oauth.refreshTokenGrantRequest(as, client, auth, refreshed.refresh_token as string, insecure),
-      ),
-      'invalid_grant',
-    )
+    expect(await introspect(client, auth, refreshed.access_token)).toMatchObject({
+      active: true,
+      client_id: spa._id,
+    })
+    await revoke(client, auth, refreshed.refresh_token as string)
+    await expectRefused(refresh(client, auth, refreshed.refresh_token as string), 'invalid_grant')
   })
 })
