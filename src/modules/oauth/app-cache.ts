@@ -1,16 +1,23 @@
+import { LRUCache } from 'lru-cache'
 import type { Database } from '../../platform/db/connection.js'
 import { type AppRow, findApp } from './repository.js'
 
 /** How long an app read for client authentication is used again; see decisions.md, "/token throughput". */
 export const APP_CACHE_MS = 5_000
-const APPS_KEPT = 10_000
 
-const cachesByDatabase = new WeakMap<Database, Map<string, { row: AppRow; until: number }>>()
+const cachesByDatabase = new WeakMap<Database, LRUCache<string, AppRow>>()
 
-function cacheOf(db: Database) {
+function cacheOf(db: Database): LRUCache<string, AppRow> {
   let cache = cachesByDatabase.get(db)
   if (!cache) {
-    cache = new Map()
+    cache = new LRUCache({
+      max: 10_000,
+      ttl: APP_CACHE_MS,
+      // A read that finds no app keeps nothing: lru-cache stores no undefined.
+      fetchMethod: (id) => findApp(db, id),
+      // The wall clock, as every other expiry of the service, looked up at each call (tests move it).
+      perf: { now: () => Date.now() },
+    })
     cachesByDatabase.set(db, cache)
   }
   return cache
@@ -19,18 +26,10 @@ function cacheOf(db: Database) {
 /**
  * The app, read at most APP_CACHE_MS ago: client authentication reads it on every token request, and that
  * read was a fifth of the request's cost. A change made through this process is seen at once
- * (`forgetApp`); another instance sees it within APP_CACHE_MS. Unknown ids are not kept.
+ * (`forgetApp`); another instance sees it within APP_CACHE_MS.
  */
-export async function findAppForClientAuth(db: Database, id: string): Promise<AppRow | undefined> {
-  const cache = cacheOf(db)
-  const kept = cache.get(id)
-  if (kept && kept.until > Date.now()) return kept.row
-  const row = await findApp(db, id)
-  cache.delete(id)
-  if (!row) return undefined
-  if (cache.size >= APPS_KEPT) cache.delete(cache.keys().next().value as string)
-  cache.set(id, { row, until: Date.now() + APP_CACHE_MS })
-  return row
+export function findAppForClientAuth(db: Database, id: string): Promise<AppRow | undefined> {
+  return cacheOf(db).fetch(id)
 }
 
 /** Drops the app's kept row after a change, so that this process authenticates against the new one. */

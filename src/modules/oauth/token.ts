@@ -1,5 +1,6 @@
 import { createHash, type KeyObject, randomBytes, randomUUID } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
+import { LRUCache } from 'lru-cache'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/service.js'
@@ -20,30 +21,23 @@ import { invalidGrant, OAuthError, type TokenContext, type TokenResponse, text }
 
 export const ACCESS_TOKEN_SECONDS = 3600
 const REFRESH_TOKEN_DAYS = 90
-const PARENT_ACCOUNT_SECONDS = 300
-const PARENT_ACCOUNTS_KEPT = 10_000
 
 /**
  * The parent of each account whose tokens were signed lately, for the `parent_account` claim. An account's
  * parent is set when it is created and never changes (the accounts service has no way to change it), so it
  * is read once rather than for every token: that read was a third of a token request's statements. Entries
- * still lapse after 5 minutes, and at most 10,000 are kept (oldest out first); unknown accounts are not kept.
+ * still lapse after 5 minutes, and at most 10,000 are kept; unknown accounts are not kept.
  */
 export function parentAccounts(): TokenContext['parentAccountOf'] {
-  const known = new Map<string, { parent: string | null; until: number }>()
-  return async (db, accountId) => {
-    const kept = known.get(accountId)
-    if (kept && kept.until > Date.now()) return kept.parent
-    const account = await getAccount(db, accountId)
-    if (!account) return null
-    known.delete(accountId)
-    if (known.size >= PARENT_ACCOUNTS_KEPT) known.delete(known.keys().next().value as string)
-    known.set(accountId, {
-      parent: account.parent_account,
-      until: Date.now() + PARENT_ACCOUNT_SECONDS * 1000,
-    })
-    return account.parent_account
-  }
+  const known = new LRUCache<string, { parent: string | null }, Database>({
+    max: 10_000,
+    ttl: 5 * 60_000,
+    fetchMethod: async (accountId, _stale, { context: db }) => {
+      const account = await getAccount(db, accountId)
+      return account ? { parent: account.parent_account } : undefined
+    },
+  })
+  return async (db, accountId) => (await known.fetch(accountId, { context: db }))?.parent ?? null
 }
 
 type AccessTokenSigner = (claims: Record<string, unknown>) => string
