@@ -5,27 +5,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Config } from './config.js'
+import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
+import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
 import { contactsRoutes } from './modules/accounts/contacts.routes.js'
-import { accountsAdminRoutes } from './modules/accounts/routes.js'
-import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/service.js'
-import { changelogRoutes } from './modules/changelog/routes.js'
-import { emailAdminRoutes } from './modules/email/admin.routes.js'
+import { changelogRoutes } from './modules/changelog/changelog.routes.js'
 import { communicationsRoutes } from './modules/email/communications.routes.js'
 import { deliveryEventsRoutes } from './modules/email/delivery-events.routes.js'
 import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
 import { inboundRoutes } from './modules/email/inbound.routes.js'
 import { defineEmailJobs } from './modules/email/jobs.js'
+import { emailAdminRoutes } from './modules/email/mail-subusers.routes.js'
 import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
-import { listingsRoutes } from './modules/listings/routes.js'
-import { oauthAdminRoutes } from './modules/oauth/admin.routes.js'
+import { listingsRoutes } from './modules/listings/listings.routes.js'
+import { oauthAdminRoutes } from './modules/oauth/apps.routes.js'
 import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
 import { grantsRoutes } from './modules/oauth/grants.routes.js'
 import { defineOAuthJobs } from './modules/oauth/jobs.js'
-import { oauthRoutes } from './modules/oauth/routes.js'
+import { oauthRoutes } from './modules/oauth/metadata.routes.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
-import { supportAdminRoutes } from './modules/support/routes.js'
+import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
@@ -124,6 +124,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
   })
   await app.register(swagger, {
+    // Shared schemas keep their $id as their component name (ErrorEnvelope), not def-N.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
       info: { title: 'Platform backend', version: '1.0.0' },
       components: {

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import pg from 'pg'
-import { sha256 } from '../../src/modules/oauth/authorize.js'
+import { sha256 } from '../../src/modules/oauth/authorize.service.js'
 import { newId } from '../../src/platform/db/ids.js'
 import { adminPost, createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
@@ -18,7 +18,7 @@ const GRANTS_PER_APP = 40
 const ACCOUNTS = 8
 const SCOPES = ['crm.contacts.read', 'analytics.read']
 const REDIRECT_URI = 'https://bench.example/callback'
-// As long as the server gives its own codes (authorize.ts): preparing and warming up take far less.
+// As long as the server gives its own codes (authorize.service.ts): preparing and warming up take far less.
 const CODE_SECONDS = 10 * 60
 const TARGET_PER_SECOND = 1_500
 const ADMIN_CONCURRENCY = 8

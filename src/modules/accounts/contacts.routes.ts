@@ -4,8 +4,8 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { createContact, getContact, listContactsPage, updateContact } from './contacts.js'
-import { Contact, CreateContactBody, UpdateContactBody } from './schemas.js'
+import { Contact, CreateContactBody, UpdateContactBody } from './accounts.schemas.js'
+import { createContact, getContact, listContactsPage, updateContact } from './contacts.service.js'
 
 const ContactsQuery = Type.Composite([
   PageQuery(10, 100),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
-import { creditBalance, grantCredits, InsufficientBalance, reserveCredits } from './credits.js'
+import { creditBalance, grantCredits, InsufficientBalance, reserveCredits } from './credits.service.js'
 
 describe('credits', () => {
   let t: TestApp

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { findRecipientContacts } from './contacts.js'
+import { findRecipientContacts } from './contacts.service.js'
 import {
   findOpenProspectConversation,
   getProspectConversation,
   openProspectConversation,
   recordEmailFromUser,
   recordProspectActivity,
-} from './prospect-conversations.js'
+} from './prospect-conversations.service.js'
 
 describe('prospect conversations', () => {
   let t: TestApp

@@ -4,7 +4,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { getCommunication, listCommunicationsPage, readAttachment } from './communications.js'
+import { getCommunication, listCommunicationsPage, readAttachment } from './communications.service.js'
 import { COMMUNICATION_TYPES } from './tables.js'
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { ErrorEnvelope } from '../../platform/http/envelope.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { Forbidden, Unavailable } from '../../platform/http/errors.js'
-import { receiveEventBatch } from './delivery-events.js'
+import { receiveEventBatch } from './delivery-events.service.js'
 import { enqueueDeliveryEvents } from './jobs.js'
 import {
   parseWebhookPublicKey,
@@ -74,7 +74,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         summary:
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',
         body: EventBatch,
-        response: { 200: Received, 403: ErrorEnvelope, 503: ErrorEnvelope },
+        response: { 200: Received, ...errorResponses(403, 503) },
       },
     },
     async (request) => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { newId } from '../../platform/db/ids.js'
-import { DND_REASONS, processEventBatch } from './delivery-events.js'
+import { DND_REASONS, processEventBatch } from './delivery-events.service.js'
 import { communicationEvents, communications, MODULE_TAGS, mailEventBatches } from './tables.js'
 import { parseWebhookPublicKey } from './webhook-signature.js'
 

@@ -4,7 +4,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { addToDoNotDisturb, listDoNotDisturb, removeFromDoNotDisturb } from './do-not-disturb.js'
+import { addToDoNotDisturb, listDoNotDisturb, removeFromDoNotDisturb } from './do-not-disturb.service.js'
 import { DND_TYPES } from './tables.js'
 
 const DoNotDisturbEntry = Type.Object({

@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { addToDoNotDisturb, assertNotOnDoNotDisturb, DND_ENABLED } from './do-not-disturb.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { addToDoNotDisturb, assertNotOnDoNotDisturb, DND_ENABLED } from './do-not-disturb.service.js'
+
+const add = (t: TestApp, tenant: Tenant, payload: object, prefix = '/v1/e') =>
+  t.app.inject({ method: 'POST', url: `${prefix}/mailprovider/dnd`, headers: tenant.headers, payload })
 
 describe('do-not-disturb list', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
-  beforeAll(async () => {
-    t = await buildTestApp()
-    owner = await createTenant(t.app)
-    stranger = await createTenant(t.app)
-  })
-  afterAll(() => t.close())
-
-  const add = (tenant: Tenant, payload: object, prefix = '/v1/e') =>
-    t.app.inject({ method: 'POST', url: `${prefix}/mailprovider/dnd`, headers: tenant.headers, payload })
-
-  it('adds an entry with the spec fields, permanent unless said', async () => {
-    const response = await add(owner, { value: 'Optout@Example.com', reason: 'asked by phone' })
+  test('adds an entry with the spec fields, permanent unless said', async ({ t, owner }) => {
+    const response = await add(t, owner, { value: 'Optout@Example.com', reason: 'asked by phone' })
     expect(response.statusCode).toBe(201)
     expect(response.json()).toMatchObject({
       success: true,
@@ -34,27 +25,27 @@ describe('do-not-disturb list', () => {
     })
   })
 
-  it('returns the existing entry when the address is added again, in any case', async () => {
-    const first = (await add(owner, { value: 'twice@example.com', type: 'temporary' })).json().data
-    const again = await add(owner, { value: 'TWICE@example.com', type: 'permanent' }, '/v1/integrations')
+  test('returns the existing entry when the address is added again, in any case', async ({ t, owner }) => {
+    const first = (await add(t, owner, { value: 'twice@example.com', type: 'temporary' })).json().data
+    const again = await add(t, owner, { value: 'TWICE@example.com', type: 'permanent' }, '/v1/integrations')
     expect(again.statusCode).toBe(200)
     expect(again.json().data).toEqual(first)
   })
 
-  it('validates the body with messages naming the field', async () => {
-    expect((await add(owner, { value: 'not-an-email' })).json()).toMatchObject({
+  test('validates the body with messages naming the field', async ({ t, owner }) => {
+    expect((await add(t, owner, { value: 'not-an-email' })).json()).toMatchObject({
       errno: 400,
       message: 'value must be a valid email',
     })
-    expect((await add(owner, { value: 'a@b.co', type: 'forever' })).json().message).toBe(
+    expect((await add(t, owner, { value: 'a@b.co', type: 'forever' })).json().message).toBe(
       'type must be one of: permanent, temporary',
     )
-    expect((await add(owner, {})).json().message).toBe('value is required')
+    expect((await add(t, owner, {})).json().message).toBe('value is required')
   })
 
-  it('lists the account entries, newest first, paginated and searchable', async () => {
+  test('lists the account entries, newest first, paginated and searchable', async ({ t }) => {
     const tenant = await createTenant(t.app)
-    for (const n of [1, 2, 3]) await add(tenant, { value: `list${n}@example.com` })
+    for (const n of [1, 2, 3]) await add(t, tenant, { value: `list${n}@example.com` })
     const page = await t.app.inject({ url: '/v1/e/mailprovider/dnd?limit=2', headers: tenant.headers })
     expect(page.json()).toMatchObject({ pagination: { total: 3, page: 1, limit: 2, pages: 2 } })
     expect(page.json().data.map((e: { value: string }) => e.value)).toEqual([
@@ -67,8 +58,12 @@ describe('do-not-disturb list', () => {
     expect(none.json().pagination.total).toBe(0)
   })
 
-  it('deletes an entry, and another account can neither see nor delete it', async () => {
-    const entry = (await add(owner, { value: 'remove-me@example.com' })).json().data
+  test('deletes an entry, and another account can neither see nor delete it', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
+    const entry = (await add(t, owner, { value: 'remove-me@example.com' })).json().data
     const list = await t.app.inject({
       url: '/v1/e/mailprovider/dnd?search=remove-me',
       headers: stranger.headers,
@@ -88,11 +83,14 @@ describe('do-not-disturb list', () => {
     expect(gone.json()).toMatchObject({ errno: 404, message: 'Do-not-disturb entry not found' })
   })
 
-  it('requires a bearer token', async () => {
+  test('requires a bearer token', async ({ t }) => {
     expect((await t.app.inject({ url: '/v1/e/mailprovider/dnd' })).statusCode).toBe(401)
   })
 
-  it('refuses a send to any listed recipient with the spec message, per account', async () => {
+  test('refuses a send to any listed recipient with the spec message, per account', async ({
+    t,
+    stranger,
+  }) => {
     const { db } = t.app.platform
     const tenant = await createTenant(t.app)
     await addToDoNotDisturb(db, tenant.accountId, { value: 'Blocked@Example.com', type: 'permanent' })

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { splitAddresses } from './inbound.js'
-import { angleIds, decodeEncodedWords, decodeField, parseHeaders, parseSender } from './inbound-parse.js'
+import { splitAddresses } from './inbound.service.js'
+import {
+  angleIds,
+  decodeEncodedWords,
+  decodeField,
+  parseHeaders,
+  parseSender,
+} from './inbound-parse.service.js'
 
 describe('inbound email parsing', () => {
   it('reads header values case-insensitively, unfolding continuation lines', () => {

@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
-import { receiveInboundEmail } from './inbound.js'
-import { INBOUND_BODY_LIMIT, readInboundForm, readInboundJson } from './inbound-parse.js'
+import { receiveInboundEmail } from './inbound.service.js'
+import { INBOUND_BODY_LIMIT, readInboundForm, readInboundJson } from './inbound-parse.service.js'
 
 const Received = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
 

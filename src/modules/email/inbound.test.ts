@@ -13,7 +13,7 @@ import {
 import type { RecordChange } from '../../platform/events/changes.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { contacts } from '../accounts/tables.js'
-import { listSupportRoomMessages } from '../support/service.js'
+import { listSupportRoomMessages } from '../support/support.service.js'
 import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')

@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { processEventBatch } from './delivery-events.js'
+import { processEventBatch } from './delivery-events.service.js'
 
 /** Applies one stored batch of SendGrid delivery events (`mail_event_batches`). */
 export const DELIVERY_EVENTS_JOB = 'email.delivery-events'

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
-import { mailCredentials } from './mail-subusers.js'
+import { mailCredentials } from './mail-subusers.service.js'
 import { createSendgridClient, type SendgridMailBody } from './sendgrid.js'
 import { MODULE_TAGS } from './tables.js'
 

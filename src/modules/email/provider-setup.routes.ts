@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
-import { setUpEventWebhook, setUpInboundParse } from './provider-setup.js'
+import { setUpEventWebhook, setUpInboundParse } from './provider-setup.service.js'
 import { createSendgridClient } from './sendgrid.js'
 
 // additionalProperties: the provider's settings are answered as returned, fields we do not name included.

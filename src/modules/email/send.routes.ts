@@ -9,8 +9,8 @@ import { byAccount } from '../../platform/http/rate-limit.js'
 import { Id, StringEnum } from '../../platform/http/schemas.js'
 import { Communication } from './communications.routes.js'
 import { createMailProvider } from './mail-provider.js'
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.js'
-import { idempotencyKey, sendEmailOncePerKey } from './send-keys.js'
+import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.service.js'
+import { idempotencyKey, sendEmailOncePerKey } from './send-keys.service.js'
 
 const Address = Type.Object({ email: Type.String({ format: 'email' }), name: Type.Optional(Type.String()) })
 const Recipient = Type.Object({

@@ -137,7 +137,7 @@ describe('send email through SendGrid', () => {
     const first = (await send(message())).json().data
     const second = (await send(message(), tenant, '/v1/integrations/mailprovider/mail')).json().data
     expect(second.conversation_id).toEqual(first.conversation_id)
-    const { getProspectConversation } = await import('../accounts/prospect-conversations.js')
+    const { getProspectConversation } = await import('../accounts/prospect-conversations.service.js')
     const thread = await getProspectConversation(
       t.app.platform.db,
       tenant.accountId,

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { ok } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
-import { unsubscribeWithLink } from './unsubscribe.js'
+import { unsubscribeWithLink } from './unsubscribe.service.js'
 
 /**
  * `POST /mailprovider/unsubscribe?token=`: the target of the List-Unsubscribe header (no auth: the link

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { ONE_CLICK_REASON } from './unsubscribe.js'
+import { ONE_CLICK_REASON } from './unsubscribe.service.js'
 
 describe('one-click unsubscribe (RFC 8058)', () => {
   let t: TestApp

@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { getContact } from '../accounts/contacts.js'
-import { getUser } from '../accounts/service.js'
+import { getUser } from '../accounts/accounts.service.js'
+import { getContact } from '../accounts/contacts.service.js'
 import {
   lookUpVariables,
   parseFallbackValues,
   renderVariables,
   SUPPORTED_VARIABLES,
   type VariableSources,
-} from './variables.js'
+} from './variables.service.js'
 
 const ALL_NAMES = [
   'contact.name',

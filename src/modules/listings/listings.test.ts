@@ -9,7 +9,7 @@ import { bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
-import { findListingsEntity, getListingsAccount } from './service.js'
+import { findListingsEntity, getListingsAccount } from './listings.service.js'
 
 const API_KEY = 'listings-test-key'
 const URL_PATH = '/v1/e/listings/accounts'

@@ -6,7 +6,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
-import { getUser } from '../accounts/service.js'
+import { getUser } from '../accounts/accounts.service.js'
 import {
   allow,
   appOfFlow,
@@ -15,8 +15,8 @@ import {
   redirectIfConsented,
   redirectTo,
   signIn,
-} from './authorize.js'
-import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.js'
+} from './authorize.service.js'
+import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.service.js'
 import { localeOf, message } from './messages.js'
 import { accountsPage, consentPage, errorPage, type PageContext, signInPage } from './pages.js'
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { Id, Timestamp } from '../../platform/http/schemas.js'
-import { listGrants, revokeGrant } from './consents.js'
+import { listGrants, revokeGrant } from './consents.service.js'
 
 const Grant = Type.Object({
   client_id: Id(),

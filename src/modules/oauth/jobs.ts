@@ -4,7 +4,7 @@ import {
   type AppWebhookJob,
   deliverAppNotification,
   queueAppNotifications,
-} from './webhooks.js'
+} from './webhooks.service.js'
 
 /** The oauth module's jobs and listeners; defined before the queue starts (the app's onReady). */
 export function defineOAuthJobs(platform: Platform): void {

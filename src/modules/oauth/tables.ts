@@ -15,7 +15,7 @@ export const oauthApps = pgTable(
   {
     id: idColumn(),
     name: text('name').notNull(),
-    /** HMAC-SHA256 of the secret under a server key (apps.ts): the secret itself is shown once. */
+    /** HMAC-SHA256 of the secret under a server key (apps.service.ts): the secret itself is shown once. */
     clientSecretHash: text('client_secret_hash').notNull(),
     /** Exact strings; a redirect must equal one of them. */
     redirectUris: text('redirect_uris').array().notNull(),

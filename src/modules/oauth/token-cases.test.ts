@@ -14,7 +14,7 @@ import {
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
 import { APP_CACHE_MS } from './app-cache.js'
-import { CLIENT_AUTH_FAILURES } from './client-auth.js'
+import { CLIENT_AUTH_FAILURES } from './client-auth.service.js'
 import { oauthAuditEvents } from './tables.js'
 
 /**

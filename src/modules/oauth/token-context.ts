@@ -23,7 +23,7 @@ export interface TokenContext {
   keys: OAuthKeys
   /** Seconds a replaced refresh token stays usable (OAUTH_REFRESH_GRACE_SECONDS). */
   refreshGraceSeconds: number
-  /** The parent of an account, for its access tokens (`parentAccounts` in token.ts). */
+  /** The parent of an account, for its access tokens (`parentAccounts` in token.service.ts). */
   parentAccountOf: (db: Database, accountId: string) => Promise<string | null>
   /** Failed client authentications per address (`client-auth.ts`). */
   clientAuthFailures: FailureLimit

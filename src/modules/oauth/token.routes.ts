@@ -6,11 +6,11 @@ import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
-import { authenticateClient, CLIENT_AUTH_FAILURES } from './client-auth.js'
+import { authenticateClient, CLIENT_AUTH_FAILURES } from './client-auth.service.js'
 import type { AppRow } from './repository.js'
-import { exchangeCode, parentAccounts, refreshTokens } from './token.js'
+import { exchangeCode, parentAccounts, refreshTokens } from './token.service.js'
 import { OAuthError, type TokenContext } from './token-context.js'
-import { introspectToken, revokeToken } from './token-status.js'
+import { introspectToken, revokeToken } from './token-status.service.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

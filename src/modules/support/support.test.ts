@@ -10,7 +10,7 @@ import {
   listSupportRoomMessages,
   openConversationFor,
   roomForConversation,
-} from './service.js'
+} from './support.service.js'
 
 describe('support inbox', () => {
   let t: TestApp

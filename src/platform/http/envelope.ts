@@ -1,4 +1,4 @@
-import { type TSchema, Type } from '@sinclair/typebox'
+import { type TRef, type TSchema, Type } from '@sinclair/typebox'
 
 export interface Pagination {
   total: number
@@ -40,9 +40,22 @@ export const PageEnvelope = <T extends TSchema>(item: T) =>
     pagination: PaginationSchema,
   })
 
-export const ErrorEnvelope = Type.Object({
-  success: Type.Literal(false),
-  errno: Type.Integer(),
-  message: Type.String(),
-  additional_info: Type.Optional(Type.Unknown()),
-})
+/**
+ * The one error envelope schema: registered once (`registerErrorHandling`) and referenced by every route's
+ * error responses, so the OpenAPI document holds it once as `#/components/schemas/ErrorEnvelope`.
+ */
+export const ErrorEnvelope = Type.Object(
+  {
+    success: Type.Literal(false),
+    errno: Type.Integer(),
+    message: Type.String(),
+    additional_info: Type.Optional(Type.Unknown()),
+  },
+  { $id: 'ErrorEnvelope', description: 'Error envelope' },
+)
+
+/** A route's documented error answers: the shared error envelope under each status it can give. */
+export function errorResponses<S extends number>(...statuses: S[]): Record<S, TRef<"ErrorEnvelope">> {
+  const ref = Type.Ref(ErrorEnvelope)
+  return Object.fromEntries(statuses.map((status) => [status, ref])) as Record<S, TRef<"ErrorEnvelope">>
+}

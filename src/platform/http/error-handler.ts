@@ -1,10 +1,11 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
-import { errorBody } from './envelope.js'
+import { ErrorEnvelope, errorBody } from './envelope.js'
 import { DomainError } from './errors.js'
 import { validationMessage } from './validation-message.js'
 
 /** The one place where errors become HTTP responses in the error envelope. */
 export function registerErrorHandling(app: FastifyInstance): void {
+  app.addSchema(ErrorEnvelope)
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     if (error instanceof DomainError) {
       return reply

@@ -1,6 +1,6 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { requireAccount } from '../accounts/service.js'
+import { requireAccount } from '../accounts/accounts.service.js'
 import {
   closeConversation,
   findDefaultInbox,
@@ -16,7 +16,7 @@ import {
   type SupportInboxRow,
   type SupportMessageRow,
   type SupportRoomRow,
-} from './repository.js'
+} from './support.repository.js'
 import type { SUPPORT_MESSAGE_DIRECTIONS, SupportAttachment } from './tables.js'
 
 /** The inbox type replies to sent emails arrive through. */

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
-import { findSupportMessagesOfCommunications } from '../support/service.js'
+import { findSupportMessagesOfCommunications } from '../support/support.service.js'
 import {
   findEventBatchState,
   insertEventBatch,

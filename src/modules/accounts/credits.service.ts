@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { addToBalance, findBalance, insertLedgerEntry, takeFromBalance } from './repository.js'
+import { addToBalance, findBalance, insertLedgerEntry, takeFromBalance } from './accounts.repository.js'
 
 export class InsufficientBalance extends Invalid {
   constructor(required: number, available: number) {

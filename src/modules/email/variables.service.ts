@@ -19,8 +19,8 @@
  */
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { getVariableSource } from '../accounts/contacts.js'
 import type { VariableSource } from '../accounts/contacts.repository.js'
+import { getVariableSource } from '../accounts/contacts.service.js'
 
 /** The records read by id: the request field carrying the id, and the fields exposed as variables. */
 const RECORD_VARIABLES = {

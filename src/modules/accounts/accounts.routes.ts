@@ -4,9 +4,6 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
-import { createContact, createVariableSource, getContact, getVariableSource } from './contacts.js'
-import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
-import { creditBalance, grantCredits } from './credits.js'
 import {
   Account,
   AddMembershipBody,
@@ -23,7 +20,7 @@ import {
   User,
   VariableSource,
   VariableSourceBodies,
-} from './schemas.js'
+} from './accounts.schemas.js'
 import {
   addMembership,
   createAccount,
@@ -32,7 +29,10 @@ import {
   mintPlatformToken,
   requireAccount,
   updateAccount,
-} from './service.js'
+} from './accounts.service.js'
+import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
+import { createContact, createVariableSource, getContact, getVariableSource } from './contacts.service.js'
+import { creditBalance, grantCredits } from './credits.service.js'
 
 /**
  * The admin API: how operators (through the CLI) and the main platform provision accounts, users,

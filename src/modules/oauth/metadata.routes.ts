@@ -4,8 +4,8 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id } from '../../platform/http/schemas.js'
-import { findUsersByEmail } from '../accounts/user-search.js'
-import { listScopes } from './apps.js'
+import { findUsersByEmail } from '../accounts/user-search.service.js'
+import { listScopes } from './apps.service.js'
 import { LOCALES } from './messages.js'
 
 const Jwks = Type.Object({

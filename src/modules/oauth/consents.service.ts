@@ -2,7 +2,7 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { recordAudit } from './audit.js'
+import { recordAudit } from './audit.service.js'
 import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './consents.repository.js'
 
 export interface GrantView {

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { MailProviderMisconfigured, mailCredentials } from './mail-subusers.js'
+import { MailProviderMisconfigured, mailCredentials } from './mail-subusers.service.js'
 import {
   type EventWebhookSettings,
   type ParseSettings,

@@ -11,7 +11,7 @@ import {
   listCommunications,
   listEventsOf,
 } from './communications.repository.js'
-import { deliveryStatus } from './delivery-status.js'
+import { deliveryStatus } from './delivery-status.service.js'
 import type { AttachmentMetadata, COMMUNICATION_TYPES, SentBy } from './tables.js'
 
 /** One delivery event of a record, with the spec's field names. */

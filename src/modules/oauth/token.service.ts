@@ -3,9 +3,9 @@ import { createSigner } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { getAccount } from '../accounts/service.js'
-import { type AuditEventName, recordAudit } from './audit.js'
-import { sha256 } from './authorize.js'
+import { getAccount } from '../accounts/accounts.service.js'
+import { type AuditEventName, recordAudit } from './audit.service.js'
+import { sha256 } from './authorize.service.js'
 import {
   type AppRow,
   findCode,

@@ -2,9 +2,9 @@ import { decodeJwt } from 'jose'
 import { isAccessToken } from '../../platform/auth/access-tokens.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { sha256 } from './authorize.js'
+import { sha256 } from './authorize.service.js'
 import { type AppRow, findRefreshToken } from './repository.js'
-import { grantOf, revokeGrantOfCode } from './token.js'
+import { grantOf, revokeGrantOfCode } from './token.service.js'
 import { OAuthError, type TokenContext, text } from './token-context.js'
 
 /**

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { Id, IdParams, Timestamp } from '../../platform/http/schemas.js'
-import { createInbox } from './service.js'
+import { createInbox } from './support.service.js'
 
 const SupportInbox = Type.Object({
   _id: Id(),

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../platform/db/connection.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { type AccountView, getAccount } from '../accounts/service.js'
+import { type AccountView, getAccount } from '../accounts/accounts.service.js'
 import type { ListingsAccountsResponse, ListingsApi, ListingsQuery } from './listings-api.js'
 
 /** The spec's error result of `find`, compared word for word by callers. */

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { ErrorEnvelope } from '../../platform/http/envelope.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
+import { listListingsAccounts } from './listings.service.js'
 import { createListingsApi } from './listings-api.js'
-import { listListingsAccounts } from './service.js'
 
 // The paging parameters the API documents are typed; any other parameter is passed through as a
 // string (additional properties allowed), so callers can use API filters this service does not know.
@@ -50,7 +50,7 @@ export const listingsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
         summary: 'Accounts of the external listings API, for an account linked to a listings entity',
         security: [{ bearer: [] }],
         querystring: ListingsAccountsQuery,
-        response: { 200: ListingsAccounts, 404: ErrorEnvelope, 502: ErrorEnvelope, 503: ErrorEnvelope },
+        response: { 200: ListingsAccounts, ...errorResponses(404, 502, 503) },
       },
       // The schema documents the API's answer; serializing through it would drop or coerce whatever
       // the API adds or changes, and the spec returns the API's JSON as it is.

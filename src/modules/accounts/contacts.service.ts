@@ -4,6 +4,7 @@ import type { Changes } from '../../platform/events/changes.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import { requireAccount } from './accounts.service.js'
 import {
   type ContactRow,
   findContact,
@@ -16,7 +17,6 @@ import {
   type VariableSource,
   type VariableSourceRow,
 } from './contacts.repository.js'
-import { requireAccount } from './service.js'
 
 export interface ContactView {
   _id: string

@@ -15,7 +15,7 @@ import {
   type UserRow,
   updateAccount as updateAccountRow,
   upsertMembership,
-} from './repository.js'
+} from './accounts.repository.js'
 import type { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
 
 export type AccountStatus = (typeof ACCOUNT_STATUSES)[number]

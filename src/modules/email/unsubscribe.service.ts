@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { addToDoNotDisturb } from './do-not-disturb.js'
+import { addToDoNotDisturb } from './do-not-disturb.service.js'
 
 export const ONE_CLICK_REASON = 'Unsubscribed with the one-click link in the email (RFC 8058)'
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { Id, IdParams, Timestamp } from '../../platform/http/schemas.js'
-import { setMailSubuser } from './mail-subusers.js'
+import { setMailSubuser } from './mail-subusers.service.js'
 
 const MailSubuser = Type.Object({
   account_id: Id(),

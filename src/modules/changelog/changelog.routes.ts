@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { listChangelogPosts } from './service.js'
+import { listChangelogPosts } from './changelog.service.js'
 
 const PostsQuery = Type.Object({
   page: Type.Integer({ minimum: 1, default: 1 }),

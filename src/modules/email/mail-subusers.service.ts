@@ -2,7 +2,7 @@ import type { Config } from '../../config.js'
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import { DomainError, Unavailable } from '../../platform/http/errors.js'
-import { requireAccount } from '../accounts/service.js'
+import { requireAccount } from '../accounts/accounts.service.js'
 import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
 
 /** The spec's 403 when the provider key is missing or unusable. */

@@ -6,18 +6,18 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
 import type { Events } from '../../platform/events/emit.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
-import { findOrCreateContactByEmail } from '../accounts/contacts.js'
-import { getAccount } from '../accounts/service.js'
+import { getAccount } from '../accounts/accounts.service.js'
+import { findOrCreateContactByEmail } from '../accounts/contacts.service.js'
 import {
   addSupportMessage,
   EMAIL_INBOX_TYPE,
   openConversationFor,
   roomForConversation,
-} from '../support/service.js'
-import { storeCommunicationAttachments } from './communications.js'
+} from '../support/support.service.js'
 import type { CommunicationRow } from './communications.repository.js'
+import { storeCommunicationAttachments } from './communications.service.js'
 import { findInboundRecord, findOriginalsByMessageIds, insertInboundRecord } from './inbound.repository.js'
-import { angleIds, type InboundEmail, parseHeaders, parseSender } from './inbound-parse.js'
+import { angleIds, type InboundEmail, parseHeaders, parseSender } from './inbound-parse.service.js'
 import { mailProviderTag } from './mail-provider.js'
 
 export interface InboundContext {

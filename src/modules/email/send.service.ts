@@ -7,18 +7,22 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Invalid } from '../../platform/http/errors.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
-import { type ContactView, findRecipientContacts } from '../accounts/contacts.js'
-import { grantCredits, reserveCredits } from '../accounts/credits.js'
-import { openProspectConversation, recordEmailFromUser } from '../accounts/prospect-conversations.js'
-import { getUser, type UserView } from '../accounts/service.js'
-import { type CommunicationView, communicationView, storeCommunicationAttachments } from './communications.js'
+import { getUser, type UserView } from '../accounts/accounts.service.js'
+import { type ContactView, findRecipientContacts } from '../accounts/contacts.service.js'
+import { grantCredits, reserveCredits } from '../accounts/credits.service.js'
+import { openProspectConversation, recordEmailFromUser } from '../accounts/prospect-conversations.service.js'
 import { insertCommunication } from './communications.repository.js'
-import { assertNotOnDoNotDisturb } from './do-not-disturb.js'
+import {
+  type CommunicationView,
+  communicationView,
+  storeCommunicationAttachments,
+} from './communications.service.js'
+import { assertNotOnDoNotDisturb } from './do-not-disturb.service.js'
 import type { MailProvider, SentMail } from './mail-provider.js'
 import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
 import type { SentBy } from './tables.js'
-import { oneClickHeaders } from './unsubscribe.js'
-import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.js'
+import { oneClickHeaders } from './unsubscribe.service.js'
+import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.service.js'
 
 export const MAX_ATTACHMENTS = 12
 export const MAX_ATTACHMENT_BYTES = 2 * 1024 * 1024

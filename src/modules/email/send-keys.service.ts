@@ -1,7 +1,7 @@
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { Conflict, Invalid } from '../../platform/http/errors.js'
-import { type CommunicationView, getCommunication } from './communications.js'
-import { type SendContext, type SendEmailInput, sendEmail } from './send.js'
+import { type CommunicationView, getCommunication } from './communications.service.js'
+import { type SendContext, type SendEmailInput, sendEmail } from './send.service.js'
 import {
   deleteSendKeyClaim,
   findSendKey,

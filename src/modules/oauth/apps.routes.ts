@@ -12,8 +12,8 @@ import {
   rotateClientSecret,
   rotateWebhookSecret,
   updateApp,
-} from './apps.js'
-import { AUDIT_EVENTS, listAudit } from './audit.js'
+} from './apps.service.js'
+import { AUDIT_EVENTS, listAudit } from './audit.service.js'
 
 const Scope = Type.Object({ scope: Type.String(), description: Type.String(), category: Type.String() })
 

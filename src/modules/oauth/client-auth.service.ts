@@ -1,7 +1,7 @@
 import { isId } from '../../platform/db/ids.js'
 import { findAppForClientAuth } from './app-cache.js'
-import { clientSecretMatches } from './apps.js'
-import { recordAudit } from './audit.js'
+import { clientSecretMatches } from './apps.service.js'
+import { recordAudit } from './audit.service.js'
 import type { AppRow } from './repository.js'
 import { OAuthError, type TokenContext, text } from './token-context.js'
 

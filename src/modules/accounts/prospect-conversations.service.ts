@@ -1,6 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
+import { findMembership } from './accounts.repository.js'
 import {
   addUnreadForUser,
   findContact,
@@ -11,7 +12,6 @@ import {
   type ProspectConversationRow,
   touchProspectConversation,
 } from './contacts.repository.js'
-import { findMembership } from './repository.js'
 
 /** A thread with a contact on a channel (email, sms, …), with the account's users who follow it. */
 export interface ProspectConversationView {

@@ -1,0 +1,21 @@
+import { test as base } from 'vitest'
+import { buildTestApp } from './app.js'
+import { createTenant } from './fixtures.js'
+
+/**
+ * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
+ * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
+ * for isolation checks. A file that needs other settings sets `appEnv` first:
+ * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
+ *
+ * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
+ */
+export const test = base
+  .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
+  .extend('t', { scope: 'file' }, async ({ appEnv }, { onCleanup }) => {
+    const t = await buildTestApp(appEnv)
+    onCleanup(() => t.close())
+    return t
+  })
+  .extend('owner', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Owner' }))
+  .extend('stranger', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Stranger' }))
