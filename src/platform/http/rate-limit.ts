@@ -20,8 +20,3 @@ export async function registerRateLimit(app: FastifyInstance, redis: Redis | und
 
 export const byIp = (request: FastifyRequest) => `ip:${request.ip}`
 export const byAccount = (request: FastifyRequest) => `account:${request.auth.account_id}`
-export const byUser = (request: FastifyRequest) => `user:${request.auth.uid}`
-/** Key for limits per OAuth client, given how the route finds the client id. */
-export const byClient =
-  (clientId: (request: FastifyRequest) => string | undefined) => (request: FastifyRequest) =>
-    `client:${clientId(request) ?? request.ip}`
