@@ -1,6 +1,7 @@
 import { and, count, eq, ilike, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
+import { insertOrFind } from '../../platform/db/insert-or-find.js'
 import { containsPattern } from '../../platform/db/search.js'
 import {
   businesses,
@@ -25,6 +26,20 @@ export async function insertContact(
     .onConflictDoNothing()
     .returning()
   return row
+}
+
+/** Creates the contact with this email, or finds the account's contact that has it (in any case). */
+export function insertOrFindContactByEmail(
+  db: Database,
+  accountId: string,
+  values: { email: string; name: string },
+): Promise<{ row: ContactRow; created: boolean }> {
+  return insertOrFind(
+    db,
+    contacts,
+    { ...values, accountId },
+    and(eq(contacts.accountId, accountId), eq(sql`lower(${contacts.email})`, values.email.toLowerCase())),
+  )
 }
 
 export async function findContact(

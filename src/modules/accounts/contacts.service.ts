@@ -11,6 +11,7 @@ import {
   findContactsByIdsOrEmails,
   findVariableSource,
   insertContact,
+  insertOrFindContactByEmail,
   insertVariableSource,
   listContacts,
   updateContactRow,
@@ -206,13 +207,8 @@ export async function findOrCreateContactByEmail(
   const email = input.email.trim()
   const [existing] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
   if (existing) return { ...contactView(existing), created: false }
-  const inserted = await insertContact(tx, accountId, { email, name: input.name ?? '' })
-  if (inserted) {
-    const view = contactView(inserted)
-    await changes.announce(tx, accountId, CONTACT_CREATED, view)
-    return { ...view, created: true }
-  }
-  const [raced] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
-  if (!raced) throw new Error('contact neither inserted nor found')
-  return { ...contactView(raced), created: false }
+  const { row, created } = await insertOrFindContactByEmail(tx, accountId, { email, name: input.name ?? '' })
+  const view = contactView(row)
+  if (created) await changes.announce(tx, accountId, CONTACT_CREATED, view)
+  return { ...view, created }
 }

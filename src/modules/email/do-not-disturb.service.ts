@@ -5,9 +5,8 @@ import { paginate } from '../../platform/http/pagination.js'
 import {
   type DoNotDisturbRow,
   deleteDoNotDisturbEntry,
-  findDoNotDisturbEntryByValue,
   findListedValues,
-  insertDoNotDisturbEntry,
+  insertOrFindDoNotDisturbEntry,
   listDoNotDisturbEntries,
 } from './do-not-disturb.repository.js'
 import type { DND_TYPES } from './tables.js'
@@ -55,16 +54,12 @@ export async function addToDoNotDisturb(
   accountId: string,
   input: { value: string; type?: DoNotDisturbType; reason?: string },
 ): Promise<{ entry: DoNotDisturbView; created: boolean }> {
-  const value = input.value.trim()
-  const inserted = await insertDoNotDisturbEntry(db, accountId, {
-    value,
+  const { row, created } = await insertOrFindDoNotDisturbEntry(db, accountId, {
+    value: input.value.trim(),
     type: input.type ?? 'permanent',
     reason: input.reason ?? '',
   })
-  if (inserted) return { entry: entryView(inserted), created: true }
-  const existing = await findDoNotDisturbEntryByValue(db, accountId, value)
-  if (!existing) throw new Error('do-not-disturb entry vanished between insert and read')
-  return { entry: entryView(existing), created: false }
+  return { entry: entryView(row), created }
 }
 
 export function listDoNotDisturb(

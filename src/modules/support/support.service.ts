@@ -8,9 +8,9 @@ import {
   findOpenConversation,
   findRoomOfConversation,
   insertInbox,
-  insertMessage,
-  insertOpenConversation,
-  insertRoom,
+  insertOrFindMessage,
+  insertOrFindOpenConversation,
+  insertOrFindRoom,
   listRoomMessages,
   type SupportConversationRow,
   type SupportInboxRow,
@@ -127,10 +127,7 @@ export async function openConversationFor(
   const existing = await findOpenConversation(db, accountId, contactId)
   if (existing) return conversationView(existing)
   // A concurrent reply may have opened it between the two queries; then it is read back.
-  const row =
-    (await insertOpenConversation(db, accountId, { contactId, subject })) ??
-    (await findOpenConversation(db, accountId, contactId))
-  if (!row) throw new Error('support conversation neither inserted nor found')
+  const { row } = await insertOrFindOpenConversation(db, accountId, { contactId, subject })
   return conversationView(row)
 }
 
@@ -154,13 +151,11 @@ export async function roomForConversation(
   const existing = await findRoomOfConversation(db, accountId, input.conversationId)
   if (existing) return roomView(existing)
   const inbox = await findDefaultInbox(db, accountId, input.inboxType)
-  const row =
-    (await insertRoom(db, accountId, {
-      conversationId: input.conversationId,
-      inboxId: inbox?.id ?? null,
-      participants: input.participants,
-    })) ?? (await findRoomOfConversation(db, accountId, input.conversationId))
-  if (!row) throw new Error('support room neither inserted nor found')
+  const { row } = await insertOrFindRoom(db, accountId, {
+    conversationId: input.conversationId,
+    inboxId: inbox?.id ?? null,
+    participants: input.participants,
+  })
   return roomView(row)
 }
 
@@ -184,7 +179,7 @@ export async function addSupportMessage(
   accountId: string,
   input: NewSupportMessage,
 ): Promise<{ message: SupportMessageView; created: boolean }> {
-  const inserted = await insertMessage(db, accountId, {
+  const { row, created } = await insertOrFindMessage(db, accountId, {
     roomId: input.roomId,
     conversationId: input.conversationId,
     direction: input.direction,
@@ -194,10 +189,7 @@ export async function addSupportMessage(
     attachments: input.attachments ?? [],
     ...(input.createdAt && { createdAt: input.createdAt }),
   })
-  if (inserted) return { message: messageView(inserted), created: true }
-  const [existing] = await findMessagesOfCommunications(db, accountId, [input.communicationId])
-  if (!existing) throw new Error('support message neither inserted nor found')
-  return { message: messageView(existing), created: false }
+  return { message: messageView(row), created }
 }
 
 /** The support messages made from the given communications of the account. */
