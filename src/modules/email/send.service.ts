@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
@@ -6,6 +5,7 @@ import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Invalid } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import { getUser, type UserView } from '../accounts/accounts.service.js'
 import { type ContactView, findRecipientContacts } from '../accounts/contacts.service.js'
@@ -70,7 +70,7 @@ export interface SendContext {
   storage: ObjectStorage
   events: Events
   provider: MailProvider
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 /** The rules the schema cannot say: content or template, and the attachment limits. */

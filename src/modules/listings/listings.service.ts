@@ -1,6 +1,6 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../platform/db/connection.js'
 import { NotFound } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { type AccountView, getAccount } from '../accounts/accounts.service.js'
 import type { ListingsAccountsResponse, ListingsApi, ListingsQuery } from './listings-api.js'
 
@@ -30,7 +30,7 @@ async function lookupListingsEntity(db: Database, accountId: string): Promise<st
 export async function findListingsEntity(
   db: Database,
   accountId: string,
-  log: FastifyBaseLogger,
+  log: Logger,
 ): Promise<string | ListingsLookupError> {
   try {
     return await lookupListingsEntity(db, accountId)
