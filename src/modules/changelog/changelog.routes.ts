@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { listChangelogPosts } from './changelog.service.js'
 
 const PostsQuery = Type.Object({
@@ -18,11 +19,12 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticate,
       schema: {
+        operationId: 'changelogList',
         tags: ['changelog'],
         summary: 'Changelog posts (the upstream feed is disabled: always empty)',
         security: [{ bearer: [] }],
         querystring: PostsQuery,
-        response: { 200: PostsPage },
+        response: { 200: PostsPage, ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => listChangelogPosts(request.query.page, request.query.per_page),

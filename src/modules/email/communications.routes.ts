@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type TSchema, Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { getCommunication, listCommunicationsPage, readAttachment } from './communications.service.js'
@@ -108,15 +108,23 @@ export function contentDisposition(fileName: string): string {
 export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, storage } = platform
   app.addHook('onRequest', app.authenticate)
-  const tenant = (summary: string) => ({ tags: ['email'], summary, security: [{ bearer: [] }] })
+  const tenant = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['email'],
+    summary,
+    security: [{ bearer: [] }],
+  })
 
   app.get(
     '/mailprovider/communications',
     {
       schema: {
-        ...tenant('List sent and received emails, newest first, with their delivery events'),
+        ...tenant(
+          'communicationList',
+          'List sent and received emails, newest first, with their delivery events',
+        ),
         querystring: ListQuery,
-        response: { 200: PageEnvelope(Communication) },
+        response: { 200: PageEnvelope(Communication), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
@@ -136,9 +144,12 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     '/mailprovider/communications/:id',
     {
       schema: {
-        ...tenant('Read one email record with its delivery events and attachment metadata'),
+        ...tenant(
+          'communicationRead',
+          'Read one email record with its delivery events and attachment metadata',
+        ),
         params: IdParams,
-        response: { 200: Envelope(Communication) },
+        response: { 200: Envelope(Communication), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => ok(await getCommunication(db, request.auth.account_id, request.params.id)),
@@ -148,7 +159,7 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     '/mailprovider/communications/:id/attachments/:index',
     {
       schema: {
-        ...tenant("Download one of the record's attachments"),
+        ...tenant('communicationAttachmentDownload', "Download one of the record's attachments"),
         params: AttachmentParams,
         response: {
           200: {
@@ -159,6 +170,7 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
               },
             },
           },
+          ...errorResponses(400, 401, 403, 404),
         },
       },
     },

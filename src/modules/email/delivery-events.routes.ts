@@ -70,6 +70,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       bodyLimit: EVENT_BATCH_BODY_LIMIT,
       attachValidation: true,
       schema: {
+        operationId: 'deliveryEventsReceive',
         tags: ['email'],
         summary:
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { receiveInboundEmail } from './inbound.service.js'
 import {
@@ -32,11 +33,12 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         if (length > INBOUND_BODY_LIMIT + 1024 * 1024) throw new PayloadTooLarge()
       },
       schema: {
+        operationId: 'inboundReceive',
         tags: ['email'],
         summary:
           'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`; or the same fields as JSON)',
         consumes: ['multipart/form-data', 'application/json'],
-        response: { 200: Received },
+        response: { 200: Received, ...errorResponses(400, 413) },
       },
     },
     async (request) => {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { Id, IdParams, Timestamp } from '../../platform/http/schemas.js'
 import { setMailSubuser } from './mail-subusers.service.js'
 
@@ -20,6 +20,7 @@ export const emailAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     '/accounts/:id/mail-subuser',
     {
       schema: {
+        operationId: 'mailSubuserSet',
         tags: ['admin'],
         summary: "Set the SendGrid subuser the account's mail goes through (the key is stored encrypted)",
         security: [{ admin: [] }],
@@ -28,7 +29,7 @@ export const emailAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
           username: Type.String({ minLength: 1 }),
           api_key: Type.String({ minLength: 1 }),
         }),
-        response: { 200: Envelope(MailSubuser) },
+        response: { 200: Envelope(MailSubuser), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) =>

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { setUpEventWebhook, setUpInboundParse } from './provider-setup.service.js'
 import { createSendgridClient } from './sendgrid.js'
 
@@ -58,10 +58,11 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       onRequest: app.authenticate,
       preHandler: app.requireActiveAccount,
       schema: {
+        operationId: 'providerSetupEventWebhook',
         tags: ['email'],
         summary: "Create or update the provider's event webhook, targeting this service's events URL",
         security: [{ bearer: [] }],
-        response: { 200: Envelope(EventWebhookSettings) },
+        response: { 200: Envelope(EventWebhookSettings), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => ok(await setUpEventWebhook(context(request.log), request.auth.account_id)),
@@ -73,6 +74,7 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       onRequest: app.authenticate,
       preHandler: app.requireActiveAccount,
       schema: {
+        operationId: 'providerSetupInboundParse',
         tags: ['email'],
         summary: "Create or update the provider's Inbound Parse for a receiving hostname",
         security: [{ bearer: [] }],
@@ -83,7 +85,7 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
             description: 'The domain that receives replies, e.g. reply.example.com',
           }),
         }),
-        response: { 200: Envelope(InboundSetup) },
+        response: { 200: Envelope(InboundSetup), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) =>

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
 import { Id, StringEnum } from '../../platform/http/schemas.js'
@@ -128,6 +128,7 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
         },
       },
       schema: {
+        operationId: 'sendEmail',
         tags: ['email'],
         summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
         headers: Type.Object({
@@ -140,7 +141,7 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
         }),
         security: [{ bearer: [] }],
         body: SendBody,
-        response: { 200: Envelope(Communication) },
+        response: { 200: Envelope(Communication), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
       },
     },
     async (request, reply) => {

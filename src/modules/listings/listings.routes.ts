@@ -46,11 +46,12 @@ export const listingsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       onRequest: app.authenticate,
       config: { rateLimit: { max: 120, timeWindow: '1 minute', keyGenerator: byAccount } },
       schema: {
+        operationId: 'listingsAccountList',
         tags: ['listings'],
         summary: 'Accounts of the external listings API, for an account linked to a listings entity',
         security: [{ bearer: [] }],
         querystring: ListingsAccountsQuery,
-        response: { 200: ListingsAccounts, ...errorResponses(404, 502, 503) },
+        response: { 200: ListingsAccounts, ...errorResponses(400, 401, 403, 404, 429, 502, 503) },
       },
       // The schema documents the API's answer; serializing through it would drop or coerce whatever
       // the API adds or changes, and the spec returns the API's JSON as it is.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { Id, IdParams, Timestamp } from '../../platform/http/schemas.js'
 import { createInbox } from './support.service.js'
 
@@ -23,6 +23,7 @@ export const supportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     '/accounts/:id/support-inboxes',
     {
       schema: {
+        operationId: 'supportInboxCreate',
         tags: ['admin'],
         summary: "Create a support inbox; a default one replaces the account's previous default of its type",
         security: [{ admin: [] }],
@@ -35,7 +36,7 @@ export const supportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
           name: Type.String({ minLength: 1, maxLength: 200 }),
           is_default: Type.Optional(Type.Boolean({ default: false })),
         }),
-        response: { 200: Envelope(SupportInbox) },
+        response: { 200: Envelope(SupportInbox), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => ok(await createInbox(platform.db, request.params.id, request.body)),
