@@ -7,19 +7,13 @@ import { Id, IdParams } from '../../platform/http/schemas.js'
 import {
   Account,
   AddMembershipBody,
-  Contact,
   CreateAccountBody,
-  CreateContactBody,
   CreateUserBody,
-  Credits,
-  GrantCreditsBody,
   Membership,
   MintedToken,
   MintTokenBody,
   UpdateAccountBody,
   User,
-  VariableSource,
-  VariableSourceBodies,
 } from './accounts.schemas.js'
 import {
   addMembership,
@@ -31,7 +25,9 @@ import {
   updateAccount,
 } from './accounts.service.js'
 import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
+import { Contact, CreateContactBody, VariableSource, VariableSourceBodies } from './contacts.schemas.js'
 import { createContact, createVariableSource, getContact, getVariableSource } from './contacts.service.js'
+import { Credits, GrantCreditsBody } from './credits.schemas.js'
 import { creditBalance, grantCredits } from './credits.service.js'
 
 /** Each kind of record email variables read, as the feature of its operationIds. */

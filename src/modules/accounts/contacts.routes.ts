@@ -1,16 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { PageQuery } from '../../platform/http/pagination.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { Contact, CreateContactBody, UpdateContactBody } from './accounts.schemas.js'
+import { Contact, ContactsQuery, CreateContactBody, UpdateContactBody } from './contacts.schemas.js'
 import { createContact, getContact, listContactsPage, updateContact } from './contacts.service.js'
-
-const ContactsQuery = Type.Composite([
-  PageQuery(10, 100),
-  Type.Object({ search: Type.Optional(Type.String()) }),
-])
 
 /**
  * The caller's own contacts, with a platform JWT or an app's access token: always the token's account.

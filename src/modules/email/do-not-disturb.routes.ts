@@ -1,28 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { AddBody, DoNotDisturbEntry, ListQuery, Removed } from './do-not-disturb.schemas.js'
 import { addToDoNotDisturb, listDoNotDisturb, removeFromDoNotDisturb } from './do-not-disturb.service.js'
-import { DND_TYPES } from './tables.js'
-
-const DoNotDisturbEntry = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  value: Type.String(),
-  type: StringEnum(DND_TYPES),
-  reason: Type.String(),
-  createdAt: Timestamp(),
-})
-
-const AddBody = Type.Object({
-  value: Type.String({ format: 'email', description: 'The email address' }),
-  type: Type.Optional(StringEnum(DND_TYPES, { default: 'permanent' })),
-  reason: Type.Optional(Type.String({ maxLength: 500 })),
-})
-
-const ListQuery = Type.Composite([PageQuery(10, 100), Type.Object({ search: Type.Optional(Type.String()) })])
 
 /** The caller's do-not-disturb list, under `/mailprovider/dnd` of both integration prefixes. */
 export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -79,7 +60,7 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         ...tenant('doNotDisturbRemove', 'Take an address off the do-not-disturb list'),
         params: IdParams,
         response: {
-          200: Envelope(Type.Object({ _id: Id(), deleted: Type.Boolean() })),
+          200: Envelope(Removed),
           ...errorResponses(400, 401, 403, 404),
         },
       },

@@ -9,21 +9,9 @@ import {
   insertOrFindDoNotDisturbEntry,
   listDoNotDisturbEntries,
 } from './do-not-disturb.repository.js'
-import type { DND_TYPES } from './tables.js'
+import type { AddBody, DoNotDisturbEntry } from './do-not-disturb.schemas.js'
 
-export type DoNotDisturbType = (typeof DND_TYPES)[number]
-
-/** The spec's do-not-disturb entry. */
-export interface DoNotDisturbView {
-  _id: string
-  account_id: string
-  value: string
-  type: DoNotDisturbType
-  reason: string
-  createdAt: string
-}
-
-const entryView = (row: DoNotDisturbRow): DoNotDisturbView => ({
+const entryView = (row: DoNotDisturbRow): DoNotDisturbEntry => ({
   _id: row.id,
   account_id: row.accountId,
   value: row.value,
@@ -52,8 +40,8 @@ export async function assertNotOnDoNotDisturb(
 export async function addToDoNotDisturb(
   db: Database,
   accountId: string,
-  input: { value: string; type?: DoNotDisturbType; reason?: string },
-): Promise<{ entry: DoNotDisturbView; created: boolean }> {
+  input: AddBody,
+): Promise<{ entry: DoNotDisturbEntry; created: boolean }> {
   const { row, created } = await insertOrFindDoNotDisturbEntry(db, accountId, {
     value: input.value.trim(),
     type: input.type ?? 'permanent',
@@ -66,7 +54,7 @@ export function listDoNotDisturb(
   db: Database,
   accountId: string,
   query: { search?: string; page: number; limit: number },
-): Promise<{ data: DoNotDisturbView[]; pagination: Pagination }> {
+): Promise<{ data: DoNotDisturbEntry[]; pagination: Pagination }> {
   return paginate(
     query,
     (window) => listDoNotDisturbEntries(db, accountId, { search: query.search, ...window }),

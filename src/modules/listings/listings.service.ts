@@ -1,7 +1,8 @@
 import type { Database } from '../../platform/db/connection.js'
 import { NotFound } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { type AccountView, getAccount } from '../accounts/accounts.service.js'
+import type { Account } from '../accounts/accounts.schemas.js'
+import { getAccount } from '../accounts/accounts.service.js'
 import type { ListingsAccountsResponse, ListingsApi, ListingsQuery } from './listings-api.js'
 
 /** The spec's error result of `find`, compared word for word by callers. */
@@ -41,7 +42,7 @@ export async function findListingsEntity(
 }
 
 /** The spec's `getAccount`: the full account, or null. */
-export async function getListingsAccount(db: Database, accountId: string): Promise<AccountView | null> {
+export async function getListingsAccount(db: Database, accountId: string): Promise<Account | null> {
   return getAccount(db, accountId)
 }
 
