@@ -2,16 +2,16 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { findMembership } from './accounts.repository.js'
+import { getContact } from './contacts.service.js'
 import {
   addUnreadForUser,
-  findContact,
   findOpenProspectConversationRow,
   findProspectConversation,
   insertProspectConversation,
   listProspectMembers,
   type ProspectConversationRow,
   touchProspectConversation,
-} from './contacts.repository.js'
+} from './prospect-conversations.repository.js'
 import type { ProspectConversation } from './prospect-conversations.schemas.js'
 
 async function view(db: Database, row: ProspectConversationRow): Promise<ProspectConversation> {
@@ -60,7 +60,7 @@ export function openProspectConversation(
   input: { contact_id: string; channel: string; title?: string; member_user_ids: string[] },
 ): Promise<{ conversation: ProspectConversation; created: boolean }> {
   return inTransaction(db, async (tx) => {
-    if (!(await findContact(tx, accountId, input.contact_id))) throw new NotFound('Contact not found')
+    await getContact(tx, accountId, input.contact_id)
     const existing = await findOpenProspectConversation(tx, accountId, input.contact_id, input.channel)
     if (existing) return { conversation: existing, created: false }
     for (const userId of input.member_user_ids) {
