@@ -1,10 +1,10 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
+import { Received } from './inbound.schemas.js'
 import { receiveInboundEmail } from './inbound.service.js'
 import {
   INBOUND_BODY_LIMIT,
@@ -12,8 +12,6 @@ import {
   parseInboundForm,
   readInboundJson,
 } from './inbound-parse.service.js'
-
-const Received = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
 
 /** SendGrid's Inbound Parse webhook: no credentials; replies are kept only for mail we sent. */
 export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { Unsubscribed, UnsubscribeQuery } from './unsubscribe.schemas.js'
 import { unsubscribeWithLink } from './unsubscribe.service.js'
 
 /**
@@ -25,9 +25,9 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
         operationId: 'unsubscribeOneClick',
         tags: ['email'],
         summary: 'One-click unsubscribe (RFC 8058): puts the address on the do-not-disturb list',
-        querystring: Type.Object({ token: Type.String({ minLength: 10, maxLength: 2000 }) }),
+        querystring: UnsubscribeQuery,
         response: {
-          200: Envelope(Type.Object({ unsubscribed: Type.Boolean() })),
+          200: Envelope(Unsubscribed),
           ...errorResponses(400, 429),
         },
       },
