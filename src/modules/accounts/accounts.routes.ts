@@ -1,25 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
 import {
   Account,
   AddMembershipBody,
-  Contact,
   CreateAccountBody,
-  CreateContactBody,
   CreateUserBody,
-  Credits,
-  GrantCreditsBody,
   Membership,
   MintedToken,
   MintTokenBody,
   UpdateAccountBody,
   User,
-  VariableSource,
-  VariableSourceBodies,
 } from './accounts.schemas.js'
 import {
   addMembership,
@@ -31,8 +25,18 @@ import {
   updateAccount,
 } from './accounts.service.js'
 import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
+import { Contact, CreateContactBody, VariableSource, VariableSourceBodies } from './contacts.schemas.js'
 import { createContact, createVariableSource, getContact, getVariableSource } from './contacts.service.js'
+import { Credits, GrantCreditsBody } from './credits.schemas.js'
 import { creditBalance, grantCredits } from './credits.service.js'
+
+/** Each kind of record email variables read, as the feature of its operationIds. */
+const RECORD_FEATURES: Record<VariableSourceKind, string> = {
+  persons: 'person',
+  businesses: 'business',
+  instasites: 'instasite',
+  instareports: 'instareport',
+}
 
 /**
  * The admin API: how operators (through the CLI) and the main platform provision accounts, users,
@@ -41,15 +45,20 @@ import { creditBalance, grantCredits } from './credits.service.js'
 export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, tokens } = platform
   app.addHook('onRequest', app.authenticateAdmin)
-  const admin = (summary: string) => ({ tags: ['admin'], summary, security: [{ admin: [] }] })
+  const admin = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['admin'],
+    summary,
+    security: [{ admin: [] }],
+  })
 
   app.post(
     '/accounts',
     {
       schema: {
-        ...admin('Create an account'),
+        ...admin('accountCreate', 'Create an account'),
         body: CreateAccountBody,
-        response: { 201: Envelope(Account) },
+        response: { 201: Envelope(Account), ...errorResponses(400, 401, 404) },
       },
     },
     async (request, reply) => reply.status(201).send(ok(await createAccount(db, request.body))),
@@ -57,7 +66,13 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
 
   app.get(
     '/accounts/:id',
-    { schema: { ...admin('Read an account'), params: IdParams, response: { 200: Envelope(Account) } } },
+    {
+      schema: {
+        ...admin('accountRead', 'Read an account'),
+        params: IdParams,
+        response: { 200: Envelope(Account), ...errorResponses(400, 401, 404) },
+      },
+    },
     async (request) => ok(await requireAccount(db, request.params.id)),
   )
 
@@ -65,10 +80,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/accounts/:id',
     {
       schema: {
-        ...admin('Update status, tier, name or listings entity'),
+        ...admin('accountUpdate', 'Update status, tier, name or listings entity'),
         params: IdParams,
         body: UpdateAccountBody,
-        response: { 200: Envelope(Account) },
+        response: { 200: Envelope(Account), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => ok(await updateAccount(db, request.params.id, request.body)),
@@ -78,9 +93,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/users',
     {
       schema: {
-        ...admin('Create a user, optionally a member of an account'),
+        ...admin('userCreate', 'Create a user, optionally a member of an account'),
         body: CreateUserBody,
-        response: { 201: Envelope(User) },
+        response: { 201: Envelope(User), ...errorResponses(400, 401, 404, 409) },
       },
     },
     async (request, reply) => reply.status(201).send(ok(await createUser(db, request.body))),
@@ -90,9 +105,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/users/:id',
     {
       schema: {
-        ...admin('Read a user with memberships'),
+        ...admin('userRead', 'Read a user with memberships'),
         params: IdParams,
-        response: { 200: Envelope(User) },
+        response: { 200: Envelope(User), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => ok(await getUser(db, request.params.id)),
@@ -102,10 +117,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/users/:id/memberships',
     {
       schema: {
-        ...admin('Make a user a member of an account'),
+        ...admin('membershipCreate', 'Make a user a member of an account'),
         params: IdParams,
         body: AddMembershipBody,
-        response: { 201: Envelope(Membership) },
+        response: { 201: Envelope(Membership), ...errorResponses(400, 401, 404) },
       },
     },
     async (request, reply) => {
@@ -118,10 +133,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/accounts/:id/contacts',
     {
       schema: {
-        ...admin('Create a contact'),
+        ...admin('contactAdminCreate', 'Create a contact'),
         params: IdParams,
         body: CreateContactBody,
-        response: { 201: Envelope(Contact) },
+        response: { 201: Envelope(Contact), ...errorResponses(400, 401, 404, 409) },
       },
     },
     async (request, reply) =>
@@ -132,9 +147,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/accounts/:id/contacts/:record_id',
     {
       schema: {
-        ...admin('Read a contact'),
+        ...admin('contactAdminRead', 'Read a contact'),
         params: Type.Object({ id: Id(), record_id: Id() }),
-        response: { 200: Envelope(Contact) },
+        response: { 200: Envelope(Contact), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => ok(await getContact(db, request.params.id, request.params.record_id)),
@@ -148,10 +163,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       `/accounts/:id/${kind}`,
       {
         schema: {
-          ...admin(`Create one of ${kind}`),
+          ...admin(`${RECORD_FEATURES[kind]}Create`, `Create one of ${kind}`),
           params: IdParams,
           body,
-          response: { 201: Envelope(VariableSource) },
+          response: { 201: Envelope(VariableSource), ...errorResponses(400, 401, 404) },
         },
       },
       async (request, reply) => {
@@ -168,9 +183,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       `/accounts/:id/${kind}/:record_id`,
       {
         schema: {
-          ...admin(`Read one of ${kind}`),
+          ...admin(`${RECORD_FEATURES[kind]}Read`, `Read one of ${kind}`),
           params: Type.Object({ id: Id(), record_id: Id() }),
-          response: { 200: Envelope(VariableSource) },
+          response: { 200: Envelope(VariableSource), ...errorResponses(400, 401, 404) },
         },
       },
       async (request) => {
@@ -185,10 +200,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/accounts/:id/credits',
     {
       schema: {
-        ...admin('Grant credits'),
+        ...admin('creditsGrant', 'Grant credits'),
         params: IdParams,
         body: GrantCreditsBody,
-        response: { 200: Envelope(Credits) },
+        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
       },
     },
     async (request) => {
@@ -206,7 +221,11 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
   app.get(
     '/accounts/:id/credits',
     {
-      schema: { ...admin('Read the credit balance'), params: IdParams, response: { 200: Envelope(Credits) } },
+      schema: {
+        ...admin('creditsRead', 'Read the credit balance'),
+        params: IdParams,
+        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
+      },
     },
     async (request) => {
       await requireAccount(db, request.params.id)
@@ -218,9 +237,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     '/tokens',
     {
       schema: {
-        ...admin('Mint a platform JWT for a member of an account'),
+        ...admin('tokenMint', 'Mint a platform JWT for a member of an account'),
         body: MintTokenBody,
-        response: { 201: Envelope(MintedToken) },
+        response: { 201: Envelope(MintedToken), ...errorResponses(400, 401, 404) },
       },
     },
     async (request, reply) => reply.status(201).send(ok(await mintPlatformToken(db, tokens, request.body))),

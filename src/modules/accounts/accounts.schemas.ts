@@ -1,9 +1,11 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
 
 export const AccountStatus = StringEnum(ACCOUNT_STATUSES)
+export type AccountStatus = Static<typeof AccountStatus>
 export const AccountTier = StringEnum(ACCOUNT_TIERS)
+export type AccountTier = Static<typeof AccountTier>
 
 export const Account = Type.Object({
   _id: Id(),
@@ -16,6 +18,7 @@ export const Account = Type.Object({
   created_at: Timestamp(),
   updated_at: Timestamp(),
 })
+export type Account = Static<typeof Account>
 
 export const CreateAccountBody = Type.Object({
   name: Type.String({ minLength: 1 }),
@@ -37,6 +40,7 @@ export const Membership = Type.Object({
   main: Type.Boolean(),
   conversation_id: Id({ description: "The user's chat identity in the account" }),
 })
+export type Membership = Static<typeof Membership>
 
 export const User = Type.Object({
   _id: Id(),
@@ -50,6 +54,7 @@ export const User = Type.Object({
   created_at: Timestamp(),
   updated_at: Timestamp(),
 })
+export type User = Static<typeof User>
 
 export const CreateUserBody = Type.Object({
   email: Type.String({ format: 'email' }),
@@ -64,50 +69,6 @@ export const CreateUserBody = Type.Object({
 })
 
 export const AddMembershipBody = Type.Object({ account_id: Id(), main: Type.Optional(Type.Boolean()) })
-
-export const Contact = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  email: Type.Union([Type.String(), Type.Null()]),
-  name: Type.String(),
-  phone: Type.String(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
-
-export const CreateContactBody = Type.Object({
-  email: Type.Optional(Type.String({ format: 'email' })),
-  name: Type.Optional(Type.String()),
-  phone: Type.Optional(Type.String()),
-})
-
-export const UpdateContactBody = Type.Object(CreateContactBody.properties, { minProperties: 1 })
-
-const optionalText = () => Type.Optional(Type.String())
-
-/** Bodies of the records email variables read, per admin path segment. */
-export const VariableSourceBodies = {
-  persons: Type.Object({ first_name: optionalText(), last_name: optionalText(), email: optionalText() }),
-  businesses: Type.Object({
-    name: Type.String({ minLength: 1 }),
-    address: optionalText(),
-    phone: optionalText(),
-  }),
-  instasites: Type.Object({ url: Type.String({ minLength: 1 }), name: optionalText() }),
-  instareports: Type.Object({ url: Type.String({ minLength: 1 }), link: optionalText() }),
-}
-
-export const VariableSource = Type.Object(
-  { _id: Id(), account_id: Id(), created_at: Timestamp(), updated_at: Timestamp() },
-  { additionalProperties: Type.String() },
-)
-
-export const Credits = Type.Object({ account_id: Id(), balance: Type.Integer() })
-
-export const GrantCreditsBody = Type.Object({
-  amount: Type.Integer({ minimum: 1 }),
-  reference: Type.Optional(Type.String({ minLength: 1, description: 'Applied once per reference' })),
-})
 
 export const MintTokenBody = Type.Object({
   user_id: Id(),

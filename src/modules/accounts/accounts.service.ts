@@ -16,24 +16,9 @@ import {
   updateAccount as updateAccountRow,
   upsertMembership,
 } from './accounts.repository.js'
-import type { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
+import type { Account, AccountStatus, AccountTier, Membership, User } from './accounts.schemas.js'
 
-export type AccountStatus = (typeof ACCOUNT_STATUSES)[number]
-export type AccountTier = (typeof ACCOUNT_TIERS)[number]
-
-export interface AccountView {
-  _id: string
-  name: string
-  parent_account: string | null
-  status: AccountStatus
-  tier: AccountTier
-  listings: { entity: string }
-  listings_status: boolean
-  created_at: string
-  updated_at: string
-}
-
-export function accountView(row: AccountRow): AccountView {
+export function accountView(row: AccountRow): Account {
   return {
     _id: row.id,
     name: row.name,
@@ -55,7 +40,7 @@ export interface AccountInput {
   listings_entity?: string
 }
 
-export async function createAccount(db: Database, input: AccountInput): Promise<AccountView> {
+export async function createAccount(db: Database, input: AccountInput): Promise<Account> {
   if (input.parent_account && !(await findAccount(db, input.parent_account))) {
     throw new NotFound('Parent account not found')
   }
@@ -72,12 +57,12 @@ export async function createAccount(db: Database, input: AccountInput): Promise<
 }
 
 /** The full account, or null when there is none (the listings `getAccount` operation). */
-export async function getAccount(db: Database, accountId: string): Promise<AccountView | null> {
+export async function getAccount(db: Database, accountId: string): Promise<Account | null> {
   const row = await findAccount(db, accountId)
   return row ? accountView(row) : null
 }
 
-export async function requireAccount(db: Database, accountId: string): Promise<AccountView> {
+export async function requireAccount(db: Database, accountId: string): Promise<Account> {
   const account = await getAccount(db, accountId)
   if (!account) throw new NotFound('Account not found')
   return account
@@ -103,7 +88,7 @@ export async function updateAccount(
   db: Database,
   accountId: string,
   patch: Partial<Omit<AccountInput, 'parent_account'>>,
-): Promise<AccountView> {
+): Promise<Account> {
   const row = await updateAccountRow(db, accountId, {
     name: patch.name,
     status: patch.status,
@@ -117,33 +102,13 @@ export async function updateAccount(
   return accountView(row)
 }
 
-export interface MembershipView {
-  account_id: string
-  main: boolean
-  /** The user's chat identity in the account. */
-  conversation_id: string
-}
-
-export interface UserView {
-  _id: string
-  email: string
-  name: string
-  first_name: string
-  last_name: string
-  phone: string
-  image: string
-  memberships: MembershipView[]
-  created_at: string
-  updated_at: string
-}
-
-const membershipView = (row: MembershipRow): MembershipView => ({
+const membershipView = (row: MembershipRow): Membership => ({
   account_id: row.accountId,
   main: row.main,
   conversation_id: row.conversationId,
 })
 
-function userView(row: UserRow, memberships: MembershipRow[]): UserView {
+function userView(row: UserRow, memberships: MembershipRow[]): User {
   return {
     _id: row.id,
     email: row.email,
@@ -170,7 +135,7 @@ export interface UserInput {
   main?: boolean
 }
 
-export async function createUser(db: Database, input: UserInput): Promise<UserView> {
+export async function createUser(db: Database, input: UserInput): Promise<User> {
   const passwordHash = await hash(input.password)
   return inTransaction(db, async (tx) => {
     const [firstName = '', ...rest] = input.name.trim().split(/\s+/)
@@ -189,7 +154,7 @@ export async function createUser(db: Database, input: UserInput): Promise<UserVi
   })
 }
 
-export async function getUser(db: Database, userId: string): Promise<UserView> {
+export async function getUser(db: Database, userId: string): Promise<User> {
   const row = await findUser(db, userId)
   if (!row) throw new NotFound('User not found')
   return userView(row, await listMembershipsOfUser(db, userId))
@@ -201,7 +166,7 @@ export async function addMembership(
   userId: string,
   accountId: string,
   main: boolean,
-): Promise<MembershipView> {
+): Promise<Membership> {
   return inTransaction(db, async (tx) => {
     if (!(await findUser(tx, userId))) throw new NotFound('User not found')
     if (!(await findAccount(tx, accountId))) throw new NotFound('Account not found')

@@ -1,19 +1,14 @@
 import { decodeJwt } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 
 describe('admin API', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  const admin = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+  const admin = (t: TestApp, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
     t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
 
-  it('refuses requests without the admin token', async () => {
+  test('refuses requests without the admin token', async ({ t }) => {
     expect(
       (await t.app.inject({ method: 'POST', url: '/v1/admin/accounts', payload: { name: 'x' } })).statusCode,
     ).toBe(401)
@@ -24,8 +19,8 @@ describe('admin API', () => {
     expect(wrong.statusCode).toBe(401)
   })
 
-  it('creates, reads and updates accounts and sub-accounts', async () => {
-    const parent = await admin('POST', '/accounts', { name: 'Agency' })
+  test('creates, reads and updates accounts and sub-accounts', async ({ t }) => {
+    const parent = await admin(t, 'POST', '/accounts', { name: 'Agency' })
     expect(parent.statusCode).toBe(201)
     const agency = parent.json().data
     expect(agency).toMatchObject({
@@ -39,11 +34,11 @@ describe('admin API', () => {
     expect(agency._id).toMatch(/^[0-9a-f]{24}$/)
 
     const child = (
-      await admin('POST', '/accounts', { name: 'Client', parent_account: agency._id, status: 'suspended' })
+      await admin(t, 'POST', '/accounts', { name: 'Client', parent_account: agency._id, status: 'suspended' })
     ).json().data
     expect(child).toMatchObject({ parent_account: agency._id, status: 'suspended' })
 
-    const updated = await admin('PATCH', `/accounts/${child._id}`, {
+    const updated = await admin(t, 'PATCH', `/accounts/${child._id}`, {
       status: 'active',
       listings_entity: 'ent-9',
     })
@@ -52,28 +47,33 @@ describe('admin API', () => {
       listings: { entity: 'ent-9' },
       listings_status: true,
     })
-    expect((await admin('GET', `/accounts/${child._id}`)).json().data.listings.entity).toBe('ent-9')
+    expect((await admin(t, 'GET', `/accounts/${child._id}`)).json().data.listings.entity).toBe('ent-9')
   })
 
-  it('answers 404 for an unknown account or parent and 400 naming a bad field', async () => {
-    expect((await admin('GET', '/accounts/650000000000000000000009')).json()).toEqual({
+  test('answers 404 for an unknown account or parent and 400 naming a bad field', async ({ t }) => {
+    expect((await admin(t, 'GET', '/accounts/650000000000000000000009')).json()).toEqual({
       success: false,
       errno: 404,
       message: 'Account not found',
     })
-    const orphan = await admin('POST', '/accounts', { name: 'x', parent_account: '650000000000000000000009' })
+    const orphan = await admin(t, 'POST', '/accounts', {
+      name: 'x',
+      parent_account: '650000000000000000000009',
+    })
     expect(orphan.json().message).toBe('Parent account not found')
-    const bad = await admin('POST', '/accounts', { name: 'x', status: 'closed' })
+    const bad = await admin(t, 'POST', '/accounts', { name: 'x', status: 'closed' })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().message).toBe('status must be one of: active, suspended')
-    expect((await admin('GET', '/accounts/not-an-id')).json().message).toBe(
+    expect((await admin(t, 'GET', '/accounts/not-an-id')).json().message).toBe(
       'id must be a 24-character hex id',
     )
   })
 
-  it('creates users with a membership and a chat identity, and refuses a duplicate email', async () => {
-    const account = (await admin('POST', '/accounts', { name: 'A' })).json().data
-    const created = await admin('POST', '/users', {
+  test('creates users with a membership and a chat identity, and refuses a duplicate email', async ({
+    t,
+  }) => {
+    const account = (await admin(t, 'POST', '/accounts', { name: 'A' })).json().data
+    const created = await admin(t, 'POST', '/users', {
       email: 'Grace@Example.com',
       password: 'long enough',
       name: 'Grace Brewster Hopper',
@@ -92,36 +92,40 @@ describe('admin API', () => {
       { account_id: account._id, main: true, conversation_id: expect.stringMatching(/^[0-9a-f]{24}$/) },
     ])
 
-    const again = await admin('POST', '/users', {
+    const again = await admin(t, 'POST', '/users', {
       email: 'grace@example.COM',
       password: 'long enough',
       name: 'G',
     })
     expect(again.statusCode).toBe(409)
 
-    const second = (await admin('POST', '/accounts', { name: 'B' })).json().data
-    const member = await admin('POST', `/users/${user._id}/memberships`, {
+    const second = (await admin(t, 'POST', '/accounts', { name: 'B' })).json().data
+    const member = await admin(t, 'POST', `/users/${user._id}/memberships`, {
       account_id: second._id,
       main: true,
     })
     expect(member.statusCode).toBe(201)
-    const memberships = (await admin('GET', `/users/${user._id}`)).json().data.memberships
+    const memberships = (await admin(t, 'GET', `/users/${user._id}`)).json().data.memberships
     expect(memberships).toHaveLength(2)
     expect(memberships.filter((m: { main: boolean }) => m.main)).toEqual([
       expect.objectContaining({ account_id: second._id }),
     ])
   })
 
-  it('validates user input with messages naming the field', async () => {
-    const bad = await admin('POST', '/users', { email: 'not-an-email', password: 'long enough', name: 'x' })
+  test('validates user input with messages naming the field', async ({ t }) => {
+    const bad = await admin(t, 'POST', '/users', {
+      email: 'not-an-email',
+      password: 'long enough',
+      name: 'x',
+    })
     expect(bad.json().message).toBe('email must be a valid email')
-    const short = await admin('POST', '/users', { email: 'a@b.co', password: 'short', name: 'x' })
+    const short = await admin(t, 'POST', '/users', { email: 'a@b.co', password: 'short', name: 'x' })
     expect(short.json().message).toBe('password must be at least 8 characters long')
-    const missing = await admin('POST', '/users', { email: 'a@b.co', password: 'long enough' })
+    const missing = await admin(t, 'POST', '/users', { email: 'a@b.co', password: 'long enough' })
     expect(missing.json().message).toBe('name is required')
   })
 
-  it('mints a token that carries the chat identity, only for members', async () => {
+  test('mints a token that carries the chat identity, only for members', async ({ t }) => {
     const tenant = await createTenant(t.app, { name: 'Tokens' })
     const claims = decodeJwt(tenant.token)
     expect(claims).toMatchObject({
@@ -132,66 +136,68 @@ describe('admin API', () => {
     })
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600)
     const other = await createTenant(t.app)
-    const refused = await admin('POST', '/tokens', { user_id: other.userId, account_id: tenant.accountId })
+    const refused = await admin(t, 'POST', '/tokens', { user_id: other.userId, account_id: tenant.accountId })
     expect(refused.json()).toMatchObject({ errno: 404, message: 'User is not a member of this account' })
   })
 
-  it('carries parent_account in tokens of sub-accounts', async () => {
+  test('carries parent_account in tokens of sub-accounts', async ({ t }) => {
     const parent = await createTenant(t.app)
     const child = await createTenant(t.app, { parent_account: parent.accountId })
     expect(decodeJwt(child.token).parent_account).toBe(parent.accountId)
   })
 
-  it('creates contacts unique per lower-cased email within an account', async () => {
+  test('creates contacts unique per lower-cased email within an account', async ({ t }) => {
     const a = await createTenant(t.app)
     const b = await createTenant(t.app)
-    const first = await admin('POST', `/accounts/${a.accountId}/contacts`, {
+    const first = await admin(t, 'POST', `/accounts/${a.accountId}/contacts`, {
       email: 'Lead@Example.com',
       name: 'Lead',
     })
     expect(first.statusCode).toBe(201)
     expect(
-      (await admin('POST', `/accounts/${a.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
+      (await admin(t, 'POST', `/accounts/${a.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
     ).toBe(409)
     expect(
-      (await admin('POST', `/accounts/${b.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
+      (await admin(t, 'POST', `/accounts/${b.accountId}/contacts`, { email: 'lead@example.com' })).statusCode,
     ).toBe(201)
     const contactId = first.json().data._id
-    expect((await admin('GET', `/accounts/${a.accountId}/contacts/${contactId}`)).statusCode).toBe(200)
-    expect((await admin('GET', `/accounts/${b.accountId}/contacts/${contactId}`)).statusCode).toBe(404)
+    expect((await admin(t, 'GET', `/accounts/${a.accountId}/contacts/${contactId}`)).statusCode).toBe(200)
+    expect((await admin(t, 'GET', `/accounts/${b.accountId}/contacts/${contactId}`)).statusCode).toBe(404)
   })
 
-  it.each([
+  test.for([
     ['persons', { first_name: 'Ada', last_name: 'King', email: 'ada@example.com' }],
     ['businesses', { name: 'Acme Bakery', address: '1 Main St', phone: '+15550100' }],
     ['instasites', { url: 'https://acme.example', name: 'Acme site' }],
     ['instareports', { url: 'https://r.example/1', link: 'https://r.example/1/share' }],
-  ])('creates and reads %s per account', async (kind, fields) => {
+  ] as const)('creates and reads %s per account', async ([kind, fields], { t }) => {
     const a = await createTenant(t.app)
     const b = await createTenant(t.app)
-    const created = await admin('POST', `/accounts/${a.accountId}/${kind}`, fields)
+    const created = await admin(t, 'POST', `/accounts/${a.accountId}/${kind}`, fields)
     expect(created.statusCode).toBe(201)
     expect(created.json().data).toMatchObject({ ...fields, account_id: a.accountId })
     const id = created.json().data._id
-    expect((await admin('GET', `/accounts/${a.accountId}/${kind}/${id}`)).json().data).toMatchObject(fields)
-    expect((await admin('GET', `/accounts/${b.accountId}/${kind}/${id}`)).statusCode).toBe(404)
+    expect((await admin(t, 'GET', `/accounts/${a.accountId}/${kind}/${id}`)).json().data).toMatchObject(
+      fields,
+    )
+    expect((await admin(t, 'GET', `/accounts/${b.accountId}/${kind}/${id}`)).statusCode).toBe(404)
   })
 
-  it('grants credits once per reference and reports the balance', async () => {
+  test('grants credits once per reference and reports the balance', async ({ t }) => {
     const a = await createTenant(t.app)
-    expect((await admin('GET', `/accounts/${a.accountId}/credits`)).json().data).toEqual({
+    expect((await admin(t, 'GET', `/accounts/${a.accountId}/credits`)).json().data).toEqual({
       account_id: a.accountId,
       balance: 0,
     })
-    await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 5, reference: 'invoice-1' })
-    const repeated = await admin('POST', `/accounts/${a.accountId}/credits`, {
+    await admin(t, 'POST', `/accounts/${a.accountId}/credits`, { amount: 5, reference: 'invoice-1' })
+    const repeated = await admin(t, 'POST', `/accounts/${a.accountId}/credits`, {
       amount: 5,
       reference: 'invoice-1',
     })
     expect(repeated.json().data.balance).toBe(5)
-    const more = await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 3 })
+    const more = await admin(t, 'POST', `/accounts/${a.accountId}/credits`, { amount: 3 })
     expect(more.json().data.balance).toBe(8)
-    expect((await admin('POST', `/accounts/${a.accountId}/credits`, { amount: 0 })).json().message).toBe(
+    expect((await admin(t, 'POST', `/accounts/${a.accountId}/credits`, { amount: 0 })).json().message).toBe(
       'amount must be >= 1',
     )
   })

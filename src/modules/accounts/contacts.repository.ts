@@ -1,16 +1,9 @@
-import { and, count, eq, ilike, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
+import { insertOrFind } from '../../platform/db/insert-or-find.js'
 import { containsPattern } from '../../platform/db/search.js'
-import {
-  businesses,
-  contacts,
-  instareports,
-  instasites,
-  persons,
-  prospectConversationMembers,
-  prospectConversations,
-} from './tables.js'
+import { businesses, contacts, instareports, instasites, persons } from './tables.js'
 
 export type ContactRow = typeof contacts.$inferSelect
 
@@ -25,6 +18,20 @@ export async function insertContact(
     .onConflictDoNothing()
     .returning()
   return row
+}
+
+/** Creates the contact with this email, or finds the account's contact that has it (in any case). */
+export function insertOrFindContactByEmail(
+  db: Database,
+  accountId: string,
+  values: { email: string; name: string },
+): Promise<{ row: ContactRow; created: boolean }> {
+  return insertOrFind(
+    db,
+    contacts,
+    { ...values, accountId },
+    and(eq(contacts.accountId, accountId), eq(sql`lower(${contacts.email})`, values.email.toLowerCase())),
+  )
 }
 
 export async function findContact(
@@ -145,120 +152,4 @@ export async function findVariableSource<K extends VariableSource>(
     .from(table as typeof persons)
     .where(and(eq(table.accountId, accountId), eq(table.id, id)))
   return row as VariableSourceRow<K> | undefined
-}
-
-export type ProspectConversationRow = typeof prospectConversations.$inferSelect
-export type ProspectMemberRow = typeof prospectConversationMembers.$inferSelect
-
-export async function insertProspectConversation(
-  db: Database,
-  accountId: string,
-  values: { contactId: string; channel: string; title: string },
-  memberUserIds: string[],
-): Promise<ProspectConversationRow> {
-  const [row] = await db
-    .insert(prospectConversations)
-    .values({ ...values, accountId })
-    .returning()
-  const conversation = row as ProspectConversationRow
-  if (memberUserIds.length > 0) {
-    await db
-      .insert(prospectConversationMembers)
-      .values(memberUserIds.map((userId) => ({ accountId, conversationId: conversation.id, userId })))
-      .onConflictDoNothing()
-  }
-  return conversation
-}
-
-export async function findProspectConversation(db: Database, accountId: string, conversationId: string) {
-  const [row] = await db
-    .select()
-    .from(prospectConversations)
-    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
-  return row
-}
-
-/** The newest open conversation with the contact on the channel. */
-export async function findOpenProspectConversationRow(
-  db: Database,
-  accountId: string,
-  contactId: string,
-  channel: string,
-): Promise<ProspectConversationRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(prospectConversations)
-    .where(
-      and(
-        eq(prospectConversations.accountId, accountId),
-        eq(prospectConversations.contactId, contactId),
-        eq(prospectConversations.channel, channel),
-        eq(prospectConversations.isOpen, true),
-      ),
-    )
-    .orderBy(sql`${prospectConversations.lastActivity} desc`)
-    .limit(1)
-  return row
-}
-
-export function listProspectMembers(
-  db: Database,
-  accountId: string,
-  conversationId: string,
-): Promise<ProspectMemberRow[]> {
-  return db
-    .select()
-    .from(prospectConversationMembers)
-    .where(
-      and(
-        eq(prospectConversationMembers.accountId, accountId),
-        eq(prospectConversationMembers.conversationId, conversationId),
-      ),
-    )
-    .orderBy(prospectConversationMembers.userId)
-}
-
-/** Marks new activity: the time moves on and every member but the author has one more unread message. */
-export async function touchProspectConversation(
-  db: Database,
-  accountId: string,
-  conversationId: string,
-  authorUserId: string | null,
-): Promise<void> {
-  await db
-    .update(prospectConversations)
-    .set({ lastActivity: new Date(), isOpen: true })
-    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
-  const members = and(
-    eq(prospectConversationMembers.accountId, accountId),
-    eq(prospectConversationMembers.conversationId, conversationId),
-  )
-  await db
-    .update(prospectConversationMembers)
-    .set({ unreadCount: sql`${prospectConversationMembers.unreadCount} + 1` })
-    .where(authorUserId ? and(members, ne(prospectConversationMembers.userId, authorUserId)) : members)
-}
-
-/** Makes the user follow the conversation (if not yet) with one more unread message, and moves its activity on. */
-export async function addUnreadForUser(
-  db: Database,
-  accountId: string,
-  conversationId: string,
-  userId: string,
-): Promise<void> {
-  await db
-    .update(prospectConversations)
-    .set({ lastActivity: new Date(), isOpen: true })
-    .where(and(eq(prospectConversations.accountId, accountId), eq(prospectConversations.id, conversationId)))
-  await db
-    .insert(prospectConversationMembers)
-    .values({ accountId, conversationId, userId, unreadCount: 1 })
-    .onConflictDoUpdate({
-      target: [
-        prospectConversationMembers.accountId,
-        prospectConversationMembers.conversationId,
-        prospectConversationMembers.userId,
-      ],
-      set: { unreadCount: sql`${prospectConversationMembers.unreadCount} + 1` },
-    })
 }

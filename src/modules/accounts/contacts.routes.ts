@@ -1,16 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { Contact, CreateContactBody, UpdateContactBody } from './accounts.schemas.js'
+import { Contact, ContactsQuery, CreateContactBody, UpdateContactBody } from './contacts.schemas.js'
 import { createContact, getContact, listContactsPage, updateContact } from './contacts.service.js'
-
-const ContactsQuery = Type.Composite([
-  PageQuery(10, 100),
-  Type.Object({ search: Type.Optional(Type.String()) }),
-])
 
 /**
  * The caller's own contacts, with a platform JWT or an app's access token: always the token's account.
@@ -30,8 +23,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: readable,
       schema: {
         ...tenant('List contacts'),
+        operationId: 'contactList',
         querystring: ContactsQuery,
-        response: { 200: PageEnvelope(Contact) },
+        response: { 200: PageEnvelope(Contact), ...errorResponses(400, 401, 403, 429) },
       },
     },
     async (request) => {
@@ -44,7 +38,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     '/contacts/:id',
     {
       config: readable,
-      schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } },
+      schema: {
+        ...tenant('Read a contact'),
+        operationId: 'contactRead',
+        params: IdParams,
+        response: { 200: Envelope(Contact), ...errorResponses(400, 401, 403, 404, 429) },
+      },
     },
     async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
   )
@@ -55,8 +54,9 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: writable,
       schema: {
         ...tenant('Create a contact'),
+        operationId: 'contactCreate',
         body: CreateContactBody,
-        response: { 201: Envelope(Contact) },
+        response: { 201: Envelope(Contact), ...errorResponses(400, 401, 403, 409, 429) },
       },
     },
     async (request, reply) =>
@@ -69,9 +69,10 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: writable,
       schema: {
         ...tenant('Change a contact'),
+        operationId: 'contactUpdate',
         params: IdParams,
         body: UpdateContactBody,
-        response: { 200: Envelope(Contact) },
+        response: { 200: Envelope(Contact), ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
     },
     async (request) =>

@@ -11,24 +11,16 @@ import {
   findContactsByIdsOrEmails,
   findVariableSource,
   insertContact,
+  insertOrFindContactByEmail,
   insertVariableSource,
   listContacts,
   updateContactRow,
   type VariableSource,
   type VariableSourceRow,
 } from './contacts.repository.js'
+import type { Contact, VariableSourceRecord } from './contacts.schemas.js'
 
-export interface ContactView {
-  _id: string
-  account_id: string
-  email: string | null
-  name: string
-  phone: string
-  created_at: string
-  updated_at: string
-}
-
-const contactView = (row: ContactRow): ContactView => ({
+const contactView = (row: ContactRow): Contact => ({
   _id: row.id,
   account_id: row.accountId,
   email: row.email,
@@ -55,7 +47,7 @@ export async function createContact(
   changes: Changes,
   accountId: string,
   input: ContactInput,
-): Promise<ContactView> {
+): Promise<Contact> {
   await requireAccount(db, accountId)
   return inTransaction(db, async (tx) => {
     const row = await insertContact(tx, accountId, {
@@ -77,7 +69,7 @@ export async function updateContact(
   accountId: string,
   contactId: string,
   input: ContactInput,
-): Promise<ContactView> {
+): Promise<Contact> {
   return inTransaction(db, async (tx) => {
     const before = await findContact(tx, accountId, contactId, { forUpdate: true })
     if (!before) throw new NotFound('Contact not found')
@@ -98,7 +90,7 @@ export async function updateContact(
   })
 }
 
-export async function getContact(db: Database, accountId: string, contactId: string): Promise<ContactView> {
+export async function getContact(db: Database, accountId: string, contactId: string): Promise<Contact> {
   const row = await findContact(db, accountId, contactId)
   if (!row) throw new NotFound('Contact not found')
   return contactView(row)
@@ -112,7 +104,7 @@ export async function findRecipientContacts(
   db: Database,
   accountId: string,
   recipients: { email: string; recipient_id?: string }[],
-): Promise<ContactView[]> {
+): Promise<Contact[]> {
   const ids = recipients.flatMap((r) => (r.recipient_id ? [r.recipient_id] : []))
   const rows = await findContactsByIdsOrEmails(
     db,
@@ -134,7 +126,7 @@ export function listContactsPage(
   db: Database,
   accountId: string,
   query: { search?: string; page: number; limit: number },
-): Promise<{ data: ContactView[]; pagination: Pagination }> {
+): Promise<{ data: Contact[]; pagination: Pagination }> {
   return paginate(
     query,
     (window) => listContacts(db, accountId, { search: query.search, ...window }),
@@ -142,14 +134,7 @@ export function listContactsPage(
   )
 }
 
-export type VariableSourceView = Record<string, unknown> & {
-  _id: string
-  account_id: string
-  created_at: string
-  updated_at: string
-}
-
-function variableSourceView(row: VariableSourceRow<VariableSource>): VariableSourceView {
+function variableSourceView(row: VariableSourceRow<VariableSource>): VariableSourceRecord {
   const { id, accountId, createdAt, updatedAt, ...fields } = row
   const snake = Object.fromEntries(
     Object.entries(fields).map(([key, value]) => [
@@ -172,7 +157,7 @@ export async function createVariableSource(
   accountId: string,
   kind: VariableSource,
   fields: Record<string, string>,
-): Promise<VariableSourceView> {
+): Promise<VariableSourceRecord> {
   await requireAccount(db, accountId)
   const camel = Object.fromEntries(
     Object.entries(fields).map(([key, value]) => [
@@ -188,7 +173,7 @@ export async function getVariableSource(
   accountId: string,
   kind: VariableSource,
   id: string,
-): Promise<VariableSourceView | null> {
+): Promise<VariableSourceRecord | null> {
   const row = await findVariableSource(db, accountId, kind, id)
   return row ? variableSourceView(row) : null
 }
@@ -202,17 +187,12 @@ export async function findOrCreateContactByEmail(
   changes: Changes,
   accountId: string,
   input: { email: string; name?: string },
-): Promise<ContactView & { created: boolean }> {
+): Promise<Contact & { created: boolean }> {
   const email = input.email.trim()
   const [existing] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
   if (existing) return { ...contactView(existing), created: false }
-  const inserted = await insertContact(tx, accountId, { email, name: input.name ?? '' })
-  if (inserted) {
-    const view = contactView(inserted)
-    await changes.announce(tx, accountId, CONTACT_CREATED, view)
-    return { ...view, created: true }
-  }
-  const [raced] = await findContactsByIdsOrEmails(tx, accountId, [], [email])
-  if (!raced) throw new Error('contact neither inserted nor found')
-  return { ...contactView(raced), created: false }
+  const { row, created } = await insertOrFindContactByEmail(tx, accountId, { email, name: input.name ?? '' })
+  const view = contactView(row)
+  if (created) await changes.announce(tx, accountId, CONTACT_CREATED, view)
+  return { ...view, created }
 }

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
+import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 
 describe('contacts of the caller', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
   const ids: string[] = []
-  beforeAll(async () => {
-    t = await buildTestApp()
-    owner = await createTenant(t.app)
-    stranger = await createTenant(t.app)
+  test.beforeAll(async ({ t, owner }) => {
     for (const n of [1, 2, 3, 4, 5]) {
       const response = await t.app.inject({
         method: 'POST',
@@ -21,9 +16,8 @@ describe('contacts of the caller', () => {
       ids.push(response.json().data._id)
     }
   })
-  afterAll(() => t.close())
 
-  it('pages through the account contacts, newest first', async () => {
+  test('pages through the account contacts, newest first', async ({ t, owner }) => {
     const response = await t.app.inject({ url: '/v1/contacts?limit=2&page=2', headers: owner.headers })
     expect(response.statusCode).toBe(200)
     const body = response.json()
@@ -35,7 +29,7 @@ describe('contacts of the caller', () => {
     expect(body.data.map((c: { _id: string }) => c._id)).toEqual([ids[2], ids[1]])
   })
 
-  it('defaults to 10 per page and searches name and email literally', async () => {
+  test('defaults to 10 per page and searches name and email literally', async ({ t, owner }) => {
     expect(
       (await t.app.inject({ url: '/v1/contacts', headers: owner.headers })).json().pagination.limit,
     ).toBe(10)
@@ -45,7 +39,7 @@ describe('contacts of the caller', () => {
     expect(byEmail.json().pagination.total).toBe(1)
   })
 
-  it('shows another account nothing', async () => {
+  test('shows another account nothing', async ({ t, owner, stranger }) => {
     const list = await t.app.inject({ url: '/v1/contacts', headers: stranger.headers })
     expect(list.json().pagination.total).toBe(0)
     await expectHiddenFromOtherAccounts(
@@ -56,12 +50,15 @@ describe('contacts of the caller', () => {
     )
   })
 
-  it('refuses a page size above 100', async () => {
+  test('refuses a page size above 100', async ({ t, owner }) => {
     const response = await t.app.inject({ url: '/v1/contacts?limit=101', headers: owner.headers })
     expect(response.json()).toMatchObject({ errno: 400, message: 'limit must be <= 100' })
   })
 
-  it('creates a contact in the caller account, naming a bad field and refusing a second with the same email', async () => {
+  test('creates a contact in the caller account, naming a bad field and refusing a second with the same email', async ({
+    t,
+    owner,
+  }) => {
     const created = await t.app.inject({
       method: 'POST',
       url: '/v1/contacts',
@@ -89,7 +86,11 @@ describe('contacts of the caller', () => {
     expect(bad.json()).toMatchObject({ errno: 400, message: expect.stringContaining('email') })
   })
 
-  it("changes a contact's fields, but not another account's, nor to the email of another contact", async () => {
+  test("changes a contact's fields, but not another account's, nor to the email of another contact", async ({
+    t,
+    owner,
+    stranger,
+  }) => {
     const patch = (id: string | undefined, payload: object, headers = owner.headers) =>
       t.app.inject({ method: 'PATCH', url: `/v1/contacts/${id}`, headers, payload })
     const changed = await patch(ids[0], { name: 'Renamed', phone: '+44 20 7946 0000' })

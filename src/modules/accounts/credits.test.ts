@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
 import { createTenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { creditBalance, grantCredits, InsufficientBalance, reserveCredits } from './credits.service.js'
 
 describe('credits', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  it('never overdraws under 50 concurrent reservations', async () => {
+  test('never overdraws under 50 concurrent reservations', async ({ t }) => {
     const { db } = t.app.platform
     const { accountId } = await createTenant(t.app)
     await grantCredits(db, accountId, 10)
@@ -24,7 +18,7 @@ describe('credits', () => {
     expect(await creditBalance(db, accountId)).toBe(0)
   })
 
-  it('reports what was required and what was available', async () => {
+  test('reports what was required and what was available', async ({ t }) => {
     const { db } = t.app.platform
     const { accountId } = await createTenant(t.app)
     await grantCredits(db, accountId, 2)
@@ -38,7 +32,7 @@ describe('credits', () => {
     expect(await creditBalance(db, accountId)).toBe(2)
   })
 
-  it('charges a reference once', async () => {
+  test('charges a reference once', async ({ t }) => {
     const { db } = t.app.platform
     const { accountId } = await createTenant(t.app)
     await grantCredits(db, accountId, 5)
@@ -46,7 +40,7 @@ describe('credits', () => {
     expect(await reserveCredits(db, accountId, 'email', 2, 'msg-1')).toEqual({ balance: 3, applied: false })
   })
 
-  it('reserves nothing from an account without a balance', async () => {
+  test('reserves nothing from an account without a balance', async ({ t }) => {
     const { db } = t.app.platform
     const { accountId } = await createTenant(t.app)
     await expect(reserveCredits(db, accountId, 'email', 1)).rejects.toMatchObject({

@@ -2,32 +2,19 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { findMembership } from './accounts.repository.js'
+import { getContact } from './contacts.service.js'
 import {
   addUnreadForUser,
-  findContact,
   findOpenProspectConversationRow,
   findProspectConversation,
   insertProspectConversation,
   listProspectMembers,
   type ProspectConversationRow,
   touchProspectConversation,
-} from './contacts.repository.js'
+} from './prospect-conversations.repository.js'
+import type { ProspectConversation } from './prospect-conversations.schemas.js'
 
-/** A thread with a contact on a channel (email, sms, …), with the account's users who follow it. */
-export interface ProspectConversationView {
-  _id: string
-  account_id: string
-  contact_id: string
-  channel: string
-  title: string
-  is_open: boolean
-  last_activity: string
-  members: { user_id: string; unread_count: number }[]
-  created_at: string
-  updated_at: string
-}
-
-async function view(db: Database, row: ProspectConversationRow): Promise<ProspectConversationView> {
+async function view(db: Database, row: ProspectConversationRow): Promise<ProspectConversation> {
   const members = await listProspectMembers(db, row.accountId, row.id)
   return {
     _id: row.id,
@@ -47,7 +34,7 @@ export async function getProspectConversation(
   db: Database,
   accountId: string,
   conversationId: string,
-): Promise<ProspectConversationView> {
+): Promise<ProspectConversation> {
   const row = await findProspectConversation(db, accountId, conversationId)
   if (!row) throw new NotFound('Conversation not found')
   return view(db, row)
@@ -58,7 +45,7 @@ export async function findOpenProspectConversation(
   accountId: string,
   contactId: string,
   channel: string,
-): Promise<ProspectConversationView | null> {
+): Promise<ProspectConversation | null> {
   const row = await findOpenProspectConversationRow(db, accountId, contactId, channel)
   return row ? view(db, row) : null
 }
@@ -71,9 +58,9 @@ export function openProspectConversation(
   db: Database,
   accountId: string,
   input: { contact_id: string; channel: string; title?: string; member_user_ids: string[] },
-): Promise<{ conversation: ProspectConversationView; created: boolean }> {
+): Promise<{ conversation: ProspectConversation; created: boolean }> {
   return inTransaction(db, async (tx) => {
-    if (!(await findContact(tx, accountId, input.contact_id))) throw new NotFound('Contact not found')
+    await getContact(tx, accountId, input.contact_id)
     const existing = await findOpenProspectConversation(tx, accountId, input.contact_id, input.channel)
     if (existing) return { conversation: existing, created: false }
     for (const userId of input.member_user_ids) {
@@ -96,7 +83,7 @@ export async function recordProspectActivity(
   accountId: string,
   conversationId: string,
   authorUserId: string | null = null,
-): Promise<ProspectConversationView> {
+): Promise<ProspectConversation> {
   return inTransaction(db, async (tx) => {
     if (!(await findProspectConversation(tx, accountId, conversationId)))
       throw new NotFound('Conversation not found')
@@ -114,7 +101,7 @@ export async function recordEmailFromUser(
   accountId: string,
   conversationId: string,
   userId: string,
-): Promise<ProspectConversationView> {
+): Promise<ProspectConversation> {
   return inTransaction(db, async (tx) => {
     if (!(await findProspectConversation(tx, accountId, conversationId)))
       throw new NotFound('Conversation not found')

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { findRecipientContacts } from './contacts.service.js'
 import {
   findOpenProspectConversation,
@@ -11,15 +11,9 @@ import {
 } from './prospect-conversations.service.js'
 
 describe('prospect conversations', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
   let contactId: string
   let colleagueId: string
-  beforeAll(async () => {
-    t = await buildTestApp()
-    owner = await createTenant(t.app)
-    stranger = await createTenant(t.app)
+  test.beforeAll(async ({ t, owner }) => {
     const contact = await t.app.inject({
       method: 'POST',
       url: `/v1/admin/accounts/${owner.accountId}/contacts`,
@@ -40,9 +34,8 @@ describe('prospect conversations', () => {
     })
     colleagueId = colleague.json().data._id
   })
-  afterAll(() => t.close())
 
-  it('opens one conversation per contact and channel, and reuses the open one', async () => {
+  test('opens one conversation per contact and channel, and reuses the open one', async ({ t, owner }) => {
     const { db } = t.app.platform
     const input = {
       contact_id: contactId,
@@ -68,7 +61,7 @@ describe('prospect conversations', () => {
     )
   })
 
-  it('counts unread messages for every member but the author', async () => {
+  test('counts unread messages for every member but the author', async ({ t, owner }) => {
     const { db } = t.app.platform
     const { conversation } = await openProspectConversation(db, owner.accountId, {
       contact_id: contactId,
@@ -82,7 +75,11 @@ describe('prospect conversations', () => {
     expect(Date.parse(after.last_activity)).toBeGreaterThanOrEqual(Date.parse(conversation.last_activity))
   })
 
-  it('records email from a user: they follow the thread with one more unread message', async () => {
+  test('records email from a user: they follow the thread with one more unread message', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
     const { db } = t.app.platform
     const { conversation } = await openProspectConversation(db, owner.accountId, {
       contact_id: contactId,
@@ -100,7 +97,11 @@ describe('prospect conversations', () => {
     ).rejects.toThrow('Conversation not found')
   })
 
-  it('finds the contacts of recipients by recipient_id or email, once each, in order', async () => {
+  test('finds the contacts of recipients by recipient_id or email, once each, in order', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
     const { db } = t.app.platform
     const other = await t.app.inject({
       method: 'POST',
@@ -123,7 +124,7 @@ describe('prospect conversations', () => {
     ).toEqual([])
   })
 
-  it('keeps conversations inside their account', async () => {
+  test('keeps conversations inside their account', async ({ t, owner, stranger }) => {
     const { db } = t.app.platform
     const { conversation } = await openProspectConversation(db, owner.accountId, {
       contact_id: contactId,

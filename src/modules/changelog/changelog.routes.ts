@@ -1,16 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import { errorResponses } from '../../platform/http/envelope.js'
+import { PostsPage, PostsQuery } from './changelog.schemas.js'
 import { listChangelogPosts } from './changelog.service.js'
-
-const PostsQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-})
-
-const PostsPage = Type.Object({
-  pagination: Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
-  data: Type.Array(Type.Unknown()),
-})
 
 export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
@@ -18,11 +9,12 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       onRequest: app.authenticate,
       schema: {
+        operationId: 'changelogList',
         tags: ['changelog'],
         summary: 'Changelog posts (the upstream feed is disabled: always empty)',
         security: [{ bearer: [] }],
         querystring: PostsQuery,
-        response: { 200: PostsPage },
+        response: { 200: PostsPage, ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => listChangelogPosts(request.query.page, request.query.per_page),

@@ -11,53 +11,11 @@ import {
   listCommunications,
   listEventsOf,
 } from './communications.repository.js'
+import type { Communication, DeliveryEvent } from './communications.schemas.js'
 import { deliveryStatus } from './delivery-status.service.js'
-import type { AttachmentMetadata, COMMUNICATION_TYPES, SentBy } from './tables.js'
+import type { AttachmentMetadata, SentBy } from './tables.js'
 
-/** One delivery event of a record, with the spec's field names. */
-export interface DeliveryEventView {
-  event: string
-  email: string
-  timestamp: number
-  sg_event_id: string
-  sg_message_id: string | null
-  account_id: string
-  uid: string | null
-  useragent: string | null
-  ip: string | null
-  url: string | null
-}
-
-/** The spec's Communication record. */
-export interface CommunicationView {
-  _id: string
-  sent_by: SentBy | null
-  origin: string
-  account_id: string
-  headers: Record<string, unknown>
-  body: Record<string, unknown>
-  msgID: string | null
-  type: (typeof COMMUNICATION_TYPES)[number]
-  module: string
-  message_type: string
-  contact_id: string[]
-  conversation_id: string[]
-  attachments: AttachmentMetadata[]
-  success: boolean
-  events: DeliveryEventView[]
-  /** The newest delivery event's name (see delivery-status.ts); null before any. */
-  delivery_status: string | null
-  from?: string
-  to?: string[]
-  subject?: string
-  html?: string
-  text?: string
-  referenceID?: string
-  createdAt: string
-  modifiedAt: string
-}
-
-const eventView = (row: CommunicationEventRow): DeliveryEventView => ({
+const eventView = (row: CommunicationEventRow): DeliveryEvent => ({
   event: row.event,
   email: row.email,
   timestamp: row.timestamp,
@@ -90,7 +48,7 @@ const attachmentView = (a: AttachmentMetadata): AttachmentMetadata => ({
 })
 
 /** The record with its events; the inbound-only fields appear only when they are set. */
-export function communicationView(row: CommunicationRow, events: CommunicationEventRow[]): CommunicationView {
+export function communicationView(row: CommunicationRow, events: CommunicationEventRow[]): Communication {
   return {
     _id: row.id,
     sent_by: sentByView(row.sentBy),
@@ -124,7 +82,7 @@ export function listCommunicationsPage(
   db: Database,
   accountId: string,
   query: CommunicationFilters & { page: number; limit: number },
-): Promise<{ data: CommunicationView[]; pagination: Pagination }> {
+): Promise<{ data: Communication[]; pagination: Pagination }> {
   return paginate(
     query,
     async (window) => {
@@ -146,11 +104,7 @@ export function listCommunicationsPage(
   )
 }
 
-export async function getCommunication(
-  db: Database,
-  accountId: string,
-  id: string,
-): Promise<CommunicationView> {
+export async function getCommunication(db: Database, accountId: string, id: string): Promise<Communication> {
   const row = await findCommunication(db, accountId, id)
   if (!row) throw new NotFound('Communication not found')
   return communicationView(row, await listEventsOf(db, accountId, [row.id]))

@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { type CommunicationRow, insertCommunication } from './communications.repository.js'
 import { communicationEvents } from './tables.js'
 
 describe('communications read API', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
-  beforeAll(async () => {
-    t = await buildTestApp()
-    owner = await createTenant(t.app)
-    stranger = await createTenant(t.app)
-  })
-  afterAll(() => t.close())
-
   const sender = {
     name: 'Ada Lovelace',
     email: 'ada@example.com',
@@ -25,7 +16,11 @@ describe('communications read API', () => {
     image: '',
   }
 
-  const outgoing = (tenant: Tenant, values: Partial<Parameters<typeof insertCommunication>[2]> = {}) =>
+  const outgoing = (
+    t: TestApp,
+    tenant: Tenant,
+    values: Partial<Parameters<typeof insertCommunication>[2]> = {},
+  ) =>
     insertCommunication(t.app.platform.db, tenant.accountId, {
       type: 'OUTGOING',
       module: 'SENDGRID',
@@ -38,7 +33,7 @@ describe('communications read API', () => {
       ...values,
     })
 
-  const addEvent = (record: CommunicationRow, event: string, timestamp: number) =>
+  const addEvent = (t: TestApp, owner: Tenant, record: CommunicationRow, event: string, timestamp: number) =>
     t.app.platform.db.insert(communicationEvents).values({
       accountId: record.accountId,
       communicationId: record.id,
@@ -53,23 +48,23 @@ describe('communications read API', () => {
       url: null,
     })
 
-  const get = (tenant: Tenant, path: string, prefix = '/v1/e') =>
+  const get = (t: TestApp, tenant: Tenant, path: string, prefix = '/v1/e') =>
     t.app.inject({ url: `${prefix}/mailprovider/communications${path}`, headers: tenant.headers })
 
-  it('reads a record with the spec field names and its events in timestamp order', async () => {
+  test('reads a record with the spec field names and its events in timestamp order', async ({ t, owner }) => {
     const contactId = newId()
     const conversationId = newId()
-    const record = await outgoing(owner, {
+    const record = await outgoing(t, owner, {
       contactIds: [contactId],
       conversationIds: [conversationId],
       attachments: [
         { bucket: 'local', type: 'application/pdf', file_name: 'a.pdf', size: 3, key: 'k/a.pdf' },
       ],
     })
-    await addEvent(record, 'open', 1_700_000_100)
-    await addEvent(record, 'delivered', 1_700_000_050)
+    await addEvent(t, owner, record, 'open', 1_700_000_100)
+    await addEvent(t, owner, record, 'delivered', 1_700_000_050)
 
-    const response = await get(owner, `/${record.id}`)
+    const response = await get(t, owner, `/${record.id}`)
     expect(response.statusCode).toBe(200)
     const body = response.json()
     expect(body).toMatchObject({ success: true, message: 'SUCCESS' })
@@ -111,7 +106,7 @@ describe('communications read API', () => {
     })
   })
 
-  it('shows the inbound fields only on records that have them', async () => {
+  test('shows the inbound fields only on records that have them', async ({ t, owner }) => {
     const inbound = await insertCommunication(t.app.platform.db, owner.accountId, {
       type: 'INCOMING',
       module: 'SENDGRID',
@@ -125,7 +120,7 @@ describe('communications read API', () => {
       text: 'Thanks',
       referenceId: 'msg-1',
     })
-    const data = (await get(owner, `/${inbound.id}`, '/v1/integrations')).json().data
+    const data = (await get(t, owner, `/${inbound.id}`, '/v1/integrations')).json().data
     expect(data).toMatchObject({
       type: 'INCOMING',
       sent_by: null,
@@ -138,25 +133,25 @@ describe('communications read API', () => {
       events: [],
     })
 
-    const sent = await outgoing(owner)
-    const keys = Object.keys((await get(owner, `/${sent.id}`)).json().data)
+    const sent = await outgoing(t, owner)
+    const keys = Object.keys((await get(t, owner, `/${sent.id}`)).json().data)
     for (const key of ['from', 'to', 'subject', 'html', 'text', 'referenceID'])
       expect(keys).not.toContain(key)
   })
 
-  it('lists newest first, paginated, each record with its own events', async () => {
+  test('lists newest first, paginated, each record with its own events', async ({ t, owner }) => {
     const tenant = await createTenant(t.app)
     const base = Date.now() - 60_000
     const records: CommunicationRow[] = []
     for (const n of [0, 1, 2]) {
-      records.push(await outgoing(tenant, { msgId: `list-${n}`, createdAt: new Date(base + n * 1000) }))
+      records.push(await outgoing(t, tenant, { msgId: `list-${n}`, createdAt: new Date(base + n * 1000) }))
     }
     const [first, second, third] = records as [CommunicationRow, CommunicationRow, CommunicationRow]
-    await addEvent(first, 'delivered', 1_700_000_001)
-    await addEvent(third, 'delivered', 1_700_000_003)
-    await addEvent(third, 'click', 1_700_000_004)
+    await addEvent(t, owner, first, 'delivered', 1_700_000_001)
+    await addEvent(t, owner, third, 'delivered', 1_700_000_003)
+    await addEvent(t, owner, third, 'click', 1_700_000_004)
 
-    const page1 = await get(tenant, '?limit=2')
+    const page1 = await get(t, tenant, '?limit=2')
     expect(page1.statusCode).toBe(200)
     expect(page1.json()).toMatchObject({
       success: true,
@@ -167,19 +162,19 @@ describe('communications read API', () => {
     expect(shown.map((c) => c._id)).toEqual([third.id, second.id])
     expect(shown.map((c) => c.events.map((e) => e.event))).toEqual([['delivered', 'click'], []])
 
-    const page2 = (await get(tenant, '?limit=2&page=2', '/v1/integrations')).json()
+    const page2 = (await get(t, tenant, '?limit=2&page=2', '/v1/integrations')).json()
     expect(page2.data.map((c: { _id: string }) => c._id)).toEqual([first.id])
     expect(page2.data[0].events.map((e: { timestamp: number }) => e.timestamp)).toEqual([1_700_000_001])
 
-    const defaults = (await get(tenant, '')).json().pagination
+    const defaults = (await get(t, tenant, '')).json().pagination
     expect(defaults).toEqual({ total: 3, page: 1, limit: 10, pages: 1 })
   })
 
-  it('filters by contact, conversation and type', async () => {
+  test('filters by contact, conversation and type', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const [alice, bob, thread] = [newId(), newId(), newId()]
-    const toBoth = await outgoing(tenant, { contactIds: [alice, bob], conversationIds: [thread, newId()] })
-    const toBob = await outgoing(tenant, { contactIds: [bob] })
+    const toBoth = await outgoing(t, tenant, { contactIds: [alice, bob], conversationIds: [thread, newId()] })
+    const toBob = await outgoing(t, tenant, { contactIds: [bob] })
     const reply = await insertCommunication(t.app.platform.db, tenant.accountId, {
       type: 'INCOMING',
       module: 'SENDGRID',
@@ -188,7 +183,7 @@ describe('communications read API', () => {
       conversationIds: [thread],
     })
     const ids = async (query: string) =>
-      ((await get(tenant, `?${query}`)).json().data as { _id: string }[]).map((c) => c._id).sort()
+      ((await get(t, tenant, `?${query}`)).json().data as { _id: string }[]).map((c) => c._id).sort()
 
     expect(await ids(`contact_id=${alice}`)).toEqual([toBoth.id, reply.id].sort())
     expect(await ids(`contact_id=${bob}`)).toEqual([toBoth.id, toBob.id].sort())
@@ -199,12 +194,12 @@ describe('communications read API', () => {
     expect(await ids(`contact_id=${newId()}`)).toEqual([])
   })
 
-  it('streams an attachment with its type, a safe file name and its size', async () => {
+  test('streams an attachment with its type, a safe file name and its size', async ({ t, owner }) => {
     const { storage } = t.app.platform
     const bytes = Buffer.from('%PDF-1.4 fake but binary \u0000\u00ff', 'latin1')
     const pdf = await storage.put(`attachments/${owner.accountId}/report.pdf`, bytes, 'application/pdf')
     const odd = await storage.put(`attachments/${owner.accountId}/odd.bin`, Buffer.from('odd'))
-    const record = await outgoing(owner, {
+    const record = await outgoing(t, owner, {
       attachments: [
         { ...pdf, type: 'application/pdf', file_name: 'report.pdf' },
         { ...odd, type: 'text/html\r\nx-injected: 1', file_name: 'Résumé "final"\\.txt' },
@@ -212,14 +207,14 @@ describe('communications read API', () => {
       ],
     })
 
-    const first = await get(owner, `/${record.id}/attachments/0`)
+    const first = await get(t, owner, `/${record.id}/attachments/0`)
     expect(first.statusCode).toBe(200)
     expect(first.rawPayload.equals(bytes)).toBe(true)
     expect(first.headers['content-type']).toBe('application/pdf')
     expect(first.headers['content-disposition']).toBe('attachment; filename="report.pdf"')
     expect(first.headers['content-length']).toBe(String(bytes.length))
 
-    const second = await get(owner, `/${record.id}/attachments/1`, '/v1/integrations')
+    const second = await get(t, owner, `/${record.id}/attachments/1`, '/v1/integrations')
     expect(second.statusCode).toBe(200)
     expect(second.body).toBe('odd')
     expect(second.headers['content-type']).toBe('application/octet-stream')
@@ -228,28 +223,28 @@ describe('communications read API', () => {
       `attachment; filename="R_sum_ \\"final\\"\\\\.txt"; filename*=UTF-8''R%C3%A9sum%C3%A9%20%22final%22%5C.txt`,
     )
 
-    const missingObject = await get(owner, `/${record.id}/attachments/2`)
+    const missingObject = await get(t, owner, `/${record.id}/attachments/2`)
     expect(missingObject.json()).toMatchObject({ errno: 404, message: 'Attachment not found' })
-    const pastTheEnd = await get(owner, `/${record.id}/attachments/3`)
+    const pastTheEnd = await get(t, owner, `/${record.id}/attachments/3`)
     expect(pastTheEnd.json()).toMatchObject({ errno: 404, message: 'Attachment not found' })
   })
 
-  it('answers 404 for a record that does not exist', async () => {
+  test('answers 404 for a record that does not exist', async ({ t, owner }) => {
     const id = newId()
-    expect((await get(owner, `/${id}`)).json()).toEqual({
+    expect((await get(t, owner, `/${id}`)).json()).toEqual({
       success: false,
       errno: 404,
       message: 'Communication not found',
     })
-    expect((await get(owner, `/${id}/attachments/0`)).json()).toMatchObject({
+    expect((await get(t, owner, `/${id}/attachments/0`)).json()).toMatchObject({
       errno: 404,
       message: 'Communication not found',
     })
   })
 
-  it('validates the query and path with messages naming the field', async () => {
+  test('validates the query and path with messages naming the field', async ({ t, owner }) => {
     const message = async (path: string) => {
-      const response = await get(owner, path)
+      const response = await get(t, owner, path)
       expect(response.statusCode).toBe(400)
       return response.json().message
     }
@@ -263,15 +258,19 @@ describe('communications read API', () => {
     expect(await message(`/${newId()}/attachments/first`)).toBe('index must be integer')
   })
 
-  it("hides a record and its attachments from other accounts, and lists none of another account's", async () => {
+  test("hides a record and its attachments from other accounts, and lists none of another account's", async ({
+    t,
+    owner,
+    stranger,
+  }) => {
     const { storage } = t.app.platform
     const contactId = newId()
     const file = await storage.put(`attachments/${owner.accountId}/private.txt`, Buffer.from('secret'))
-    const record = await outgoing(owner, {
+    const record = await outgoing(t, owner, {
       contactIds: [contactId],
       attachments: [{ ...file, type: 'text/plain', file_name: 'private.txt' }],
     })
-    await addEvent(record, 'delivered', 1_700_000_000)
+    await addEvent(t, owner, record, 'delivered', 1_700_000_000)
     for (const prefix of ['/v1/e', '/v1/integrations']) {
       const url = `${prefix}/mailprovider/communications/${record.id}`
       await expectHiddenFromOtherAccounts(t.app, { method: 'GET', url }, owner, stranger)
@@ -282,15 +281,15 @@ describe('communications read API', () => {
         stranger,
       )
     }
-    const theirs = await get(stranger, '')
+    const theirs = await get(t, stranger, '')
     expect(theirs.json()).toMatchObject({ data: [], pagination: { total: 0 } })
-    const byContact = await get(stranger, `?contact_id=${contactId}`)
+    const byContact = await get(t, stranger, `?contact_id=${contactId}`)
     expect(byContact.json().pagination.total).toBe(0)
-    const mine = await get(owner, `?contact_id=${contactId}`)
+    const mine = await get(t, owner, `?contact_id=${contactId}`)
     expect(mine.json().data.map((c: { _id: string }) => c._id)).toEqual([record.id])
   })
 
-  it('requires a bearer token', async () => {
+  test('requires a bearer token', async ({ t }) => {
     const id = newId()
     for (const url of [
       '/v1/e/mailprovider/communications',

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
 import { Forbidden, Unavailable } from '../../platform/http/errors.js'
+import { EventBatch, Received } from './delivery-events.schemas.js'
 import { receiveEventBatch } from './delivery-events.service.js'
 import { enqueueDeliveryEvents } from './jobs.js'
 import {
@@ -15,23 +15,6 @@ import {
 
 /** SendGrid posts batches of up to a few MB; the service-wide 1 MB limit would refuse large ones. */
 export const EVENT_BATCH_BODY_LIMIT = 8 * 1024 * 1024
-
-// Documentation only (the route attaches validation errors instead of answering them): the spec has
-// this endpoint answer 200 to anything, and one odd event must not get a whole batch redelivered for a
-// day. The job keeps what it can use and logs the rest.
-const EventBatch = Type.Array(
-  Type.Object(
-    {},
-    {
-      additionalProperties: true,
-      description:
-        'A SendGrid event: email, timestamp (Unix seconds), event, sg_event_id, sg_message_id, ' +
-        'custom args account_id and uid, useragent, ip, url (click), type (bounce), smtp-id, category',
-    },
-  ),
-)
-
-const Received = Type.Object({ success: Type.Literal(true), message: Type.String() })
 
 const header = (request: FastifyRequest, name: string) => {
   const value = request.headers[name]
@@ -70,6 +53,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       bodyLimit: EVENT_BATCH_BODY_LIMIT,
       attachValidation: true,
       schema: {
+        operationId: 'deliveryEventsReceive',
         tags: ['email'],
         summary:
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',

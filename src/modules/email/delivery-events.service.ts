@@ -1,8 +1,8 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { findSupportMessagesOfCommunications } from '../support/support.service.js'
 import {
   findEventBatchState,
@@ -46,7 +46,7 @@ export async function receiveEventBatch(
  * or concurrently processed events count once.
  */
 export async function processEventBatch(
-  deps: { db: Database; config: Config; log: FastifyBaseLogger; events: Events },
+  deps: { db: Database; config: Config; log: Logger; events: Events },
   batchId: string,
 ): Promise<void> {
   const { db, log } = deps

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, ilike, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { insertOrFind } from '../../platform/db/insert-or-find.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { doNotDisturbEntries } from './tables.js'
 
@@ -7,26 +8,18 @@ export type DoNotDisturbRow = typeof doNotDisturbEntries.$inferSelect
 
 const lowerValue = sql<string>`lower(${doNotDisturbEntries.value})`
 
-/** Inserts the entry unless the address is already listed; undefined when it was. */
-export async function insertDoNotDisturbEntry(
+/** Inserts the entry, or finds the one already listed for the address (in any case). */
+export function insertOrFindDoNotDisturbEntry(
   db: Database,
   accountId: string,
   values: Pick<DoNotDisturbRow, 'value' | 'type' | 'reason'>,
-): Promise<DoNotDisturbRow | undefined> {
-  const [row] = await db
-    .insert(doNotDisturbEntries)
-    .values({ ...values, accountId })
-    .onConflictDoNothing()
-    .returning()
-  return row
-}
-
-export async function findDoNotDisturbEntryByValue(db: Database, accountId: string, value: string) {
-  const [row] = await db
-    .select()
-    .from(doNotDisturbEntries)
-    .where(and(eq(doNotDisturbEntries.accountId, accountId), eq(lowerValue, value.toLowerCase())))
-  return row
+): Promise<{ row: DoNotDisturbRow; created: boolean }> {
+  return insertOrFind(
+    db,
+    doNotDisturbEntries,
+    { ...values, accountId },
+    and(eq(doNotDisturbEntries.accountId, accountId), eq(lowerValue, values.value.toLowerCase())),
+  )
 }
 
 /** The lower-cased addresses among `values` that are on the account's list. */

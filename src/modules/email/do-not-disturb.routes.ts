@@ -1,42 +1,28 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { AddBody, DoNotDisturbEntry, ListQuery, Removed } from './do-not-disturb.schemas.js'
 import { addToDoNotDisturb, listDoNotDisturb, removeFromDoNotDisturb } from './do-not-disturb.service.js'
-import { DND_TYPES } from './tables.js'
-
-const DoNotDisturbEntry = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  value: Type.String(),
-  type: StringEnum(DND_TYPES),
-  reason: Type.String(),
-  createdAt: Timestamp(),
-})
-
-const AddBody = Type.Object({
-  value: Type.String({ format: 'email', description: 'The email address' }),
-  type: Type.Optional(StringEnum(DND_TYPES, { default: 'permanent' })),
-  reason: Type.Optional(Type.String({ maxLength: 500 })),
-})
-
-const ListQuery = Type.Composite([PageQuery(10, 100), Type.Object({ search: Type.Optional(Type.String()) })])
 
 /** The caller's do-not-disturb list, under `/mailprovider/dnd` of both integration prefixes. */
 export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
-  const tenant = (summary: string) => ({ tags: ['email'], summary, security: [{ bearer: [] }] })
+  const tenant = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['email'],
+    summary,
+    security: [{ bearer: [] }],
+  })
 
   app.get(
     '/mailprovider/dnd',
     {
       schema: {
-        ...tenant('List do-not-disturb entries'),
+        ...tenant('doNotDisturbList', 'List do-not-disturb entries'),
         querystring: ListQuery,
-        response: { 200: PageEnvelope(DoNotDisturbEntry) },
+        response: { 200: PageEnvelope(DoNotDisturbEntry), ...errorResponses(400, 401, 403) },
       },
     },
     async (request) => {
@@ -49,9 +35,16 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     '/mailprovider/dnd',
     {
       schema: {
-        ...tenant('Put an address on the do-not-disturb list (repeating it returns the entry there, 200)'),
+        ...tenant(
+          'doNotDisturbAdd',
+          'Put an address on the do-not-disturb list (repeating it returns the entry there, 200)',
+        ),
         body: AddBody,
-        response: { 200: Envelope(DoNotDisturbEntry), 201: Envelope(DoNotDisturbEntry) },
+        response: {
+          200: Envelope(DoNotDisturbEntry),
+          201: Envelope(DoNotDisturbEntry),
+          ...errorResponses(400, 401, 403),
+        },
       },
     },
     async (request, reply) => {
@@ -64,9 +57,12 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     '/mailprovider/dnd/:id',
     {
       schema: {
-        ...tenant('Take an address off the do-not-disturb list'),
+        ...tenant('doNotDisturbRemove', 'Take an address off the do-not-disturb list'),
         params: IdParams,
-        response: { 200: Envelope(Type.Object({ _id: Id(), deleted: Type.Boolean() })) },
+        response: {
+          200: Envelope(Removed),
+          ...errorResponses(400, 401, 403, 404),
+        },
       },
     },
     async (request) => {

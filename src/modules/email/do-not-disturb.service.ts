@@ -5,26 +5,13 @@ import { paginate } from '../../platform/http/pagination.js'
 import {
   type DoNotDisturbRow,
   deleteDoNotDisturbEntry,
-  findDoNotDisturbEntryByValue,
   findListedValues,
-  insertDoNotDisturbEntry,
+  insertOrFindDoNotDisturbEntry,
   listDoNotDisturbEntries,
 } from './do-not-disturb.repository.js'
-import type { DND_TYPES } from './tables.js'
+import type { AddBody, DoNotDisturbEntry } from './do-not-disturb.schemas.js'
 
-export type DoNotDisturbType = (typeof DND_TYPES)[number]
-
-/** The spec's do-not-disturb entry. */
-export interface DoNotDisturbView {
-  _id: string
-  account_id: string
-  value: string
-  type: DoNotDisturbType
-  reason: string
-  createdAt: string
-}
-
-const entryView = (row: DoNotDisturbRow): DoNotDisturbView => ({
+const entryView = (row: DoNotDisturbRow): DoNotDisturbEntry => ({
   _id: row.id,
   account_id: row.accountId,
   value: row.value,
@@ -53,25 +40,21 @@ export async function assertNotOnDoNotDisturb(
 export async function addToDoNotDisturb(
   db: Database,
   accountId: string,
-  input: { value: string; type?: DoNotDisturbType; reason?: string },
-): Promise<{ entry: DoNotDisturbView; created: boolean }> {
-  const value = input.value.trim()
-  const inserted = await insertDoNotDisturbEntry(db, accountId, {
-    value,
+  input: AddBody,
+): Promise<{ entry: DoNotDisturbEntry; created: boolean }> {
+  const { row, created } = await insertOrFindDoNotDisturbEntry(db, accountId, {
+    value: input.value.trim(),
     type: input.type ?? 'permanent',
     reason: input.reason ?? '',
   })
-  if (inserted) return { entry: entryView(inserted), created: true }
-  const existing = await findDoNotDisturbEntryByValue(db, accountId, value)
-  if (!existing) throw new Error('do-not-disturb entry vanished between insert and read')
-  return { entry: entryView(existing), created: false }
+  return { entry: entryView(row), created }
 }
 
 export function listDoNotDisturb(
   db: Database,
   accountId: string,
   query: { search?: string; page: number; limit: number },
-): Promise<{ data: DoNotDisturbView[]; pagination: Pagination }> {
+): Promise<{ data: DoNotDisturbEntry[]; pagination: Pagination }> {
   return paginate(
     query,
     (window) => listDoNotDisturbEntries(db, accountId, { search: query.search, ...window }),

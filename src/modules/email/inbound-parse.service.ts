@@ -1,6 +1,5 @@
-import type { FastifyRequest } from 'fastify'
 import { type AddressObject, simpleParser } from 'mailparser'
-import { DomainError, Invalid } from '../../platform/http/errors.js'
+import { Invalid } from '../../platform/http/errors.js'
 
 /** SendGrid's Inbound Parse posts messages of up to 30 MB. */
 export const INBOUND_BODY_LIMIT = 30 * 1024 * 1024
@@ -26,45 +25,6 @@ export interface InboundEmail {
 
 const TEXT_FIELDS = ['headers', 'from', 'to', 'cc', 'subject', 'text', 'html'] as const
 
-class PayloadTooLarge extends DomainError {
-  constructor() {
-    super(413, `The inbound email must be at most ${INBOUND_BODY_LIMIT / 1024 / 1024} MB`)
-  }
-}
-
-/**
- * Reads the multipart body. Fields arrive as bytes in the charset `charsets` names for them (SendGrid
- * puts no charset on the parts themselves), so the multipart parser is registered with `latin1`, which
- * maps each byte to one character; the bytes are recovered from it and decoded here.
- */
-export async function readInboundForm(request: FastifyRequest): Promise<InboundEmail> {
-  const fields = new Map<string, Buffer>()
-  const files = new Map<string, InboundAttachment>()
-  let total = 0
-  const count = (bytes: number) => {
-    total += bytes
-    if (total > INBOUND_BODY_LIMIT) throw new PayloadTooLarge()
-  }
-  try {
-    for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        const data = await part.toBuffer()
-        count(data.length)
-        files.set(part.fieldname, { filename: part.filename, type: part.mimetype, data })
-      } else {
-        if (part.valueTruncated) throw new PayloadTooLarge()
-        const bytes = Buffer.from(String(part.value), 'latin1')
-        count(bytes.length)
-        fields.set(part.fieldname, bytes)
-      }
-    }
-  } catch (error) {
-    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
-    throw error
-  }
-  return inboundEmailOf(fields, files)
-}
-
 /**
  * The same fields posted as a JSON object (no files): SendGrid posts multipart, but a relay or a test
  * may post JSON. Values are Unicode already, so `charsets` does not apply; objects are JSON text.
@@ -78,11 +38,14 @@ export function readInboundJson(body: unknown): Promise<InboundEmail> {
     if (name === 'charsets' || value === null || value === undefined) continue
     fields.set(name, Buffer.from(typeof value === 'string' ? value : JSON.stringify(value), 'utf8'))
   }
-  return inboundEmailOf(fields, new Map())
+  return parseInboundForm(fields, new Map())
 }
 
-/** The reply from the form's fields (bytes) and files: the raw MIME message when `email` holds one. */
-async function inboundEmailOf(
+/**
+ * The reply from the form's fields, as the bytes posted (SendGrid puts no charset on the parts; the
+ * `charsets` field names each field's), and its files: the raw MIME message when `email` holds one.
+ */
+export async function parseInboundForm(
   fields: Map<string, Buffer>,
   files: Map<string, InboundAttachment>,
 ): Promise<InboundEmail> {

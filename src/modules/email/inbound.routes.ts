@@ -1,12 +1,17 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
+import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
+import { Received } from './inbound.schemas.js'
 import { receiveInboundEmail } from './inbound.service.js'
-import { INBOUND_BODY_LIMIT, readInboundForm, readInboundJson } from './inbound-parse.service.js'
-
-const Received = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
+import {
+  INBOUND_BODY_LIMIT,
+  type InboundAttachment,
+  parseInboundForm,
+  readInboundJson,
+} from './inbound-parse.service.js'
 
 /** SendGrid's Inbound Parse webhook: no credentials; replies are kept only for mail we sent. */
 export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -23,25 +28,62 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       bodyLimit: INBOUND_BODY_LIMIT,
       preValidation: async (request) => {
         const length = Number(request.headers['content-length'])
-        if (length > INBOUND_BODY_LIMIT + 1024 * 1024) {
-          throw new DomainError(413, 'The inbound email must be at most 30 MB')
-        }
+        if (length > INBOUND_BODY_LIMIT + 1024 * 1024) throw new PayloadTooLarge()
       },
       schema: {
+        operationId: 'inboundReceive',
         tags: ['email'],
         summary:
           'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`; or the same fields as JSON)',
         consumes: ['multipart/form-data', 'application/json'],
-        response: { 200: Received },
+        response: { 200: Received, ...errorResponses(400, 413) },
       },
     },
     async (request) => {
       const email = request.isMultipart()
-        ? await readInboundForm(request)
+        ? await readMultipart(request).then(({ fields, files }) => parseInboundForm(fields, files))
         : await readInboundJson(request.body)
       const outcome = await receiveInboundEmail({ ...platform, log: request.log }, email)
       request.log.info({ inbound: outcome }, 'inbound email received')
       return { success: true as const, message: 'SUCCESS' as const }
     },
   )
+}
+
+class PayloadTooLarge extends DomainError {
+  constructor() {
+    super(413, `The inbound email must be at most ${INBOUND_BODY_LIMIT / 1024 / 1024} MB`)
+  }
+}
+
+/**
+ * Reads the multipart body, counting it against the limit. The multipart parser is registered with
+ * `latin1`, which maps each byte to one character, so each field's bytes are recovered here as posted.
+ */
+async function readMultipart(request: FastifyRequest) {
+  const fields = new Map<string, Buffer>()
+  const files = new Map<string, InboundAttachment>()
+  let total = 0
+  const count = (bytes: number) => {
+    total += bytes
+    if (total > INBOUND_BODY_LIMIT) throw new PayloadTooLarge()
+  }
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        const data = await part.toBuffer()
+        count(data.length)
+        files.set(part.fieldname, { filename: part.filename, type: part.mimetype, data })
+      } else {
+        if (part.valueTruncated) throw new PayloadTooLarge()
+        const bytes = Buffer.from(String(part.value), 'latin1')
+        count(bytes.length)
+        fields.set(part.fieldname, bytes)
+      }
+    }
+  } catch (error) {
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
+    throw error
+  }
+  return { fields, files }
 }

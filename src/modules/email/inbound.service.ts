@@ -1,10 +1,10 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
 import type { Events } from '../../platform/events/emit.js'
+import type { Logger } from '../../platform/log/logger.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import { findOrCreateContactByEmail } from '../accounts/contacts.service.js'
@@ -26,7 +26,7 @@ export interface InboundContext {
   storage: ObjectStorage
   events: Events
   changes: Changes
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 export type InboundOutcome =

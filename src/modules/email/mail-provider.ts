@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { mailCredentials } from './mail-subusers.service.js'
 import { createSendgridClient, type SendgridMailBody } from './sendgrid.js'
 import { MODULE_TAGS } from './tables.js'
@@ -34,7 +34,7 @@ export const mailProviderTag = (config: Config): string =>
 /** SendGrid-like ids (22 characters), so outbox records look like the real ones. */
 const outboxMessageId = () => randomBytes(16).toString('base64url').slice(0, 22)
 
-export function createMailProvider(db: Database, config: Config, log: FastifyBaseLogger): MailProvider {
+export function createMailProvider(db: Database, config: Config, log: Logger): MailProvider {
   if (config.mail.provider === 'outbox') {
     return {
       tag: mailProviderTag(config),

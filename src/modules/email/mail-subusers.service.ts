@@ -4,6 +4,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { DomainError, Unavailable } from '../../platform/http/errors.js'
 import { requireAccount } from '../accounts/accounts.service.js'
 import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
+import type { MailSubuser } from './mail-subusers.schemas.js'
 
 /** The spec's 403 when the provider key is missing or unusable. */
 export class MailProviderMisconfigured extends DomainError {
@@ -12,21 +13,13 @@ export class MailProviderMisconfigured extends DomainError {
   }
 }
 
-export interface MailSubuserView {
-  account_id: string
-  username: string
-  /** The key itself is never shown again. */
-  api_key_set: true
-  updated_at: string
-}
-
 /** Sets the SendGrid subuser an account sends through; its API key is stored encrypted. */
 export async function setMailSubuser(
   db: Database,
   config: Config,
   accountId: string,
   input: { username: string; api_key: string },
-): Promise<MailSubuserView> {
+): Promise<MailSubuser> {
   if (!config.secretsKey)
     throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
   await requireAccount(db, accountId)

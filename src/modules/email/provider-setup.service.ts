@@ -1,7 +1,7 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { MailProviderMisconfigured, mailCredentials } from './mail-subusers.service.js'
 import {
   type EventWebhookSettings,
@@ -15,7 +15,7 @@ export interface ProviderSetupContext {
   db: Database
   config: Config
   sendgrid: SendgridClient
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 /** The events the spec enables on the event webhook (true) and disables (false). */

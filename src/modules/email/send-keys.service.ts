@@ -1,6 +1,7 @@
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { Conflict, Invalid } from '../../platform/http/errors.js'
-import { type CommunicationView, getCommunication } from './communications.service.js'
+import type { Communication } from './communications.schemas.js'
+import { getCommunication } from './communications.service.js'
 import { type SendContext, type SendEmailInput, sendEmail } from './send.service.js'
 import {
   deleteSendKeyClaim,
@@ -32,7 +33,7 @@ export async function sendEmailOncePerKey(
   auth: AuthContext,
   input: SendEmailInput,
   key: string,
-): Promise<{ record: CommunicationView; replayed: boolean }> {
+): Promise<{ record: Communication; replayed: boolean }> {
   const accountId = auth.account_id
   if (!(await insertSendKeyClaim(ctx.db, accountId, key, STALE_CLAIM_SECONDS))) {
     const claimed = await findSendKey(ctx.db, accountId, key)

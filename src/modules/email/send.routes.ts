@@ -1,45 +1,15 @@
 import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
-import { Id, StringEnum } from '../../platform/http/schemas.js'
-import { Communication } from './communications.routes.js'
+import { Communication } from './communications.schemas.js'
 import { createMailProvider } from './mail-provider.js'
+import { SendBody, SendHeaders } from './send.schemas.js'
 import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.service.js'
 import { idempotencyKey, sendEmailOncePerKey } from './send-keys.service.js'
-
-const Address = Type.Object({ email: Type.String({ format: 'email' }), name: Type.Optional(Type.String()) })
-const Recipient = Type.Object({
-  email: Type.String({ format: 'email' }),
-  name: Type.Optional(Type.String()),
-  recipient_id: Type.Optional(Id({ description: 'Contact id, for tracking' })),
-})
-
-const SendBody = Type.Object({
-  subject: Type.String({ description: 'May contain {{variable}} placeholders' }),
-  sender: Address,
-  recipients: Type.Array(Recipient, { minItems: 1 }),
-  cc: Type.Optional(Type.Array(Recipient)),
-  bcc: Type.Optional(Type.Array(Recipient)),
-  reply_to: Type.Optional(Address),
-  content: Type.Optional(
-    Type.Array(Type.Object({ type: StringEnum(['text/html', 'text/plain']), value: Type.String() }), {
-      minItems: 1,
-    }),
-  ),
-  origin: Type.String(),
-  template_id: Type.Optional(Type.String({ minLength: 1 })),
-  dynamic_template_data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  person_id: Type.Optional(Id()),
-  business_id: Type.Optional(Id()),
-  instasite_id: Type.Optional(Id()),
-  instareport_id: Type.Optional(Id()),
-  fallback_values: Type.Optional(Type.String({ description: 'A JSON object, keyed by variable name' })),
-})
 
 /** Form fields that carry objects or arrays, JSON-encoded, in a multipart request. */
 const JSON_FIELDS = new Set([
@@ -128,23 +98,17 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
         },
       },
       schema: {
+        operationId: 'sendEmail',
         tags: ['email'],
         summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
-        headers: Type.Object({
-          'idempotency-key': Type.Optional(
-            Type.String({
-              description:
-                'Sends once per key and account: a retry gets the first send back (header Idempotent-Replayed: true), uncharged',
-            }),
-          ),
-        }),
+        headers: SendHeaders,
         security: [{ bearer: [] }],
         body: SendBody,
-        response: { 200: Envelope(Communication) },
+        response: { 200: Envelope(Communication), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
       },
     },
     async (request, reply) => {
-      const input = { ...(request.body as Static<typeof SendBody>), attachments: request.emailAttachments }
+      const input = { ...(request.body as SendBody), attachments: request.emailAttachments }
       const ctx = { db, config, storage, events, provider, log: request.log }
       const key = idempotencyKey(request.headers['idempotency-key'])
       if (!key) return ok(await sendEmail(ctx, request.auth, input))

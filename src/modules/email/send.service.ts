@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
@@ -6,17 +5,17 @@ import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Invalid } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
-import { getUser, type UserView } from '../accounts/accounts.service.js'
-import { type ContactView, findRecipientContacts } from '../accounts/contacts.service.js'
+import type { User } from '../accounts/accounts.schemas.js'
+import { getUser } from '../accounts/accounts.service.js'
+import type { Contact } from '../accounts/contacts.schemas.js'
+import { findRecipientContacts } from '../accounts/contacts.service.js'
 import { grantCredits, reserveCredits } from '../accounts/credits.service.js'
 import { openProspectConversation, recordEmailFromUser } from '../accounts/prospect-conversations.service.js'
 import { insertCommunication } from './communications.repository.js'
-import {
-  type CommunicationView,
-  communicationView,
-  storeCommunicationAttachments,
-} from './communications.service.js'
+import type { Communication } from './communications.schemas.js'
+import { communicationView, storeCommunicationAttachments } from './communications.service.js'
 import { assertNotOnDoNotDisturb } from './do-not-disturb.service.js'
 import type { MailProvider, SentMail } from './mail-provider.js'
 import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
@@ -70,7 +69,7 @@ export interface SendContext {
   storage: ObjectStorage
   events: Events
   provider: MailProvider
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 /** The rules the schema cannot say: content or template, and the attachment limits. */
@@ -99,11 +98,11 @@ function address({ email, name }: Address): SendgridAddress {
   return safeName ? { email, name: safeName } : { email }
 }
 
-async function findSender(db: Database, uid: string): Promise<UserView | null> {
+async function findSender(db: Database, uid: string): Promise<User | null> {
   return getUser(db, uid).catch(() => null)
 }
 
-function sentBy(user: UserView | null, sender: Address): SentBy {
+function sentBy(user: User | null, sender: Address): SentBy {
   if (!user)
     return {
       name: sender.name ?? '',
@@ -122,7 +121,7 @@ async function renderMessage(
   db: Database,
   accountId: string,
   input: SendEmailInput,
-  context: { contact: ContactView | undefined; user: UserView | null },
+  context: { contact: Contact | undefined; user: User | null },
 ) {
   const found = await lookUpVariables(db, accountId, {
     person_id: input.person_id,
@@ -221,7 +220,7 @@ export async function sendEmail(
   input: SendEmailInput,
   /** Runs in the transaction that records the send (the idempotency key's link to the record). */
   onRecorded?: (tx: Database, communicationId: string) => Promise<void>,
-): Promise<CommunicationView> {
+): Promise<Communication> {
   const { db } = ctx
   const accountId = auth.account_id
   assertSendable(input)

@@ -1,5 +1,5 @@
-import type { FastifyBaseLogger } from 'fastify'
 import { UpstreamFailed } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import {
   type ProviderRequest,
   type ProviderResponse,
@@ -167,7 +167,7 @@ function objectBody<T>(response: ProviderResponse): T {
 
 export function createSendgridClient(
   options: { baseUrl: string; parentApiKey: string | undefined },
-  log?: FastifyBaseLogger,
+  log?: Logger,
 ): SendgridClient {
   const base = options.baseUrl.replace(/\/+$/, '')
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { ok } from '../../platform/http/envelope.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { Unsubscribed, UnsubscribeQuery } from './unsubscribe.schemas.js'
 import { unsubscribeWithLink } from './unsubscribe.service.js'
 
 /**
@@ -22,9 +22,14 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     {
       config: { rateLimit: { max: 60, timeWindow: '1 minute', keyGenerator: byIp } },
       schema: {
+        operationId: 'unsubscribeOneClick',
         tags: ['email'],
         summary: 'One-click unsubscribe (RFC 8058): puts the address on the do-not-disturb list',
-        querystring: Type.Object({ token: Type.String({ minLength: 10, maxLength: 2000 }) }),
+        querystring: UnsubscribeQuery,
+        response: {
+          200: Envelope(Unsubscribed),
+          ...errorResponses(400, 429),
+        },
       },
     },
     async (request) => {

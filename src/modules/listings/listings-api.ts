@@ -1,6 +1,6 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import { Unavailable, UpstreamFailed } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
 import {
   type ProviderResponse,
   ProviderUnreachable,
@@ -63,7 +63,7 @@ function upstreamError(status: number, body: unknown): UpstreamFailed {
 async function requestAccounts(
   settings: ListingsApiSettings & { apiKey: string },
   query: ListingsQuery,
-  log: FastifyBaseLogger,
+  log: Logger,
 ): Promise<ProviderResponse> {
   try {
     return await providerRequest(
@@ -81,7 +81,7 @@ async function requestAccounts(
 }
 
 /** The client of the external listings API; `log` is the request's logger, so calls carry its id. */
-export function createListingsApi(settings: ListingsApiSettings, log: FastifyBaseLogger): ListingsApi {
+export function createListingsApi(settings: ListingsApiSettings, log: Logger): ListingsApi {
   return {
     async listAccounts(query) {
       const { apiKey } = settings

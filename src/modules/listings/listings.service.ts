@@ -1,7 +1,8 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../../platform/db/connection.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { type AccountView, getAccount } from '../accounts/accounts.service.js'
+import type { Logger } from '../../platform/log/logger.js'
+import type { Account } from '../accounts/accounts.schemas.js'
+import { getAccount } from '../accounts/accounts.service.js'
 import type { ListingsAccountsResponse, ListingsApi, ListingsQuery } from './listings-api.js'
 
 /** The spec's error result of `find`, compared word for word by callers. */
@@ -30,7 +31,7 @@ async function lookupListingsEntity(db: Database, accountId: string): Promise<st
 export async function findListingsEntity(
   db: Database,
   accountId: string,
-  log: FastifyBaseLogger,
+  log: Logger,
 ): Promise<string | ListingsLookupError> {
   try {
     return await lookupListingsEntity(db, accountId)
@@ -41,7 +42,7 @@ export async function findListingsEntity(
 }
 
 /** The spec's `getAccount`: the full account, or null. */
-export async function getListingsAccount(db: Database, accountId: string): Promise<AccountView | null> {
+export async function getListingsAccount(db: Database, accountId: string): Promise<Account | null> {
   return getAccount(db, accountId)
 }
 

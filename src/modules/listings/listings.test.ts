@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   FAKE_LISTINGS_ACCOUNTS,
@@ -9,6 +8,7 @@ import { bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { findListingsEntity, getListingsAccount } from './listings.service.js'
 
 const API_KEY = 'listings-test-key'
@@ -220,7 +220,7 @@ describe('listings accounts', () => {
           throw failure
         },
       } as unknown as Database
-      const log = { error: vi.fn() } as unknown as FastifyBaseLogger
+      const log = { error: vi.fn() } as unknown as Logger
       await expect(findListingsEntity(brokenDb, linked.accountId, log)).resolves.toStrictEqual({
         error: true,
         message: 'Listings lookup failed',

@@ -1,5 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { insertOrFind } from '../../platform/db/insert-or-find.js'
 import { supportConversations, supportInboxes, supportMessages, supportRooms } from './tables.js'
 
 export type SupportInboxRow = typeof supportInboxes.$inferSelect
@@ -51,36 +52,37 @@ export async function findDefaultInbox(
   return row
 }
 
+const openConversationOf = (accountId: string, contactId: string) =>
+  and(
+    eq(supportConversations.accountId, accountId),
+    eq(supportConversations.contactId, contactId),
+    eq(supportConversations.isOpen, true),
+  )
+
+const roomOf = (accountId: string, conversationId: string) =>
+  and(eq(supportRooms.accountId, accountId), eq(supportRooms.conversationId, conversationId))
+
 export async function findOpenConversation(
   db: Database,
   accountId: string,
   contactId: string,
 ): Promise<SupportConversationRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(supportConversations)
-    .where(
-      and(
-        eq(supportConversations.accountId, accountId),
-        eq(supportConversations.contactId, contactId),
-        eq(supportConversations.isOpen, true),
-      ),
-    )
+  const [row] = await db.select().from(supportConversations).where(openConversationOf(accountId, contactId))
   return row
 }
 
-/** Undefined when the contact already has an open conversation (a concurrent insert won). */
-export async function insertOpenConversation(
+/** Opens a conversation with the contact, or finds the open one a concurrent insert made. */
+export function insertOrFindOpenConversation(
   db: Database,
   accountId: string,
   values: { contactId: string; subject: string },
-): Promise<SupportConversationRow | undefined> {
-  const [row] = await db
-    .insert(supportConversations)
-    .values({ ...values, accountId, isOpen: true })
-    .onConflictDoNothing()
-    .returning()
-  return row
+): Promise<{ row: SupportConversationRow; created: boolean }> {
+  return insertOrFind(
+    db,
+    supportConversations,
+    { ...values, accountId, isOpen: true },
+    openConversationOf(accountId, values.contactId),
+  )
 }
 
 export async function closeConversation(db: Database, accountId: string, conversationId: string) {
@@ -95,39 +97,34 @@ export async function findRoomOfConversation(
   accountId: string,
   conversationId: string,
 ): Promise<SupportRoomRow | undefined> {
-  const [row] = await db
-    .select()
-    .from(supportRooms)
-    .where(and(eq(supportRooms.accountId, accountId), eq(supportRooms.conversationId, conversationId)))
+  const [row] = await db.select().from(supportRooms).where(roomOf(accountId, conversationId))
   return row
 }
 
-/** Undefined when the conversation already has its room (a concurrent insert won). */
-export async function insertRoom(
+/** Makes the conversation's room, or finds the one a concurrent insert made. */
+export function insertOrFindRoom(
   db: Database,
   accountId: string,
   values: { conversationId: string; inboxId: string | null; participants: string[] },
-): Promise<SupportRoomRow | undefined> {
-  const [row] = await db
-    .insert(supportRooms)
-    .values({ ...values, accountId })
-    .onConflictDoNothing()
-    .returning()
-  return row
+): Promise<{ row: SupportRoomRow; created: boolean }> {
+  return insertOrFind(db, supportRooms, { ...values, accountId }, roomOf(accountId, values.conversationId))
 }
 
-/** Undefined when the communication already has its support message. */
-export async function insertMessage(
+/** Records the communication's support message, or finds the one recorded before (a redelivery). */
+export function insertOrFindMessage(
   db: Database,
   accountId: string,
-  values: Omit<typeof supportMessages.$inferInsert, 'accountId' | 'id'>,
-): Promise<SupportMessageRow | undefined> {
-  const [row] = await db
-    .insert(supportMessages)
-    .values({ ...values, accountId })
-    .onConflictDoNothing()
-    .returning()
-  return row
+  values: Omit<typeof supportMessages.$inferInsert, 'accountId' | 'id'> & { communicationId: string },
+): Promise<{ row: SupportMessageRow; created: boolean }> {
+  return insertOrFind(
+    db,
+    supportMessages,
+    { ...values, accountId },
+    and(
+      eq(supportMessages.accountId, accountId),
+      eq(supportMessages.communicationId, values.communicationId),
+    ),
+  )
 }
 
 export function findMessagesOfCommunications(

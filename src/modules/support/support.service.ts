@@ -8,62 +8,28 @@ import {
   findOpenConversation,
   findRoomOfConversation,
   insertInbox,
-  insertMessage,
-  insertOpenConversation,
-  insertRoom,
+  insertOrFindMessage,
+  insertOrFindOpenConversation,
+  insertOrFindRoom,
   listRoomMessages,
   type SupportConversationRow,
   type SupportInboxRow,
   type SupportMessageRow,
   type SupportRoomRow,
 } from './support.repository.js'
+import type {
+  CreateInboxBody,
+  SupportConversation,
+  SupportInbox,
+  SupportMessage,
+  SupportRoom,
+} from './support.schemas.js'
 import type { SUPPORT_MESSAGE_DIRECTIONS, SupportAttachment } from './tables.js'
 
 /** The inbox type replies to sent emails arrive through. */
 export const EMAIL_INBOX_TYPE = 'email_inbound'
 
-export interface SupportInboxView {
-  _id: string
-  account_id: string
-  type: string
-  name: string
-  is_default: boolean
-  created_at: string
-  updated_at: string
-}
-
-export interface SupportConversationView {
-  _id: string
-  account_id: string
-  contact_id: string
-  subject: string
-  is_open: boolean
-  created_at: string
-}
-
-export interface SupportRoomView {
-  _id: string
-  account_id: string
-  conversation_id: string
-  inbox_id: string | null
-  participants: string[]
-  created_at: string
-}
-
-export interface SupportMessageView {
-  _id: string
-  account_id: string
-  room_id: string
-  conversation_id: string
-  direction: (typeof SUPPORT_MESSAGE_DIRECTIONS)[number]
-  content: string
-  communication_id: string | null
-  msg_id: string | null
-  attachments: SupportAttachment[]
-  created_at: string
-}
-
-const inboxView = (row: SupportInboxRow): SupportInboxView => ({
+const inboxView = (row: SupportInboxRow): SupportInbox => ({
   _id: row.id,
   account_id: row.accountId,
   type: row.type,
@@ -73,7 +39,7 @@ const inboxView = (row: SupportInboxRow): SupportInboxView => ({
   updated_at: row.updatedAt.toISOString(),
 })
 
-const conversationView = (row: SupportConversationRow): SupportConversationView => ({
+const conversationView = (row: SupportConversationRow): SupportConversation => ({
   _id: row.id,
   account_id: row.accountId,
   contact_id: row.contactId,
@@ -82,7 +48,7 @@ const conversationView = (row: SupportConversationRow): SupportConversationView 
   created_at: row.createdAt.toISOString(),
 })
 
-const roomView = (row: SupportRoomRow): SupportRoomView => ({
+const roomView = (row: SupportRoomRow): SupportRoom => ({
   _id: row.id,
   account_id: row.accountId,
   conversation_id: row.conversationId,
@@ -91,7 +57,7 @@ const roomView = (row: SupportRoomRow): SupportRoomView => ({
   created_at: row.createdAt.toISOString(),
 })
 
-const messageView = (row: SupportMessageRow): SupportMessageView => ({
+const messageView = (row: SupportMessageRow): SupportMessage => ({
   _id: row.id,
   account_id: row.accountId,
   room_id: row.roomId,
@@ -108,8 +74,8 @@ const messageView = (row: SupportMessageRow): SupportMessageView => ({
 export async function createInbox(
   db: Database,
   accountId: string,
-  input: { type: string; name: string; is_default?: boolean },
-): Promise<SupportInboxView> {
+  input: CreateInboxBody,
+): Promise<SupportInbox> {
   await requireAccount(db, accountId)
   const row = await inTransaction(db, (tx) =>
     insertInbox(tx, accountId, { type: input.type, name: input.name, isDefault: input.is_default ?? false }),
@@ -123,14 +89,11 @@ export async function openConversationFor(
   accountId: string,
   contactId: string,
   subject: string,
-): Promise<SupportConversationView> {
+): Promise<SupportConversation> {
   const existing = await findOpenConversation(db, accountId, contactId)
   if (existing) return conversationView(existing)
   // A concurrent reply may have opened it between the two queries; then it is read back.
-  const row =
-    (await insertOpenConversation(db, accountId, { contactId, subject })) ??
-    (await findOpenConversation(db, accountId, contactId))
-  if (!row) throw new Error('support conversation neither inserted nor found')
+  const { row } = await insertOrFindOpenConversation(db, accountId, { contactId, subject })
   return conversationView(row)
 }
 
@@ -150,17 +113,15 @@ export async function roomForConversation(
   db: Database,
   accountId: string,
   input: { conversationId: string; participants: string[]; inboxType: string },
-): Promise<SupportRoomView> {
+): Promise<SupportRoom> {
   const existing = await findRoomOfConversation(db, accountId, input.conversationId)
   if (existing) return roomView(existing)
   const inbox = await findDefaultInbox(db, accountId, input.inboxType)
-  const row =
-    (await insertRoom(db, accountId, {
-      conversationId: input.conversationId,
-      inboxId: inbox?.id ?? null,
-      participants: input.participants,
-    })) ?? (await findRoomOfConversation(db, accountId, input.conversationId))
-  if (!row) throw new Error('support room neither inserted nor found')
+  const { row } = await insertOrFindRoom(db, accountId, {
+    conversationId: input.conversationId,
+    inboxId: inbox?.id ?? null,
+    participants: input.participants,
+  })
   return roomView(row)
 }
 
@@ -183,8 +144,8 @@ export async function addSupportMessage(
   db: Database,
   accountId: string,
   input: NewSupportMessage,
-): Promise<{ message: SupportMessageView; created: boolean }> {
-  const inserted = await insertMessage(db, accountId, {
+): Promise<{ message: SupportMessage; created: boolean }> {
+  const { row, created } = await insertOrFindMessage(db, accountId, {
     roomId: input.roomId,
     conversationId: input.conversationId,
     direction: input.direction,
@@ -194,10 +155,7 @@ export async function addSupportMessage(
     attachments: input.attachments ?? [],
     ...(input.createdAt && { createdAt: input.createdAt }),
   })
-  if (inserted) return { message: messageView(inserted), created: true }
-  const [existing] = await findMessagesOfCommunications(db, accountId, [input.communicationId])
-  if (!existing) throw new Error('support message neither inserted nor found')
-  return { message: messageView(existing), created: false }
+  return { message: messageView(row), created }
 }
 
 /** The support messages made from the given communications of the account. */
@@ -205,7 +163,7 @@ export async function findSupportMessagesOfCommunications(
   db: Database,
   accountId: string,
   communicationIds: string[],
-): Promise<SupportMessageView[]> {
+): Promise<SupportMessage[]> {
   return (await findMessagesOfCommunications(db, accountId, communicationIds)).map(messageView)
 }
 
@@ -213,7 +171,7 @@ export async function findSupportMessageOfCommunication(
   db: Database,
   accountId: string,
   communicationId: string,
-): Promise<SupportMessageView | null> {
+): Promise<SupportMessage | null> {
   const [found] = await findSupportMessagesOfCommunications(db, accountId, [communicationId])
   return found ?? null
 }
@@ -223,6 +181,6 @@ export async function listSupportRoomMessages(
   db: Database,
   accountId: string,
   roomId: string,
-): Promise<SupportMessageView[]> {
+): Promise<SupportMessage[]> {
   return (await listRoomMessages(db, accountId, roomId)).map(messageView)
 }

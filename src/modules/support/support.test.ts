@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import {
   addSupportMessage,
@@ -13,18 +13,8 @@ import {
 } from './support.service.js'
 
 describe('support inbox', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
-  beforeAll(async () => {
-    t = await buildTestApp()
-    owner = await createTenant(t.app)
-    stranger = await createTenant(t.app)
-  })
-  afterAll(() => t.close())
-
-  const db = () => t.database.handle.db
-  const createInbox = (accountId: string, payload: object) =>
+  const db = (t: TestApp) => t.database.handle.db
+  const createInbox = (t: TestApp, accountId: string, payload: object) =>
     t.app.inject({
       method: 'POST',
       url: `/v1/admin/accounts/${accountId}/support-inboxes`,
@@ -32,8 +22,11 @@ describe('support inbox', () => {
       payload,
     })
 
-  it('creates inboxes through the admin API; a new default replaces the previous one', async () => {
-    const first = await createInbox(owner.accountId, {
+  test('creates inboxes through the admin API; a new default replaces the previous one', async ({
+    t,
+    owner,
+  }) => {
+    const first = await createInbox(t, owner.accountId, {
       type: 'email_inbound',
       name: 'Sales',
       is_default: true,
@@ -44,15 +37,15 @@ describe('support inbox', () => {
       message: 'SUCCESS',
       data: { account_id: owner.accountId, type: 'email_inbound', name: 'Sales', is_default: true },
     })
-    const second = await createInbox(owner.accountId, {
+    const second = await createInbox(t, owner.accountId, {
       type: 'email_inbound',
       name: 'Support',
       is_default: true,
     })
     expect(second.statusCode).toBe(200)
 
-    const conversation = await openConversationFor(db(), owner.accountId, newId(), 'Hello')
-    const room = await roomForConversation(db(), owner.accountId, {
+    const conversation = await openConversationFor(db(t), owner.accountId, newId(), 'Hello')
+    const room = await roomForConversation(db(t), owner.accountId, {
       conversationId: conversation._id,
       participants: [conversation.contact_id],
       inboxType: EMAIL_INBOX_TYPE,
@@ -60,11 +53,11 @@ describe('support inbox', () => {
     expect(room.inbox_id).toBe(second.json().data._id)
   })
 
-  it('refuses a bad body, an unknown account and a missing admin token', async () => {
-    const bad = await createInbox(owner.accountId, { type: 'Email Inbound!', name: 'x' })
+  test('refuses a bad body, an unknown account and a missing admin token', async ({ t, owner }) => {
+    const bad = await createInbox(t, owner.accountId, { type: 'Email Inbound!', name: 'x' })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().message).toContain('type')
-    const unknown = await createInbox(newId(), { type: 'email_inbound', name: 'x' })
+    const unknown = await createInbox(t, newId(), { type: 'email_inbound', name: 'x' })
     expect(unknown.statusCode).toBe(404)
     const anonymous = await t.app.inject({
       method: 'POST',
@@ -75,36 +68,40 @@ describe('support inbox', () => {
     expect(anonymous.statusCode).toBe(401)
   })
 
-  it('keeps one open conversation and one room per contact, a new one once closed', async () => {
+  test('keeps one open conversation and one room per contact, a new one once closed', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
     const contactId = newId()
-    const first = await openConversationFor(db(), owner.accountId, contactId, 'Question')
-    expect(await openConversationFor(db(), owner.accountId, contactId, 'Other')).toEqual(first)
-    const room = await roomForConversation(db(), owner.accountId, {
+    const first = await openConversationFor(db(t), owner.accountId, contactId, 'Question')
+    expect(await openConversationFor(db(t), owner.accountId, contactId, 'Other')).toEqual(first)
+    const room = await roomForConversation(db(t), owner.accountId, {
       conversationId: first._id,
       participants: [contactId],
       inboxType: 'no_such_type',
     })
     expect(room).toMatchObject({ inbox_id: null, participants: [contactId] })
     expect(
-      await roomForConversation(db(), owner.accountId, {
+      await roomForConversation(db(t), owner.accountId, {
         conversationId: first._id,
         participants: [],
         inboxType: EMAIL_INBOX_TYPE,
       }),
     ).toEqual(room)
 
-    await closeSupportConversation(db(), owner.accountId, first._id)
-    const next = await openConversationFor(db(), owner.accountId, contactId, 'Again')
+    await closeSupportConversation(db(t), owner.accountId, first._id)
+    const next = await openConversationFor(db(t), owner.accountId, contactId, 'Again')
     expect(next._id).not.toBe(first._id)
     expect(next).toMatchObject({ subject: 'Again', is_open: true })
     // The same contact id in another account is another conversation.
-    const elsewhere = await openConversationFor(db(), stranger.accountId, contactId, 'Question')
+    const elsewhere = await openConversationFor(db(t), stranger.accountId, contactId, 'Question')
     expect(elsewhere._id).not.toBe(next._id)
   })
 
-  it('makes one message per communication, visible only in its account', async () => {
-    const conversation = await openConversationFor(db(), owner.accountId, newId(), 'Msgs')
-    const room = await roomForConversation(db(), owner.accountId, {
+  test('makes one message per communication, visible only in its account', async ({ t, owner, stranger }) => {
+    const conversation = await openConversationFor(db(t), owner.accountId, newId(), 'Msgs')
+    const room = await roomForConversation(db(t), owner.accountId, {
       conversationId: conversation._id,
       participants: [],
       inboxType: EMAIL_INBOX_TYPE,
@@ -118,16 +115,16 @@ describe('support inbox', () => {
       communicationId,
       msgId: 'm@x',
     }
-    const first = await addSupportMessage(db(), owner.accountId, input)
+    const first = await addSupportMessage(db(t), owner.accountId, input)
     expect(first.created).toBe(true)
-    const again = await addSupportMessage(db(), owner.accountId, { ...input, content: 'changed' })
+    const again = await addSupportMessage(db(t), owner.accountId, { ...input, content: 'changed' })
     expect(again).toEqual({ message: first.message, created: false })
-    expect(await listSupportRoomMessages(db(), owner.accountId, room._id)).toEqual([first.message])
+    expect(await listSupportRoomMessages(db(t), owner.accountId, room._id)).toEqual([first.message])
 
-    expect(await findSupportMessageOfCommunication(db(), owner.accountId, communicationId)).toEqual(
+    expect(await findSupportMessageOfCommunication(db(t), owner.accountId, communicationId)).toEqual(
       first.message,
     )
-    expect(await findSupportMessageOfCommunication(db(), stranger.accountId, communicationId)).toBeNull()
-    expect(await listSupportRoomMessages(db(), stranger.accountId, room._id)).toEqual([])
+    expect(await findSupportMessageOfCommunication(db(t), stranger.accountId, communicationId)).toBeNull()
+    expect(await listSupportRoomMessages(db(t), stranger.accountId, room._id)).toEqual([])
   })
 })

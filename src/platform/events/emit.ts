@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
-import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../db/connection.js'
 import type { JobQueue } from '../jobs/queue.js'
+import type { Logger } from '../log/logger.js'
 import { providerRequest } from '../providers/http-client.js'
 
 export const EMIT_JOB = 'platform.emit'
@@ -23,7 +23,7 @@ export interface EventsOptions {
   queue: JobQueue
   socketUrl: string | undefined
   serviceToken: (accountId: string) => Promise<string>
-  logger: FastifyBaseLogger
+  logger: Logger
 }
 
 export function createEvents(options: EventsOptions): Events {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { FastifyBaseLogger } from 'fastify'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { Logger } from '../log/logger.js'
 import { ProviderUnreachable, providerRequest } from './http-client.js'
 
 interface ReceivedRequest {
@@ -64,7 +64,7 @@ interface LogCall {
 }
 
 /** Collects what the client logs; only the methods a logger is called with matter here. */
-function fakeLogger(): { log: FastifyBaseLogger; calls: LogCall[] } {
+function fakeLogger(): { log: Logger; calls: LogCall[] } {
   const calls: LogCall[] = []
   const at = (level: string) => (fields: Record<string, unknown>, message: string) => {
     calls.push({ level, fields, message })
@@ -80,7 +80,7 @@ function fakeLogger(): { log: FastifyBaseLogger; calls: LogCall[] } {
     silent: () => undefined,
     child: () => log,
   }
-  return { log: log as unknown as FastifyBaseLogger, calls }
+  return { log: log as unknown as Logger, calls }
 }
 
 const json = (value: unknown): Answer => ({

@@ -1,0 +1,16 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Timestamp } from '../../platform/http/schemas.js'
+
+export const SetMailSubuserBody = Type.Object({
+  username: Type.String({ minLength: 1 }),
+  api_key: Type.String({ minLength: 1 }),
+})
+
+/** The account's SendGrid subuser; the key itself is never shown again. */
+export const MailSubuser = Type.Object({
+  account_id: Id(),
+  username: Type.String(),
+  api_key_set: Type.Literal(true),
+  updated_at: Timestamp(),
+})
+export type MailSubuser = Static<typeof MailSubuser>

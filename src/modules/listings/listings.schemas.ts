@@ -1,0 +1,32 @@
+import { Type } from '@sinclair/typebox'
+
+// The paging parameters the API documents are typed; any other parameter is passed through as a
+// string (additional properties allowed), so callers can use API filters this service does not know.
+// `v` and the key are never taken from the caller (see listings-api.ts).
+export const ListingsAccountsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1 })),
+    offset: Type.Optional(Type.Integer({ minimum: 0 })),
+    pageToken: Type.Optional(Type.String()),
+  },
+  { additionalProperties: Type.String() },
+)
+
+export const ListingsAccount = Type.Object({
+  id: Type.String(),
+  accountId: Type.String(),
+  accountName: Type.String(),
+  countryCode: Type.Optional(Type.String()),
+  parentAccountId: Type.Optional(Type.String()),
+})
+
+export const ListingsAccounts = Type.Object(
+  {
+    meta: Type.Object({
+      uuid: Type.String(),
+      errors: Type.Array(Type.Object({ code: Type.Integer(), type: Type.String(), message: Type.String() })),
+    }),
+    response: Type.Object({ count: Type.Integer(), accounts: Type.Array(ListingsAccount) }),
+  },
+  { description: "The external listings API's answer, unchanged" },
+)
