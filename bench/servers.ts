@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -27,7 +27,7 @@ export interface RunningBaseline {
  * The real server as `npm start` runs it (minus npm), in production mode on an empty embedded
  * database, or with `postgres` on a fresh PostgreSQL database created for the run and dropped after.
  * The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the caller's shell
- * changes what is measured.
+ * changes what is measured; it holds every secret production requires, generated for the run.
  */
 export async function startServer(options: {
   postgres: boolean
@@ -37,12 +37,16 @@ export async function startServer(options: {
   const port = await freePort()
   const database = options.postgres ? await createBenchDatabase() : undefined
   const adminToken = randomBytes(24).toString('hex')
+  const baseUrl = `http://${HOST}:${port}`
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
     DATA_DIR: dataDir,
     ADMIN_TOKEN: adminToken,
     JWT_SECRET: randomBytes(32).toString('hex'),
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    OAUTH_SIGNING_KEY: newSigningKey(),
+    PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'warn',
     PORT: String(port),
     HOST,
@@ -55,10 +59,16 @@ export async function startServer(options: {
     await rm(dataDir, { recursive: true, force: true })
     await database?.drop()
   })
-  const baseUrl = `http://${HOST}:${port}`
   await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
   return { baseUrl, adminToken, stop, ...(database && { databaseUrl: database.url }) }
 }
+
+/** A P-256 private key (PKCS #8 PEM) signing the run's OAuth access tokens. */
+const newSigningKey = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
+    type: 'pkcs8',
+    format: 'pem',
+  }) as string
 
 /** The bare `node:http` baseline (bench/baseline.ts) repeating `response`. */
 export async function startBaseline(response: BaselineResponse): Promise<RunningBaseline> {

@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -39,6 +38,7 @@ import { registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
+import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { createObjectStorage } from './platform/storage/storage.js'
@@ -110,7 +110,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   defineOAuthJobs(platform)
 
   registerErrorHandling(app)
-  await app.register(helmet, { contentSecurityPolicy: false })
+  registerResponseHeaders(app)
   await registerRateLimit(app, redis)
   registerAuth(app, {
     tokens,
@@ -137,9 +137,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.addHook('onSend', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-  })
 
   await app.register(statusRoutes, { ping: database.ping })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })

@@ -70,15 +70,7 @@ export function loadConfig(env: Env = process.env): Config {
   const s3Bucket = env.S3_BUCKET || undefined
 
   const mailProvider = oneOf(env, 'MAIL_PROVIDER', ['outbox', 'sendgrid'], 'outbox')
-  if (production) {
-    requireSet(env, 'ADMIN_TOKEN', 'production needs an explicit admin token')
-    if (mailProvider === 'sendgrid') {
-      requireSet(env, 'SECRETS_ENCRYPTION_KEY', 'subuser API keys are encrypted with it')
-    }
-    if (!env.JWT_SECRET && !jwtPublicKey) {
-      throw new ConfigError('JWT_SECRET or JWT_PUBLIC_KEY must be set when NODE_ENV=production')
-    }
-  }
+  if (production) requireProductionSettings(env)
   if (env.JWT_SECRET && env.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 characters')
   }
@@ -172,8 +164,18 @@ export function devSecretsFile(dataDir: string): string {
   return join(resolve(dataDir), 'secrets.json')
 }
 
-function requireSet(env: Env, name: string, why: string): void {
-  if (!env[name]) throw new ConfigError(`${name} must be set: ${why}`)
+/**
+ * Production generates nothing and falls back to no development default: every secret a development
+ * start generates into DATA_DIR, and the public URL, must be set. All missing ones are named at once.
+ */
+function requireProductionSettings(env: Env): void {
+  const missing = ['ADMIN_TOKEN', 'SECRETS_ENCRYPTION_KEY', 'OAUTH_SIGNING_KEY', 'PUBLIC_BASE_URL'].filter(
+    (name) => !env[name],
+  )
+  if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY) missing.unshift('JWT_SECRET or JWT_PUBLIC_KEY')
+  if (missing.length > 0) {
+    throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)
+  }
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {

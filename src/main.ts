@@ -11,6 +11,11 @@ const app = await buildApp(config).catch((error: unknown) => {
   else throw error
   process.exit(1)
 })
+if (config.nodeEnv === 'production' && !config.databaseUrl) {
+  app.log.warn(
+    `DATABASE_URL is not set: production runs on the embedded database in ${config.dataDir}, one process only`,
+  )
+}
 await app.listen({ port: config.port, host: config.host })
 closeOnSignals(app)
 

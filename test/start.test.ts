@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,19 +19,18 @@ interface Started {
   output: () => string
 }
 
-/** `npm start` as a newcomer runs it (minus npm): the real entry point, on the embedded database. */
-async function start(dataDir: string, port: number): Promise<Started> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+/** The caller's environment without anything that configures the service: a bare machine. */
+function bareEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...settings }
+  for (const name of ['NODE_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'JWT_SECRET']) {
+    if (!(name in settings)) delete env[name]
   }
-  delete env.DATABASE_URL
-  delete env.REDIS_URL
-  delete env.ADMIN_TOKEN
-  delete env.JWT_SECRET
+  return env
+}
+
+/** `npm start` as a newcomer runs it (minus npm): the real entry point, on the embedded database. */
+async function start(dataDir: string, port: number, settings: Record<string, string> = {}): Promise<Started> {
+  const env = bareEnv({ DATA_DIR: dataDir, PORT: String(port), ...settings })
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -96,5 +96,55 @@ describe('npm start on a bare machine', () => {
     })
     expect(((await read.json()) as { data: { name: string } }).data.name).toBe('Survives restarts')
     expect(await stop(second.child)).toBe(0)
+  }, 120_000)
+})
+
+describe('npm start in production', () => {
+  const running: ChildProcess[] = []
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL')
+  })
+
+  it('refuses to start half-configured, naming every missing variable in one message', () => {
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: bareEnv({
+        NODE_ENV: 'production',
+        DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-start-')),
+        ADMIN_TOKEN: 'a'.repeat(24),
+        JWT_SECRET: 's'.repeat(32),
+      }),
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toContain(
+      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL',
+    )
+  }, 60_000)
+
+  it('starts fully configured, warns once that it runs on the embedded database, and publishes its key', async () => {
+    const port = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
+    const server = await start(dataDir, port, {
+      NODE_ENV: 'production',
+      ADMIN_TOKEN: 'a'.repeat(24),
+      JWT_SECRET: 's'.repeat(32),
+      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString(),
+      PUBLIC_BASE_URL: 'https://api.example.com',
+    })
+    running.push(server.child)
+    const jwks = (await (await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`)).json()) as {
+      keys: unknown[]
+    }
+    expect(jwks.keys).toHaveLength(1)
+    expect(await stop(server.child)).toBe(0)
+    const warnings = server
+      .output()
+      .match(/DATABASE_URL is not set: production runs on the embedded database/g)
+    expect(warnings).toHaveLength(1)
+    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
   }, 120_000)
 })

@@ -239,7 +239,6 @@ export const deliveryEvents: MeasuredScenario = {
   serverEnv: {
     MAIL_PROVIDER: 'sendgrid',
     SENDGRID_API_KEY: 'SG.bench-never-called',
-    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
   },
   measure,
 }

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import pg from 'pg'
@@ -317,22 +317,11 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
   }
 }
 
-const signingKey = () =>
-  generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
-    type: 'pkcs8',
-    format: 'pem',
-  }) as string
-
 /** The token endpoint's two grants, each request redeeming something only it may: a code, a refresh token. */
 export const oauthToken: MeasuredScenario = {
   description:
     `POST ${TOKEN_PATH}: authorization_code exchanges, then refresh_token grants, each code and ` +
     'refresh token used once',
   requiresPostgres: true,
-  // Production needs both to register apps and sign access tokens.
-  serverEnv: {
-    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    OAUTH_SIGNING_KEY: signingKey(),
-  },
   measure,
 }

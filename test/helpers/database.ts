@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { inject } from 'vitest'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from '../../src/platform/db/connection.js'
 
 export interface TestDatabase {
@@ -20,7 +21,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     await migrateDatabase(handle, {})
     return { handle, url: undefined, drop: () => handle.close() }
   }
-  const name = `test_${randomBytes(6).toString('hex')}`
+  // Named after the run, so that the run's teardown (database-run.ts) finds whatever a failing file left.
+  const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`
   await adminQuery(serverUrl, `create database ${name}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
@@ -36,14 +38,33 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
 }
 
-async function adminQuery(serverUrl: string, statement: string): Promise<void> {
+async function adminQuery(
+  serverUrl: string,
+  statement: string,
+  values: unknown[] = [],
+): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: serverUrl })
   await client.connect()
   try {
-    await client.query(statement)
+    return await client.query(statement, values)
   } finally {
     await client.end()
   }
+}
+
+/**
+ * Drops every database whose name starts with `prefix`, connections or not: run when every test file
+ * of a run has ended, for the databases of files that failed before their own drop. Returns their names.
+ */
+export async function dropDatabasesStartingWith(serverUrl: string, prefix: string): Promise<string[]> {
+  const { rows } = await adminQuery(
+    serverUrl,
+    'select datname from pg_database where starts_with(datname, $1)',
+    [prefix],
+  )
+  const names = rows.map((row: { datname: string }) => row.datname)
+  for (const name of names) await adminQuery(serverUrl, `drop database if exists "${name}" with (force)`)
+  return names
 }
 
 /**

@@ -74,7 +74,33 @@ describe('the service shell', () => {
     const forged = await t.app.inject({ url: '/status', headers: { 'x-request-id': 'a\nfake log line' } })
     expect(forged.headers['x-request-id']).toMatch(/^[0-9a-f]{24}$/)
   })
+
+  it.each([
+    ['an answer', '/status', 200],
+    ['an unknown route', '/v1/nowhere', 404],
+    ['a refused token', '/v1/e/changelog/posts', 401],
+  ])('sends exactly the security header set on %s', async (_case, url, status) => {
+    const response = await t.app.inject({ url, headers: { 'x-request-id': 'req-456' } })
+    expect(response.statusCode).toBe(status)
+    const { date, connection, 'content-type': _type, 'content-length': _length, ...rest } = response.headers
+    expect(rest).toStrictEqual({ ...SECURITY_HEADERS, 'x-request-id': 'req-456' })
+  })
 })
+
+/** helmet's defaults without Content-Security-Policy (a JSON API), name for name and value for value. */
+const SECURITY_HEADERS = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+}
 
 describe('error handler', () => {
   const logged: unknown[] = []
