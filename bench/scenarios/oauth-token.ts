@@ -323,16 +323,18 @@ const signingKey = () =>
     format: 'pem',
   }) as string
 
+/** What production needs to register apps and sign access tokens, generated for one run. */
+export const oauthServerEnv = () => ({
+  SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  OAUTH_SIGNING_KEY: signingKey(),
+})
+
 /** The token endpoint's two grants, each request redeeming something only it may: a code, a refresh token. */
 export const oauthToken: MeasuredScenario = {
   description:
     `POST ${TOKEN_PATH}: authorization_code exchanges, then refresh_token grants, each code and ` +
     'refresh token used once',
   requiresPostgres: true,
-  // Production needs both to register apps and sign access tokens.
-  serverEnv: {
-    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    OAUTH_SIGNING_KEY: signingKey(),
-  },
+  serverEnv: oauthServerEnv(),
   measure,
 }
