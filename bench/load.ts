@@ -118,6 +118,7 @@ function drive(
       method: request.method,
       headers: request.headers,
       body: request.body,
+      ...(request.headersInTurn && { requests: request.headersInTurn.map((headers) => ({ headers })) }),
       connections,
       duration: seconds,
     }

@@ -118,7 +118,7 @@ async function measure(options: Options, scenario: MeasuredScenario): Promise<bo
 
 async function compareWithBaseline(options: Options, scenario: ComparedScenario): Promise<boolean> {
   log(`starting the server on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
-  const server = await startServer({ postgres: options.postgres })
+  const server = await startServer({ postgres: options.postgres, env: scenario.serverEnv })
   const request = await scenario.prepare(server)
   const response = await captureResponse(server.baseUrl, request)
   log('starting the baseline')

@@ -6,6 +6,12 @@ export interface BenchRequest {
   /** Path and query, e.g. `/v1/e/changelog/posts?page=2`. */
   path: string
   headers?: Record<string, string>
+  /**
+   * Headers each connection sends in turn instead of `headers` (which the first request, captured for the
+   * baseline, still uses): e.g. the tokens of several apps, each under its own hourly allowance. Every one
+   * must get the same answer.
+   */
+  headersInTurn?: Record<string, string>[]
   body?: string
 }
 
@@ -25,6 +31,8 @@ export interface ComparedScenario {
   target: number
   /** Creates what the request needs (accounts, users, tokens) through the admin API. */
   prepare(target: Target): Promise<BenchRequest>
+  /** Environment the server needs beyond the bench's own (e.g. the keys OAuth needs in production). */
+  serverEnv?: Record<string, string>
 }
 
 /** The options of a run that a measured scenario reads. */

@@ -1,11 +1,13 @@
 import type { Scenario } from './scenario.js'
 import { changelog } from './scenarios/changelog.js'
+import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
   changelog,
+  'contacts-oauth': contactsOAuth,
   'delivery-events': deliveryEvents,
   'oauth-token': oauthToken,
 }

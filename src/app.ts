@@ -23,12 +23,15 @@ import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
 import { grantsRoutes } from './modules/oauth/grants.routes.js'
 import { defineOAuthJobs } from './modules/oauth/jobs.js'
 import { oauthRoutes } from './modules/oauth/metadata.routes.js'
+import { isGrantRevoked } from './modules/oauth/revocation.repository.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
+import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
+import { createRevokedGrants } from './platform/auth/revoked-grants.js'
 import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
@@ -46,6 +49,8 @@ import { createObjectStorage } from './platform/storage/storage.js'
 export interface BuildOptions {
   /** An already open database (tests share one per file); otherwise opened from the config. */
   database?: DatabaseHandle
+  /** Where log lines go instead of stdout (tests read them). */
+  logStream?: { write(line: string): void }
 }
 
 declare module 'fastify' {
@@ -60,6 +65,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
+      ...(options.logStream && { stream: options.logStream }),
     },
     // A hop count is valid at run time though Fastify's types leave numbers out.
     trustProxy: config.trustProxy as boolean | string,
@@ -81,6 +87,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
 
   const tokens = createPlatformTokens(config.jwt)
+  const revokedGrants = await createRevokedGrants({
+    lookUp: (grantId) => isGrantRevoked(database.db, grantId),
+    redis,
+    liveForMs: config.oauth.revocationCacheMs,
+    revokedForMs: ACCESS_TOKEN_SECONDS * 1000,
+    logger: app.log,
+  })
   const oauthAppLimit = createHourlyLimit(redis, 'oauth-app')
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
@@ -102,6 +115,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     changes: createChanges(),
     tokens,
     oauthKeys,
+    revokedGrants,
     storage,
     log: app.log,
   }
@@ -114,7 +128,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerRateLimit(app, redis)
   registerAuth(app, {
     tokens,
-    verifyAccessToken: createAccessTokenVerifier(oauthKeys, config.publicBaseUrl),
+    verifyAccessToken: createAccessTokenVerifier(oauthKeys, config.publicBaseUrl, revokedGrants),
     limitOAuthApp: async (auth) =>
       oauthAppLimit(
         `${auth.oauth?.client_id}:${auth.account_id}`,
@@ -161,6 +175,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {
     await queue.stop()
+    await revokedGrants.close()
     await redis?.quit()
     if (ownsDatabase) await database.close()
   })

@@ -29,7 +29,8 @@ describe('configuration', () => {
       nodeEnv: 'development',
       databaseUrl: undefined,
     })
-    expect(first.publicBaseUrl).toBe('http://localhost:3000')
+    // What main.ts prints at start, where a newcomer opens the pages.
+    expect(first.publicBaseUrl).toBe('http://127.0.0.1:3000')
     expect(first.jwt.secret).toMatch(/^[0-9a-f]{64}$/)
     expect(existsSync(join(dataDir, 'secrets.json'))).toBe(true)
     const again = loadConfig({ DATA_DIR: dataDir })

@@ -39,6 +39,8 @@ export interface Config {
     previousPublicKeys: string | undefined
     /** Seconds a replaced refresh token stays usable, for a client that lost the answer. */
     refreshGraceSeconds: number
+    /** How long an instance takes a grant it found live as live, before asking the database again. */
+    revocationCacheMs: number
   }
   rateLimits: {
     emailSendPerMinute: number
@@ -84,7 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`,
     trustProxy: trustProxy(env.TRUST_PROXY),
     adminToken: env.ADMIN_TOKEN || (secrets as DevSecrets).adminToken,
     jwt: {
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
       signingKey: env.OAUTH_SIGNING_KEY || secrets?.oauthSigningKey,
       previousPublicKeys: env.OAUTH_PREVIOUS_PUBLIC_KEYS || undefined,
       refreshGraceSeconds: integer(env, 'OAUTH_REFRESH_GRACE_SECONDS', 60, 0, 3600),
+      revocationCacheMs: integer(env, 'OAUTH_REVOCATION_CACHE_MS', 5000, 100, 60_000),
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),

@@ -19,13 +19,13 @@ if (config.nodeEnv === 'production' && !config.databaseUrl) {
 await app.listen({ port: config.port, host: config.host })
 closeOnSignals(app)
 
-const local = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`
 const database = config.databaseUrl ? 'PostgreSQL' : `the embedded database in ${config.dataDir}`
+// PUBLIC_BASE_URL: the address the service gives out (OAuth issuer, links), so the one to open.
 console.log(
   [
     '',
-    `Platform backend listening on ${local} (${database})`,
-    `API reference: ${local}/docs`,
+    `Platform backend at ${config.publicBaseUrl}, listening on ${config.host}:${config.port} (${database})`,
+    `API reference: ${config.publicBaseUrl}/docs`,
     'Create an account, a user and a token with:  npm run cli -- quickstart',
     '',
   ].join('\n'),

@@ -68,7 +68,8 @@ describe('npm start on a bare machine', () => {
     const base = `http://127.0.0.1:${port}`
     const first = await start(dataDir, port)
     running.push(first.child)
-    expect(first.output()).toContain(`listening on ${base}`)
+    // The address printed is the default PUBLIC_BASE_URL, where the OAuth pages' forms post back.
+    expect(first.output()).toContain(`Platform backend at ${base}, listening on 127.0.0.1:${port}`)
     expect(first.output()).toContain('npm run cli -- quickstart')
 
     const rival = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
 import type { PlatformTokens } from './auth/platform-jwt.js'
+import type { RevokedGrants } from './auth/revoked-grants.js'
 import type { Database } from './db/connection.js'
 import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
@@ -21,6 +22,8 @@ export interface Platform {
   changes: Changes
   tokens: PlatformTokens
   oauthKeys: OAuthKeys
+  /** The OAuth grants revoked, whose access tokens are refused. */
+  revokedGrants: RevokedGrants
   storage: ObjectStorage
   log: FastifyBaseLogger
 }

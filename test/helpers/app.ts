@@ -62,7 +62,7 @@ export async function listenTestApp(
   for (let attempt = 1; ; attempt++) {
     const port = await freePort()
     const baseUrl = `http://127.0.0.1:${port}`
-    const t = await buildTestApp({ PUBLIC_BASE_URL: baseUrl, ...env })
+    const t = await buildTestApp({ PORT: String(port), PUBLIC_BASE_URL: baseUrl, ...env })
     try {
       await t.app.listen({ host: '127.0.0.1', port })
       return { ...t, baseUrl }

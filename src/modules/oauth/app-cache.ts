@@ -15,8 +15,10 @@ function cacheOf(db: Database): LRUCache<string, AppRow> {
       ttl: APP_CACHE_MS,
       // A read that finds no app keeps nothing: lru-cache stores no undefined.
       fetchMethod: (id) => findApp(db, id),
-      // The wall clock, as every other expiry of the service, looked up at each call (tests move it).
+      // The wall clock, as every other expiry of the service, looked up at each call (tests move it):
+      // lru-cache would otherwise reuse a reading for 1 ms, and miss a move made within it.
       perf: { now: () => Date.now() },
+      ttlResolution: 0,
     })
     cachesByDatabase.set(db, cache)
   }

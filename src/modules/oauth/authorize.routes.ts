@@ -61,12 +61,12 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     return html(reply, 429, errorPage(locale, 'too_many_requests', message(locale, 'tooMany')))
   })
 
-  async function pageContext(flow: Flow, clientName: string): Promise<PageContext> {
+  async function pageContext(request: FastifyRequest, flow: Flow, clientName: string): Promise<PageContext> {
     return {
       locale: flow.locale,
       clientName,
       token: await signFlow(config, flow),
-      baseUrl: config.publicBaseUrl,
+      pagePath: request.url.split('?')[0] as string,
     }
   }
 
@@ -80,6 +80,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       html(reply, 400, errorPage(flow.locale, 'unauthorized_client', 'Invalid Client ID'))
     } catch (error) {
       if (!(error instanceof FlowExpired)) throw error
+      request.log.warn({ reason: error.reason }, 'oauth page refused as expired')
       html(reply, 400, errorPage('en', 'invalid_request', message('en', 'expired')))
     }
     return undefined
@@ -87,13 +88,15 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   /** The consent page, unless the user allowed these scopes to the app in this account before. */
   async function askConsent(
+    request: FastifyRequest,
     reply: FastifyReply,
     flow: Flow & { uid: string; account_id: string },
     clientName: string,
   ) {
     const consented = await redirectIfConsented(db, config, flow)
     if (consented) return reply.redirect(consented, 303)
-    return html(reply, 200, consentPage(await pageContext(flow, clientName), await consentDetails(db, flow)))
+    const ctx = await pageContext(request, flow, clientName)
+    return html(reply, 200, consentPage(ctx, await consentDetails(db, flow)))
   }
 
   app.get(
@@ -114,7 +117,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         secure: secureCookie,
         maxAge: FLOW_COOKIE_SECONDS,
       })
-      const ctx = await pageContext({ ...outcome.request, csrf }, outcome.clientName)
+      const ctx = await pageContext(request, { ...outcome.request, csrf }, outcome.clientName)
       return html(reply, 200, signInPage(ctx))
     },
   )
@@ -129,7 +132,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       const email = typeof form.email === 'string' ? form.email.trim() : ''
       const refuse = async (status: number, reason: 'wrongCredentials' | 'tooMany') => {
         request.log.info({ client_id: client.id, reason }, 'oauth sign-in refused')
-        const ctx = await pageContext(flow, client.name)
+        const ctx = await pageContext(request, flow, client.name)
         return html(reply, status, signInPage(ctx, { error: message(flow.locale, reason), email }))
       }
       const emailKey = email.toLowerCase()
@@ -147,10 +150,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         return html(
           reply,
           200,
-          accountsPage(await pageContext({ ...flow, uid: user._id }, client.name), user.accounts),
+          accountsPage(await pageContext(request, { ...flow, uid: user._id }, client.name), user.accounts),
         )
       }
-      return askConsent(reply, { ...flow, uid: user._id, account_id: only._id }, client.name)
+      return askConsent(request, reply, { ...flow, uid: user._id, account_id: only._id }, client.name)
     },
   )
 
@@ -165,7 +168,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       if (!flow.uid || typeof form.account_id !== 'string' || !memberOf.includes(form.account_id)) {
         return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
       }
-      return askConsent(reply, { ...flow, uid: flow.uid, account_id: form.account_id }, client.name)
+      return askConsent(request, reply, { ...flow, uid: flow.uid, account_id: form.account_id }, client.name)
     },
   )
 

@@ -191,6 +191,52 @@ describe('authorization pages in a real browser (headless Chromium)', () => {
     expect(claims.account_id).toBe(branchId)
   })
 
+  it('completes the README walkthrough on the default PUBLIC_BASE_URL, opened at 127.0.0.1 or at localhost', async () => {
+    // As `npm start` runs it: no PUBLIC_BASE_URL, so the default, which main.ts prints.
+    const walkthrough = await listenTestApp({
+      PUBLIC_BASE_URL: '',
+      RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+    })
+    try {
+      expect(walkthrough.config.publicBaseUrl).toBe(walkthrough.baseUrl)
+      expect(walkthrough.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      const reader = await registerApp(walkthrough.app, { redirect_uris: [callback.uri] })
+      const branch = (
+        await walkthrough.app.inject({
+          method: 'POST',
+          url: '/v1/admin/accounts',
+          headers: adminHeaders,
+          payload: { name: 'Walkthrough' },
+        })
+      ).json().data._id as string
+      await createUser(walkthrough.app, 'walker@browser.example', [branch])
+      // At the printed address, then at another name of the same server: the forms post back to the host
+      // the page came from, which holds the CSRF cookie, whatever PUBLIC_BASE_URL names.
+      for (const origin of [walkthrough.baseUrl, walkthrough.baseUrl.replace('127.0.0.1', 'localhost')]) {
+        const state = `walkthrough ${origin}`
+        await page.goto(
+          `${origin}${AUTHORIZE}?${new URLSearchParams({
+            response_type: 'code',
+            client_id: reader._id,
+            redirect_uri: callback.uri,
+            scope: 'crm.contacts.read',
+            state,
+          })}`,
+        )
+        await page.getByLabel('Email').fill('walker@browser.example')
+        await page.getByLabel('Password').fill(PASSWORD)
+        await page.getByRole('button', { name: 'Sign in' }).click()
+        // Consent is asked the first time only; then the sign-in leads straight back to the app.
+        if (origin === walkthrough.baseUrl) await page.getByRole('button', { name: 'Allow' }).click()
+        const query = await landedOnCallback()
+        expect(query.get('state')).toBe(state)
+        expect(query.get('code')).toMatch(/.+/)
+      }
+    } finally {
+      await walkthrough.close()
+    }
+  })
+
   it('announces a wrong password as an alert and keeps the email typed', async () => {
     await page.goto(authorizeUrl('state-wrong'))
     await page.getByLabel('Email').fill('solo@browser.example')

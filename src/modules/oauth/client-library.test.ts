@@ -24,19 +24,20 @@ async function authorizeOverHttp(authorizationUrl: URL, email: string): Promise<
   const signIn = await fetch(authorizationUrl, { redirect: 'manual' })
   expect(signIn.status).toBe(200)
   const cookie = (signIn.headers.getSetCookie()[0] ?? '').split(';')[0] as string
-  const submit = async (html: string, fields: Record<string, string>) => {
+  // Each form posts relative to the page it is on, as a browser resolves it.
+  const submit = async (html: string, pageUrl: string, fields: Record<string, string>) => {
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]
     const token = /name="token" value="([^"]+)"/.exec(html)?.[1]
     if (!action || !token) throw new Error(`no form on the page: ${html}`)
-    return fetch(action, {
+    return fetch(new URL(action, pageUrl), {
       method: 'POST',
       redirect: 'manual',
       headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ token, ...fields }),
     })
   }
-  let answer = await submit(await signIn.text(), { email, password: PASSWORD })
-  if (answer.status === 200) answer = await submit(await answer.text(), { decision: 'allow' })
+  let answer = await submit(await signIn.text(), signIn.url, { email, password: PASSWORD })
+  if (answer.status === 200) answer = await submit(await answer.text(), answer.url, { decision: 'allow' })
   expect(answer.status).toBe(303)
   return new URL(answer.headers.get('location') as string)
 }

@@ -76,14 +76,14 @@ export async function deleteConsent(
   return rows.length === 1
 }
 
-/** Revokes every live refresh token the user gave the app in the account. */
+/** Revokes every live refresh token the user gave the app in the account; answers the grants they were of. */
 export async function revokeRefreshTokensOfUser(
   db: Database,
   accountId: string,
   userId: string,
   clientId: string,
-): Promise<void> {
-  await db
+): Promise<string[]> {
+  const rows = await db
     .update(oauthRefreshTokens)
     .set({ revokedAt: new Date() })
     .where(
@@ -94,4 +94,6 @@ export async function revokeRefreshTokensOfUser(
         isNull(oauthRefreshTokens.revokedAt),
       ),
     )
+    .returning({ grantId: oauthRefreshTokens.codeId })
+  return [...new Set(rows.map((row) => row.grantId))]
 }

@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import type { RevokedGrants } from '../../platform/auth/revoked-grants.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
@@ -25,18 +26,20 @@ export async function listGrants(db: Database, auth: AuthContext): Promise<Grant
 }
 
 /**
- * Takes back what the caller allowed an app in their account: the consent goes (the app must ask again)
- * and every refresh token it holds from them there is revoked. Its access tokens expire within the hour.
+ * Takes back what the caller allowed an app in their account: the consent goes (the app must ask again),
+ * every refresh token it holds from them there is revoked, and the access tokens of those grants are
+ * refused from then on (`revokedGrants`).
  */
 export async function revokeGrant(
   db: Database,
+  revokedGrants: Pick<RevokedGrants, 'announce'>,
   auth: AuthContext,
   clientId: string,
   ip: string,
 ): Promise<void> {
-  await inTransaction(db, async (tx) => {
+  const grantIds = await inTransaction(db, async (tx) => {
     if (!(await deleteConsent(tx, auth.account_id, auth.uid, clientId))) throw new NotFound('Grant not found')
-    await revokeRefreshTokensOfUser(tx, auth.account_id, auth.uid, clientId)
+    const revoked = await revokeRefreshTokensOfUser(tx, auth.account_id, auth.uid, clientId)
     await recordAudit(tx, {
       event: 'grant.revoked',
       clientId,
@@ -45,5 +48,7 @@ export async function revokeGrant(
       ip,
       detail: { reason: 'user' },
     })
+    return revoked
   })
+  await revokedGrants.announce(grantIds)
 }

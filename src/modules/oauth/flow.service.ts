@@ -25,7 +25,12 @@ export interface Flow extends AuthorizationRequest {
 const FLOW_SECONDS = 15 * 60
 export const CSRF_COOKIE = 'oauth_csrf'
 
-export class FlowExpired extends Error {}
+/** A posted page that cannot go on; `reason` is for the log (never a token's or a cookie's value). */
+export class FlowExpired extends Error {
+  constructor(readonly reason: string) {
+    super(reason)
+  }
+}
 
 function flowKey(config: Config): Uint8Array {
   if (!config.secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: sign-in is unavailable')
@@ -53,16 +58,20 @@ export async function readFlow(
   token: unknown,
   csrfCookie: string | undefined,
 ): Promise<Flow> {
-  if (typeof token !== 'string' || !csrfCookie) throw new FlowExpired()
+  if (typeof token !== 'string') throw new FlowExpired('no flow token posted')
+  // The browser sends the cookie only to the host that set it: a form posted to another host than the
+  // page came from (localhost for 127.0.0.1) arrives without it.
+  if (!csrfCookie) throw new FlowExpired('no CSRF cookie: cookies blocked, or posted to another host')
   let flow: Flow
   try {
     flow = ((await jwtVerify(token, flowKey(config), { algorithms: ['HS256'] })).payload as { flow: Flow })
       .flow
   } catch {
-    throw new FlowExpired()
+    throw new FlowExpired('flow token invalid or expired')
   }
   const expected = Buffer.from(flow.csrf)
   const given = Buffer.from(csrfCookie)
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new FlowExpired()
+  if (expected.length !== given.length || !timingSafeEqual(expected, given))
+    throw new FlowExpired('CSRF cookie does not match the flow')
   return flow
 }

@@ -40,7 +40,7 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
       },
     },
     async (request) => {
-      await revokeGrant(db, request.auth, request.params.client_id, request.ip)
+      await revokeGrant(db, platform.revokedGrants, request.auth, request.params.client_id, request.ip)
       return ok({ revoked: true as const })
     },
   )

@@ -1,3 +1,4 @@
+import { posix } from 'node:path'
 import { type Locale, type MessageKey, message } from './messages.js'
 
 /** Server-rendered pages of the authorization flow: plain, accessible HTML, no script, no outside asset. */
@@ -35,15 +36,24 @@ export interface PageContext {
   clientName: string
   /** The signed flow token (the spec's state `token`). */
   token: string
-  /** The service's public URL (`base_url`), where the forms post. */
-  baseUrl: string
+  /** The path the page was served at: its forms post relative to it. */
+  pagePath: string
 }
 
 const t = (ctx: { locale: Locale }, key: MessageKey, values?: Record<string, string>) =>
   escapeHtml(message(ctx.locale, key, values))
 
+/**
+ * Where a form posts, relative to the page's path: back to the host the browser loaded the page from, the
+ * one its CSRF cookie is sent to, whatever PUBLIC_BASE_URL names (and under any path prefix a proxy adds).
+ */
+export function formAction(pagePath: string, target: string): string {
+  const relative = posix.relative(posix.dirname(pagePath), target)
+  return relative === '' ? `../${posix.basename(target)}` : relative
+}
+
 const form = (ctx: PageContext, path: string, fields: string) =>
-  `<form method="post" action="${escapeHtml(`${ctx.baseUrl}/v1/auth/oauth/authorize${path}`)}">
+  `<form method="post" action="${escapeHtml(formAction(ctx.pagePath, `/v1/auth/oauth/authorize${path}`))}">
 <input type="hidden" name="token" value="${escapeHtml(ctx.token)}">${fields}</form>`
 
 const errorBox = (error: string | undefined) =>

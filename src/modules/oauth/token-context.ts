@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js'
 import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
+import type { RevokedGrants } from '../../platform/auth/revoked-grants.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { FailureLimit } from '../../platform/http/limits.js'
 
@@ -25,6 +26,8 @@ export interface TokenContext {
   refreshGraceSeconds: number
   /** The parent of an account, for its access tokens (`parentAccounts` in token.service.ts). */
   parentAccountOf: (db: Database, accountId: string) => Promise<string | null>
+  /** Told of the grants a request revoked, once committed, so that their access tokens are refused. */
+  revokedGrants: Pick<RevokedGrants, 'announce'>
   /** Failed client authentications per address (`client-auth.ts`). */
   clientAuthFailures: FailureLimit
   /** The caller's address, for the audit record. */

@@ -8,9 +8,9 @@ import { grantOf, revokeGrantOfCode } from './token.service.js'
 import { OAuthError, type TokenContext, text } from './token-context.js'
 
 /**
- * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant. Unknown tokens, and
- * other clients' tokens, are answered like revoked ones (200) so that nothing can be probed. Access
- * tokens are self-contained JWTs that expire within the hour: `unsupported_token_type` says so.
+ * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant, its access tokens with
+ * it. Unknown tokens, and other clients' tokens, are answered like revoked ones (200) so that nothing can
+ * be probed. An access token alone is not revoked (`unsupported_token_type`): its refresh token is.
  */
 export async function revokeToken(
   ctx: TokenContext,
@@ -24,13 +24,14 @@ export async function revokeToken(
     await inTransaction(ctx.db, (tx) =>
       revokeGrantOfCode(ctx, tx, row.codeId, grantOf(row.codeId, row), 'client_revocation'),
     )
+    await ctx.revokedGrants.announce([row.codeId])
     return
   }
   if (!row && isAccessToken(token)) {
     throw new OAuthError(
       400,
       'unsupported_token_type',
-      'Access tokens expire within the hour and are not revoked',
+      'Revoke the refresh token: the access tokens of its grant are refused with it',
     )
   }
 }

@@ -33,13 +33,18 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
     parentAccountOf: parentAccounts(),
+    revokedGrants: platform.revokedGrants,
     clientAuthFailures: createFailureLimit(platform.redis, 'oauth-client-auth', {
       failures: CLIENT_AUTH_FAILURES,
       seconds: 15 * 60,
     }),
   }
   const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
-  const verifyAccessToken = createAccessTokenVerifier(platform.oauthKeys, platform.config.publicBaseUrl)
+  const verifyAccessToken = createAccessTokenVerifier(
+    platform.oauthKeys,
+    platform.config.publicBaseUrl,
+    platform.revokedGrants,
+  )
   await app.register(formbody)
   // Browser apps call /token from their own origin; revocation and introspection stay same-origin.
   await app.register(cors, {

@@ -68,7 +68,7 @@ function accessTokenSigner(ctx: TokenContext, signing: { key: KeyObject; kid: st
 async function signAccessToken(
   ctx: TokenContext,
   db: Database,
-  grant: { clientId: string; userId: string; accountId: string; scopes: string[] },
+  grant: { codeId: string; clientId: string; userId: string; accountId: string; scopes: string[] },
 ): Promise<string> {
   const signing = ctx.keys.signing
   if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
@@ -81,6 +81,8 @@ async function signAccessToken(
     parent_account: parentAccount,
     client_id: grant.clientId,
     scope: grant.scopes.join(' '),
+    // The grant's id (its code's): API routes refuse the token once the grant is revoked (revoked-grants.ts).
+    grant_id: grant.codeId,
     // RFC 9068 requires `sub`: resource servers using standard libraries refuse a token without it.
     sub: grant.userId,
     jti: randomUUID(),
@@ -101,7 +103,7 @@ function newRefreshToken() {
 async function tokenResponse(
   ctx: TokenContext,
   db: Database,
-  grant: { clientId: string; userId: string; accountId: string; scopes: string[] },
+  grant: { codeId: string; clientId: string; userId: string; accountId: string; scopes: string[] },
   refreshToken: string,
 ): Promise<TokenResponse> {
   return {
@@ -172,9 +174,9 @@ export async function exchangeCode(
     const row = await useCode(tx, sha256(code))
     if (!row) {
       const replayed = await findCode(tx, sha256(code))
-      if (replayed)
-        await revokeGrantOfCode(ctx, tx, replayed.id, grantOf(replayed.id, replayed), 'code_replay')
-      return { refused: 'The code is unknown, expired or already used' }
+      if (!replayed) return { refused: 'The code is unknown, expired or already used' }
+      await revokeGrantOfCode(ctx, tx, replayed.id, grantOf(replayed.id, replayed), 'code_replay')
+      return { refused: 'The code is unknown, expired or already used', revokedGrant: replayed.id }
     }
     if (row.clientId !== app.id || row.expiresAt.getTime() < Date.now()) {
       return { refused: 'The code is unknown, expired or already used' }
@@ -190,6 +192,7 @@ export async function exchangeCode(
     return { tokens: await issueTokens(ctx, tx, grant) }
   })
   // Refusals commit (the code stays used, a replay's tokens stay revoked) before they are answered.
+  if (outcome.revokedGrant) await ctx.revokedGrants.announce([outcome.revokedGrant])
   if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
   return outcome.tokens as TokenResponse
 }
@@ -206,7 +209,10 @@ const audit = (ctx: TokenContext, tx: Database, event: AuditEventName, grant: Gr
     detail: { scopes: grant.scopes, ...detail },
   })
 
-/** Revokes every token of the grant the code started, and records why. */
+/**
+ * Revokes every token of the grant the code started, and records why. Once committed, the caller announces
+ * it (`ctx.revokedGrants`) so that the grant's access tokens are refused too.
+ */
 export async function revokeGrantOfCode(
   ctx: TokenContext,
   tx: Database,
@@ -263,13 +269,14 @@ export async function refreshTokens(
     const grant = grantOf(row.codeId, row)
     if (row.replacedAt && Date.now() - row.replacedAt.getTime() > ctx.refreshGraceSeconds * 1000) {
       await revokeGrantOfCode(ctx, tx, row.codeId, grant, 'refresh_token_reuse')
-      return { refused: 'The refresh token was already used; the grant is revoked' }
+      return { refused: 'The refresh token was already used; the grant is revoked', revokedGrant: row.codeId }
     }
     await revokeRefreshTokensOfCode(tx, row.codeId, row.id)
     await markRefreshTokenReplaced(tx, row.id)
     await audit(ctx, tx, 'token.refreshed', grant)
     return { tokens: await issueTokens(ctx, tx, grant) }
   })
+  if (outcome.revokedGrant) await ctx.revokedGrants.announce([outcome.revokedGrant])
   if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
   return outcome.tokens as TokenResponse
 }

@@ -4,6 +4,7 @@ import { isId } from '../db/ids.js'
 import { Unauthorized } from '../http/errors.js'
 import type { OAuthKeys } from './oauth-keys.js'
 import { type AuthContext, CLOCK_SKEW_SECONDS } from './platform-jwt.js'
+import type { RevokedGrants } from './revoked-grants.js'
 
 /** The JWT `typ` of OAuth access tokens (RFC 9068), which tells them from platform JWTs. */
 export const ACCESS_TOKEN_TYP = 'at+jwt'
@@ -32,10 +33,14 @@ function typOf(header: string): unknown {
   }
 }
 
-/** Verifies OAuth access tokens against the published keys: the caller, with the app and its scopes. */
+/**
+ * Verifies OAuth access tokens against the published keys, and refuses those of a revoked grant: the
+ * caller, with the app and its scopes.
+ */
 export function createAccessTokenVerifier(
   keys: OAuthKeys,
   issuer: string,
+  revokedGrants: Pick<RevokedGrants, 'isRevoked'>,
 ): (token: string) => Promise<AuthContext & { oauth: NonNullable<AuthContext['oauth']> }> {
   const keySet = createLocalJWKSet(keys.jwks)
   return async (token) => {
@@ -53,15 +58,17 @@ export function createAccessTokenVerifier(
         error instanceof joseErrors.JWTExpired ? 'token expired' : 'invalid access token',
       )
     }
-    const { type, uid, account_id, parent_account, client_id, scope } = payload
+    const { type, uid, account_id, parent_account, client_id, scope, grant_id } = payload
     const valid =
       type === 'access_token' &&
       isId(uid) &&
       isId(account_id) &&
       (parent_account === null || isId(parent_account)) &&
       isId(client_id) &&
-      typeof scope === 'string'
+      typeof scope === 'string' &&
+      isId(grant_id)
     if (!valid) throw new Unauthorized('invalid access token')
+    if (await revokedGrants.isRevoked(grant_id)) throw new Unauthorized('access token revoked')
     return {
       uid,
       account_id,

@@ -1,0 +1,184 @@
+import type { FastifyInstance } from 'fastify'
+import { afterEach, describe, expect, vi } from 'vitest'
+import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant } from '../../../test/helpers/fixtures.js'
+import {
+  allowIfAsked,
+  browser,
+  createUser,
+  obtainTokens,
+  PASSWORD,
+  postAsClient,
+  type RegisteredApp,
+  redirected,
+  registerApp,
+  tokenRequest,
+} from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { buildApp } from '../../app.js'
+
+/**
+ * Section "Revoking access stops it": once a grant is revoked (the user takes the app's access back, the
+ * app revokes its refresh token, a code is replayed), its access tokens are refused by the API and
+ * introspect inactive, on this instance at once and on the others within OAUTH_REVOCATION_CACHE_MS.
+ */
+
+const EMAIL = 'revoking@grants.example'
+const REVOCATION_CACHE_MS = 5_000
+
+test.override('appEnv', {
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+  OAUTH_REVOCATION_CACHE_MS: String(REVOCATION_CACHE_MS),
+})
+
+const contacts = (app: FastifyInstance, accessToken: string) =>
+  app.inject({ url: '/v1/contacts', headers: bearer(accessToken) })
+
+const introspect = (app: FastifyInstance, client: RegisteredApp, token: string) =>
+  postAsClient(app, 'introspect', { token }, client)
+
+/** The user EMAIL in the account, with a platform token to manage their grants. */
+async function signedInUser(app: FastifyInstance, accountId: string) {
+  const user = await createUser(app, EMAIL, [accountId])
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/admin/tokens',
+    headers: adminHeaders,
+    payload: { user_id: user._id, account_id: accountId },
+  })
+  return bearer(response.json().data.token as string)
+}
+
+const takeAccessBack = (app: FastifyInstance, headers: { authorization: string }, client: RegisteredApp) =>
+  app.inject({ method: 'DELETE', url: `/v1/auth/oauth/grants/${client._id}`, headers })
+
+/** Another instance of the service on the same database (and the same Redis when the config names one). */
+async function anotherInstance(t: TestApp): Promise<FastifyInstance> {
+  const app = await buildApp(t.config, { database: t.database.handle })
+  await app.ready()
+  return app
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+let userHeaders: { authorization: string }
+
+test.beforeAll(async ({ t, owner }) => {
+  userHeaders = await signedInUser(t.app, owner.accountId)
+})
+
+describe('revoked grants', () => {
+  test('refuses the access tokens of an app whose access the user took back, and introspects them inactive', async ({
+    t,
+  }) => {
+    const client = await registerApp(t.app)
+    const { access_token } = await obtainTokens(t.app, client, EMAIL)
+    expect((await contacts(t.app, access_token)).statusCode).toBe(200)
+    expect((await introspect(t.app, client, access_token)).json()).toMatchObject({ active: true })
+
+    expect((await takeAccessBack(t.app, userHeaders, client)).statusCode).toBe(200)
+    const refused = await contacts(t.app, access_token)
+    expect(refused.statusCode).toBe(401)
+    expect(refused.json()).toMatchObject({ success: false, errno: 401 })
+    expect((await introspect(t.app, client, access_token)).json()).toEqual({ active: false })
+  })
+
+  test('refuses the access tokens of a grant whose refresh token the app revoked (RFC 7009)', async ({
+    t,
+  }) => {
+    const client = await registerApp(t.app)
+    const kept = await obtainTokens(t.app, client, EMAIL)
+    const { access_token, refresh_token } = await obtainTokens(t.app, client, EMAIL)
+    expect((await contacts(t.app, access_token)).statusCode).toBe(200)
+
+    expect((await postAsClient(t.app, 'revoke', { token: refresh_token }, client)).statusCode).toBe(200)
+    expect((await contacts(t.app, access_token)).statusCode).toBe(401)
+    expect((await introspect(t.app, client, access_token)).json()).toEqual({ active: false })
+    // Only that grant: the app's other grant from the same user goes on.
+    expect((await contacts(t.app, kept.access_token)).statusCode).toBe(200)
+  })
+
+  test('refuses the access token of a code exchanged twice (the replay revokes the grant)', async ({ t }) => {
+    const client = await registerApp(t.app)
+    const b = browser(t.app)
+    const signIn = await b.open({
+      response_type: 'code',
+      client_id: client._id,
+      redirect_uri: client.redirect_uris[0] as string,
+    })
+    const decided = await allowIfAsked(
+      b,
+      await b.post('', { token: signIn.token, email: EMAIL, password: PASSWORD }),
+    )
+    const code = redirected(decided.headers).searchParams.get('code') as string
+    const exchange = () =>
+      tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code, redirect_uri: client.redirect_uris[0] as string },
+        [client._id, client.client_secret],
+      )
+    const { access_token } = (await exchange()).json()
+    expect((await contacts(t.app, access_token)).statusCode).toBe(200)
+    expect((await exchange()).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await contacts(t.app, access_token)).statusCode).toBe(401)
+  })
+
+  test('another instance on the database refuses the token within OAUTH_REVOCATION_CACHE_MS', async ({
+    t,
+  }) => {
+    const other = await anotherInstance(t)
+    try {
+      await expectRefusedByTheOtherWithin(t, other, userHeaders, async () => {
+        vi.useFakeTimers({ toFake: ['Date'] })
+        vi.setSystemTime(Date.now() + REVOCATION_CACHE_MS + 1)
+      })
+    } finally {
+      await other.close()
+    }
+  })
+})
+
+describe.runIf(process.env.REDIS_URL)('revoked grants, with Redis', () => {
+  test('another instance sharing Redis refuses the token at once, without its cache lapsing', async ({
+    appEnv,
+  }) => {
+    const t = await buildTestApp({ ...appEnv, REDIS_URL: process.env.REDIS_URL as string })
+    const other = await anotherInstance(t)
+    try {
+      const tenant = await createTenant(t.app)
+      const headers = await signedInUser(t.app, tenant.accountId)
+      // The clock stays: only the news through Redis can make the other instance refuse the token.
+      await expectRefusedByTheOtherWithin(t, other, headers, (accessToken) =>
+        vi.waitFor(async () => expect((await contacts(other, accessToken)).statusCode).toBe(401), {
+          timeout: 2_000,
+          interval: 20,
+        }),
+      )
+    } finally {
+      await other.close()
+      await t.close()
+    }
+  })
+})
+
+/**
+ * A token used on both instances, then the grant revoked on `t`: refused there at once, still served by
+ * `other` from its cache until `wait` has passed, then refused by it and introspected inactive there.
+ */
+async function expectRefusedByTheOtherWithin(
+  t: TestApp,
+  other: FastifyInstance,
+  headers: { authorization: string },
+  wait: (accessToken: string) => Promise<unknown>,
+) {
+  const client = await registerApp(t.app)
+  const { access_token } = await obtainTokens(t.app, client, EMAIL)
+  expect((await contacts(other, access_token)).statusCode).toBe(200)
+  expect((await takeAccessBack(t.app, headers, client)).statusCode).toBe(200)
+  expect((await contacts(t.app, access_token)).statusCode).toBe(401)
+  await wait(access_token)
+  expect((await contacts(other, access_token)).statusCode).toBe(401)
+  expect((await introspect(other, client, access_token)).json()).toEqual({ active: false })
+}
