@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
 
 export const AccountStatus = StringEnum(ACCOUNT_STATUSES)
@@ -105,7 +105,7 @@ export const VariableSource = Type.Object(
 export const Credits = Type.Object({ account_id: Id(), balance: Type.Integer() })
 
 export const GrantCreditsBody = Type.Object({
-  amount: Type.Integer({ minimum: 1 }),
+  amount: Integer({ minimum: 1 }),
   reference: Type.Optional(Type.String({ minLength: 1, description: 'Applied once per reference' })),
 })
 

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { MAX_PAGE } from '../../platform/http/pagination.js'
+import { Integer } from '../../platform/http/schemas.js'
 import { listChangelogPosts } from './changelog.service.js'
 
 const PostsQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  page: Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  per_page: Integer({ minimum: 1, maximum: 100, default: 25 }),
 })
 
 const PostsPage = Type.Object({

@@ -3,7 +3,7 @@ import { type TSchema, Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, IdParams, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, IdParams, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { getCommunication, listCommunicationsPage, readAttachment } from './communications.service.js'
 import { COMMUNICATION_TYPES } from './tables.js'
 
@@ -85,7 +85,7 @@ const ListQuery = Type.Composite([
 
 const AttachmentParams = Type.Object({
   id: Id(),
-  index: Type.Integer({ minimum: 0, description: "Position in the record's `attachments`, from 0" }),
+  index: Integer({ minimum: 0, description: "Position in the record's `attachments`, from 0" }),
 })
 
 /**

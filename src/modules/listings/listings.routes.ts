@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
+import { Integer } from '../../platform/http/schemas.js'
 import { listListingsAccounts } from './listings.service.js'
 import { createListingsApi } from './listings-api.js'
 
@@ -11,8 +12,8 @@ import { createListingsApi } from './listings-api.js'
 // `v` and the key are never taken from the caller (see listings-api.ts).
 const ListingsAccountsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0 })),
+    limit: Type.Optional(Integer({ minimum: 1 })),
+    offset: Type.Optional(Integer({ minimum: 0 })),
     pageToken: Type.Optional(Type.String()),
   },
   { additionalProperties: Type.String() },
