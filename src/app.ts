@@ -37,10 +37,11 @@ import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/d
 import { newId } from './platform/db/ids.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
-import { registerErrorHandling } from './platform/http/error-handler.js'
+import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
+import { guardedValidatorBuilder, registerJsonParser } from './platform/http/request-guards.js'
 import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
@@ -76,6 +77,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : newId()
     },
     bodyLimit: 1_048_576,
+    // Refusals made before routing (414, a bad URL) and validation (NUL, a PATCH setting nothing) answer
+    // in the error envelope; see request-guards.ts.
+    frameworkErrors,
+    schemaController: { compilersFactory: { buildValidator: guardedValidatorBuilder() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // Before the database opens: a bad key stops the start at once, naming its variable.
@@ -124,6 +129,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   defineOAuthJobs(platform)
 
   registerErrorHandling(app)
+  registerJsonParser(app)
   registerResponseHeaders(app)
   await registerRateLimit(app, redis)
   registerAuth(app, {

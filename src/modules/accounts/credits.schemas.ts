@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Id } from '../../platform/http/schemas.js'
+import { Id, Integer } from '../../platform/http/schemas.js'
 
 export const Credits = Type.Object({ account_id: Id(), balance: Type.Integer() })
 
 export const GrantCreditsBody = Type.Object({
-  amount: Type.Integer({ minimum: 1 }),
+  amount: Integer({ minimum: 1 }),
   reference: Type.Optional(Type.String({ minLength: 1, description: 'Applied once per reference' })),
 })

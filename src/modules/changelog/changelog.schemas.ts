@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
+import { MAX_PAGE } from '../../platform/http/pagination.js'
+import { Integer } from '../../platform/http/schemas.js'
 
 export const PostsQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  page: Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+  per_page: Integer({ minimum: 1, maximum: 100, default: 25 }),
 })
 
 export const PostsPage = Type.Object({

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { COMMUNICATION_TYPES } from './tables.js'
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
@@ -84,5 +84,5 @@ export const ListQuery = Type.Composite([
 
 export const AttachmentParams = Type.Object({
   id: Id(),
-  index: Type.Integer({ minimum: 0, description: "Position in the record's `attachments`, from 0" }),
+  index: Integer({ minimum: 0, description: "Position in the record's `attachments`, from 0" }),
 })

@@ -41,7 +41,8 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       if (!verifyEventWebhookSignature(publicKey, signed)) throw new Forbidden('Invalid webhook signature')
     }
     try {
-      return JSON.parse(rawBody.toString('utf8'))
+      // A byte-order mark before the JSON is ignored, as the service's own JSON parser ignores it.
+      return JSON.parse(rawBody.toString('utf8').replace(/^\ufeff/, ''))
     } catch {
       return undefined // not JSON: answered 200 like any other post, and dropped
     }

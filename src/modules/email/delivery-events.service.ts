@@ -33,10 +33,45 @@ export async function receiveEventBatch(
   const isEvent = (item: unknown) => typeof item === 'object' && item !== null && !Array.isArray(item)
   if (!Array.isArray(payload) || !payload.some(isEvent)) return 'nothing to apply'
   await inTransaction(db, async (tx) => {
-    const batchId = await insertEventBatch(tx, payload)
+    const batchId = await insertEventBatch(tx, payload.map(storableEvent))
     await enqueueProcessing(tx, batchId)
   })
   return 'stored'
+}
+
+/** Where an event that PostgreSQL could not store as posted keeps its exact JSON text. */
+export const ORIGINAL_EVENT_FIELD = 'original_json'
+
+/** NUL and UTF-16 surrogates without their pair: characters PostgreSQL's text and jsonb cannot hold. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character looked for.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+function holdsUnstorable(value: unknown): boolean {
+  if (typeof value === 'string') return new RegExp(UNSTORABLE.source).test(value)
+  if (typeof value !== 'object' || value === null) return false
+  return Object.entries(value).some(([key, item]) => holdsUnstorable(key) || holdsUnstorable(item))
+}
+
+function replaceUnstorable(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd')
+  if (Array.isArray(value)) return value.map(replaceUnstorable)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [replaceUnstorable(key), replaceUnstorable(item)]),
+  )
+}
+
+/**
+ * The event as it can be stored. The spec has the webhook answer 200 to every post, so an event holding a
+ * character PostgreSQL cannot store must neither fail its batch nor be lost: it is stored with each such
+ * character replaced by U+FFFD (its usable fields are applied like any other event's) and with its exact
+ * text as posted in `original_json`, where JSON escapes keep those characters.
+ */
+function storableEvent(event: unknown): unknown {
+  if (!holdsUnstorable(event)) return event
+  const original = { [ORIGINAL_EVENT_FIELD]: JSON.stringify(event) }
+  const isObject = typeof event === 'object' && event !== null && !Array.isArray(event)
+  return isObject ? { ...(replaceUnstorable(event) as object), ...original } : original
 }
 
 /**

@@ -1,10 +1,10 @@
 import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto'
-import { and, count, eq, isNull } from 'drizzle-orm'
+import { and, count, desc, eq, isNull } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { newId } from '../../platform/db/ids.js'
-import { DND_REASONS, processEventBatch } from './delivery-events.service.js'
+import { DND_REASONS, ORIGINAL_EVENT_FIELD, processEventBatch } from './delivery-events.service.js'
 import { communicationEvents, communications, MODULE_TAGS, mailEventBatches } from './tables.js'
 import { parseWebhookPublicKey } from './webhook-signature.js'
 
@@ -356,6 +356,43 @@ describe('email delivery events webhook', () => {
     })
     expect(asText.statusCode).toBe(200)
     expect(await batchCount()).toBe(before)
+  })
+
+  it('answers 200 to a batch holding characters PostgreSQL cannot store, and keeps every event of it', async () => {
+    const email = await sentEmail(owner.accountId)
+    const good = sgEvent(email.msgId, { event: 'delivered', timestamp: 1_700_000_600 })
+    const odd = sgEvent(email.msgId, {
+      event: 'open',
+      timestamp: 1_700_000_700,
+      email: 'nul\u0000@example.com',
+      useragent: 'lone \ud800 surrogate',
+      'key\u0000': 'value',
+    })
+    const notAnEvent = 'text\u0000'
+    const response = await post([good, odd, notAnEvent])
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
+    await processed()
+
+    expect(await eventsOf(owner.accountId, good.sg_event_id)).toMatchObject([{ event: 'delivered' }])
+    expect(await eventsOf(owner.accountId, odd.sg_event_id)).toMatchObject([
+      { event: 'open', email: 'nul\ufffd@example.com', useragent: 'lone \ufffd surrogate' },
+    ])
+    expect(await statusOf(email.id)).toBe('open')
+    // Nothing acknowledged is lost: the batch keeps each unstorable element's exact text as posted.
+    const [batch] = await db().select().from(mailEventBatches).orderBy(desc(mailEventBatches.id)).limit(1)
+    const [storedGood, storedOdd, storedText] = (batch?.payload ?? []) as Record<string, string>[]
+    expect(storedGood).toEqual(good)
+    expect(JSON.parse(storedOdd?.[ORIGINAL_EVENT_FIELD] as string)).toEqual(odd)
+    expect(JSON.parse(storedText?.[ORIGINAL_EVENT_FIELD] as string)).toBe(notAnEvent)
+  })
+
+  it('reads a batch posted with a byte-order mark before its JSON', async () => {
+    const tenant = await createTenant(t.app)
+    const event = sgEvent(undefined, { account_id: tenant.accountId })
+    expect((await post(`\ufeff${JSON.stringify([event])}`)).statusCode).toBe(200)
+    await processed()
+    expect(await eventsOf(tenant.accountId, event.sg_event_id)).toHaveLength(1)
   })
 
   it('answers 503 when the batch cannot be stored, so that SendGrid redelivers it', async () => {

@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox'
+import { Integer } from '../../platform/http/schemas.js'
 
 // The paging parameters the API documents are typed; any other parameter is passed through as a
 // string (additional properties allowed), so callers can use API filters this service does not know.
 // `v` and the key are never taken from the caller (see listings-api.ts).
 export const ListingsAccountsQuery = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0 })),
+    limit: Type.Optional(Integer({ minimum: 1 })),
+    offset: Type.Optional(Integer({ minimum: 0 })),
     pageToken: Type.Optional(Type.String()),
   },
   { additionalProperties: Type.String() },

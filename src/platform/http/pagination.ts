@@ -1,11 +1,15 @@
 import { Type } from '@sinclair/typebox'
 import type { Pagination } from './envelope.js'
+import { Integer } from './schemas.js'
+
+/** Far beyond any list's last page; page × limit stays a safe integer and a valid OFFSET. */
+export const MAX_PAGE = 1_000_000
 
 /** Query schema for `page` and `limit`, with the area's default and maximum page size. */
 export const PageQuery = (defaultLimit: number, maxLimit: number) =>
   Type.Object({
-    page: Type.Integer({ minimum: 1, default: 1 }),
-    limit: Type.Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
+    page: Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
+    limit: Integer({ minimum: 1, maximum: maxLimit, default: defaultLimit }),
   })
 
 export function pageOffset(page: number, limit: number): number {

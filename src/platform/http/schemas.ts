@@ -3,6 +3,17 @@ import { ID_PATTERN } from '../db/ids.js'
 
 export const Id = (options: { description?: string } = {}) => Type.String({ pattern: ID_PATTERN, ...options })
 
+/** The largest value of a PostgreSQL `integer` column, the bound of every integer the API takes. */
+export const MAX_INTEGER = 2_147_483_647
+
+/**
+ * An integer the API takes (a page, a limit, an amount, an index): bounded, so that no value beyond what a
+ * column or an OFFSET holds reaches the database; a larger `maximum` may be given, never none.
+ */
+export const Integer = (
+  options: { minimum?: number; maximum?: number; default?: number; description?: string } = {},
+) => Type.Integer({ ...options, maximum: options.maximum ?? MAX_INTEGER })
+
 export const Timestamp = () => Type.String({ format: 'date-time' })
 
 export const IdParams = Type.Object({ id: Id() })
