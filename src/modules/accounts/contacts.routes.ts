@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
@@ -30,6 +31,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: readable,
       schema: {
         ...tenant('List contacts'),
+        security: bearerOrOAuth(readable.oauthScope),
         querystring: ContactsQuery,
         response: { 200: PageEnvelope(Contact) },
       },
@@ -44,7 +46,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     '/contacts/:id',
     {
       config: readable,
-      schema: { ...tenant('Read a contact'), params: IdParams, response: { 200: Envelope(Contact) } },
+      schema: {
+        ...tenant('Read a contact'),
+        security: bearerOrOAuth(readable.oauthScope),
+        params: IdParams,
+        response: { 200: Envelope(Contact) },
+      },
     },
     async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
   )
@@ -55,6 +62,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: writable,
       schema: {
         ...tenant('Create a contact'),
+        security: bearerOrOAuth(writable.oauthScope),
         body: CreateContactBody,
         response: { 201: Envelope(Contact) },
       },
@@ -69,6 +77,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       config: writable,
       schema: {
         ...tenant('Change a contact'),
+        security: bearerOrOAuth(writable.oauthScope),
         params: IdParams,
         body: UpdateContactBody,
         response: { 200: Envelope(Contact) },

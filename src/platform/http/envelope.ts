@@ -55,7 +55,7 @@ export const ErrorEnvelope = Type.Object(
 )
 
 /** A route's documented error answers: the shared error envelope under each status it can give. */
-export function errorResponses<S extends number>(...statuses: S[]): Record<S, TRef<"ErrorEnvelope">> {
+export function errorResponses<S extends number>(...statuses: S[]): Record<S, TRef<'ErrorEnvelope'>> {
   const ref = Type.Ref(ErrorEnvelope)
-  return Object.fromEntries(statuses.map((status) => [status, ref])) as Record<S, TRef<"ErrorEnvelope">>
+  return Object.fromEntries(statuses.map((status) => [status, ref])) as Record<S, TRef<'ErrorEnvelope'>>
 }
