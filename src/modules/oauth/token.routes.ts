@@ -174,7 +174,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenStatusRequestBody,
         response: {
-          200: Type.Unsafe<undefined>({ description: 'Revoked, or unknown: no body' }),
+          200: Type.Unsafe<undefined>({ type: 'null', description: 'Revoked, or unknown: no body' }),
           ...oauthErrorResponses(400, 401, 429),
         },
       },

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { Logger } from '../log/logger.js'
 
 export interface ProviderRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -81,10 +81,7 @@ async function readBody(response: Response): Promise<unknown> {
  * network errors, 429 and 5xx, and a log line per attempt with secrets redacted.
  * Answers every HTTP status; throws ProviderUnreachable only when no response came at all.
  */
-export async function providerRequest(
-  request: ProviderRequest,
-  log?: FastifyBaseLogger,
-): Promise<ProviderResponse> {
+export async function providerRequest(request: ProviderRequest, log?: Logger): Promise<ProviderResponse> {
   const url = buildUrl(request)
   const method = request.method ?? 'GET'
   const retries = request.retries ?? 2
