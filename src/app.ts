@@ -18,12 +18,16 @@ import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
-import { oauthAdminRoutes } from './modules/oauth/apps.routes.js'
+import { appsRoutes } from './modules/oauth/apps.routes.js'
+import { auditRoutes } from './modules/oauth/audit.routes.js'
 import { authorizeRoutes } from './modules/oauth/authorize.routes.js'
+import { findUsersRoutes } from './modules/oauth/find-users.routes.js'
 import { grantsRoutes } from './modules/oauth/grants.routes.js'
 import { defineOAuthJobs } from './modules/oauth/jobs.js'
-import { oauthRoutes } from './modules/oauth/metadata.routes.js'
+import { metadataRoutes } from './modules/oauth/metadata.routes.js'
 import { isGrantRevoked } from './modules/oauth/revocation.repository.js'
+import { scopesRoutes } from './modules/oauth/scopes.routes.js'
+import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
@@ -152,6 +156,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+          oauth2: {
+            type: 'oauth2',
+            description: "A third-party app's access token, for the scope the route names",
+            flows: {
+              authorizationCode: {
+                authorizationUrl: '/v1/auth/oauth/authorize',
+                tokenUrl: '/v1/auth/oauth/token',
+                refreshUrl: '/v1/auth/oauth/token',
+                scopes: SEEDED_SCOPES,
+              },
+            },
+          },
         },
       },
     },
@@ -172,8 +188,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerIntegrationRoutes(app, unsubscribeRoutes, { platform })
   await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
-  await app.register(oauthAdminRoutes, { platform, prefix: '/v1/admin' })
-  await app.register(oauthRoutes, { platform })
+  await app.register(scopesRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(appsRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(auditRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(metadataRoutes, { platform })
+  await app.register(findUsersRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })

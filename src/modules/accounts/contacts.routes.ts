@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
@@ -24,6 +25,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       schema: {
         ...tenant('List contacts'),
         operationId: 'contactList',
+        security: bearerOrOAuth(readable.oauthScope),
         querystring: ContactsQuery,
         response: { 200: PageEnvelope(Contact), ...errorResponses(400, 401, 403, 429) },
       },
@@ -41,6 +43,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       schema: {
         ...tenant('Read a contact'),
         operationId: 'contactRead',
+        security: bearerOrOAuth(readable.oauthScope),
         params: IdParams,
         response: { 200: Envelope(Contact), ...errorResponses(400, 401, 403, 404, 429) },
       },
@@ -55,6 +58,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       schema: {
         ...tenant('Create a contact'),
         operationId: 'contactCreate',
+        security: bearerOrOAuth(writable.oauthScope),
         body: CreateContactBody,
         response: { 201: Envelope(Contact), ...errorResponses(400, 401, 403, 409, 429) },
       },
@@ -70,6 +74,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       schema: {
         ...tenant('Change a contact'),
         operationId: 'contactUpdate',
+        security: bearerOrOAuth(writable.oauthScope),
         params: IdParams,
         body: UpdateContactBody,
         response: { 200: Envelope(Contact), ...errorResponses(400, 401, 403, 404, 409, 429) },

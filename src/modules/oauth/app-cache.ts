@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../../platform/db/connection.js'
-import { type AppRow, findApp } from './repository.js'
+import { type AppRow, findApp } from './apps.repository.js'
 
 /** How long an app read for client authentication is used again; see decisions.md, "/token throughput". */
 export const APP_CACHE_MS = 5_000

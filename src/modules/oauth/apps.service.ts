@@ -9,41 +9,19 @@ import { forgetApp } from './app-cache.js'
 import {
   type AppRow,
   findApp,
-  findScopes,
   insertApp,
   listApps as listAppRows,
-  listScopes as listScopeRows,
   updateApp as updateAppRow,
-} from './repository.js'
-
-export interface AppView {
-  _id: string
-  name: string
-  redirect_uris: string[]
-  scopes: string[]
-  active: boolean
-  public: boolean
-  created_by: string | null
-  webhook_url: string | null
-  created_at: string
-  updated_at: string
-}
-
-export interface ScopeView {
-  scope: string
-  description: string
-  category: string
-}
-
-export interface AppInput {
-  name: string
-  redirect_uris: string[]
-  scopes: string[]
-  active?: boolean
-  public?: boolean
-  created_by?: string
-  webhook_url?: string
-}
+} from './apps.repository.js'
+import type {
+  AppView,
+  CreateAppBody,
+  Credentials,
+  NewApp,
+  UpdateAppBody,
+  WebhookCredentials,
+} from './apps.schemas.js'
+import { assertKnownScopes } from './scopes.service.js'
 
 const appView = (row: AppRow): AppView => ({
   _id: row.id,
@@ -136,13 +114,7 @@ function assertWebhookUrl(uri: string): void {
     throw new Invalid('webhook_url must be an http(s) URL')
 }
 
-async function assertKnownScopes(db: Database, scopes: string[]): Promise<void> {
-  const known = new Set((await findScopes(db, scopes)).map((row) => row.scope))
-  const unknown = scopes.filter((scope) => !known.has(scope))
-  if (unknown.length > 0) throw new Invalid(`scopes has unknown scopes: ${unknown.join(', ')}`, { unknown })
-}
-
-async function assertAppInput(db: Database, input: Partial<AppInput>): Promise<void> {
+async function assertAppInput(db: Database, input: Partial<CreateAppBody>): Promise<void> {
   for (const [i, uri] of (input.redirect_uris ?? []).entries()) assertRedirectUri(uri, `redirect_uris[${i}]`)
   if (input.webhook_url) assertWebhookUrl(input.webhook_url)
   if (input.scopes) await assertKnownScopes(db, input.scopes)
@@ -157,20 +129,8 @@ async function changeApp(db: Database, id: string, changes: Parameters<typeof up
   return row
 }
 
-export async function listScopes(db: Database): Promise<ScopeView[]> {
-  return (await listScopeRows(db)).map(({ scope, description, category }) => ({
-    scope,
-    description,
-    category,
-  }))
-}
-
 /** Registers an app; the answer carries its `client_secret` and `webhook_secret`, never shown again. */
-export async function createApp(
-  db: Database,
-  config: Config,
-  input: AppInput,
-): Promise<AppView & { client_id: string; client_secret: string; webhook_secret: string }> {
+export async function createApp(db: Database, config: Config, input: CreateAppBody): Promise<NewApp> {
   await assertAppInput(db, input)
   const { secret, hash } = newClientSecret(config)
   const webhook = newWebhookSecret(config)
@@ -202,11 +162,7 @@ export function listApps(
 }
 
 /** Changes what is given; `active: true` takes the app out of development mode. */
-export async function updateApp(
-  db: Database,
-  id: string,
-  changes: Partial<Omit<AppInput, 'created_by' | 'webhook_url'>> & { webhook_url?: string | null },
-): Promise<AppView> {
+export async function updateApp(db: Database, id: string, changes: UpdateAppBody): Promise<AppView> {
   await assertAppInput(db, { ...changes, webhook_url: changes.webhook_url ?? undefined })
   const row = await changeApp(db, id, {
     ...(changes.name !== undefined && { name: changes.name }),
@@ -221,11 +177,7 @@ export async function updateApp(
 }
 
 /** A new secret replaces the old one at once: the old one stops authenticating the app. */
-export async function rotateClientSecret(
-  db: Database,
-  config: Config,
-  id: string,
-): Promise<{ client_id: string; client_secret: string }> {
+export async function rotateClientSecret(db: Database, config: Config, id: string): Promise<Credentials> {
   const { secret, hash } = newClientSecret(config)
   const row = await changeApp(db, id, { clientSecretHash: hash })
   if (!row) throw new NotFound('App not found')
@@ -237,7 +189,7 @@ export async function rotateWebhookSecret(
   db: Database,
   config: Config,
   id: string,
-): Promise<{ client_id: string; webhook_secret: string }> {
+): Promise<WebhookCredentials> {
   const { secret, sealed } = newWebhookSecret(config)
   const row = await changeApp(db, id, { webhookSecretSealed: sealed })
   if (!row) throw new NotFound('App not found')

@@ -2,15 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { insertAuditEvent, listAuditEvents } from './audit.repository.js'
-
-export const AUDIT_EVENTS = [
-  'consent.granted',
-  'token.issued',
-  'token.refreshed',
-  'grant.revoked',
-  'client.authentication_failed',
-] as const
-export type AuditEventName = (typeof AUDIT_EVENTS)[number]
+import type { AuditEventName, AuditEventView, AuditQuery } from './audit.schemas.js'
 
 export interface AuditEvent {
   event: AuditEventName
@@ -33,20 +25,9 @@ export function recordAudit(db: Database, event: AuditEvent): Promise<void> {
   })
 }
 
-export interface AuditEventView {
-  _id: string
-  event: AuditEventName
-  client_id: string | null
-  user_id: string | null
-  account_id: string | null
-  ip: string | null
-  detail: Record<string, unknown>
-  created_at: string
-}
-
 export function listAudit(
   db: Database,
-  query: { client_id?: string; account_id?: string; page: number; limit: number },
+  query: AuditQuery,
 ): Promise<{ data: AuditEventView[]; pagination: Pagination }> {
   return paginate(
     query,

@@ -1,8 +1,10 @@
 import cookie from '@fastify/cookie'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
@@ -24,6 +26,18 @@ const FLOW_COOKIE_SECONDS = 15 * 60
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
 
 type Form = Record<string, unknown>
+
+/** A server-rendered page, documented under its status. */
+const Page = (description: string) => ({
+  description,
+  content: { 'text/html': { schema: Type.String() } },
+})
+const pageErrors = {
+  400: Page('The request cannot go on: the page says why (an unknown client, an expired page, …)'),
+  429: Page('Too many requests from this address'),
+}
+// 503: SECRETS_ENCRYPTION_KEY is not set, so no sign-in page can be signed.
+const unavailable = errorResponses(503)
 
 /**
  * `GET|POST /authorize` and the pages after sign-in (`/authorize/account`, `/authorize/consent`): server-
@@ -101,7 +115,23 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.get(
     '/authorize',
-    { config: limited, schema: { tags: ['oauth'], summary: 'Start an authorization: the sign-in page' } },
+    {
+      config: limited,
+      schema: {
+        operationId: 'authorizeStart',
+        tags: ['oauth'],
+        summary: 'Start an authorization: the sign-in page',
+        response: {
+          200: Page('The sign-in page'),
+          302: {
+            type: 'null',
+            description: "Back to the app's redirect URI with the spec's error and the state",
+          },
+          ...pageErrors,
+          ...unavailable,
+        },
+      },
+    },
     async (request, reply) => {
       const outcome = await checkAuthorizationRequest(db, config, request.query as Record<string, unknown>)
       if (outcome.kind === 'error-page') {
@@ -124,7 +154,22 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.post(
     '/authorize',
-    { config: limited, schema: { tags: ['oauth'], summary: 'The sign-in form (email, password, token)' } },
+    {
+      config: limited,
+      schema: {
+        operationId: 'authorizeSignIn',
+        tags: ['oauth'],
+        summary: 'The sign-in form (email, password, token)',
+        response: {
+          200: Page('The account choice, or the consent page'),
+          303: { type: 'null', description: 'To the app with a code: consent was given before' },
+          ...pageErrors,
+          401: Page('The sign-in page again: wrong email or password'),
+          403: Page('The user belongs to no account'),
+          ...unavailable,
+        },
+      },
+    },
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
@@ -159,7 +204,19 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.post(
     '/authorize/account',
-    { schema: { tags: ['oauth'], summary: 'The account chosen by a user of several (account_id, token)' } },
+    {
+      schema: {
+        operationId: 'authorizeChooseAccount',
+        tags: ['oauth'],
+        summary: 'The account chosen by a user of several (account_id, token)',
+        response: {
+          200: Page('The consent page'),
+          303: { type: 'null', description: 'To the app with a code: consent was given before' },
+          400: pageErrors[400],
+          ...unavailable,
+        },
+      },
+    },
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
@@ -176,8 +233,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     '/authorize/consent',
     {
       schema: {
+        operationId: 'authorizeDecide',
         tags: ['oauth'],
         summary: 'The decision on the consent page (decision: allow or deny, token)',
+        response: {
+          303: { type: 'null', description: 'To the app: with a code, or with access_denied' },
+          400: pageErrors[400],
+          ...unavailable,
+        },
       },
     },
     async (request, reply) => {

@@ -1,15 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.service.js'
+import { type AppRow, findApp } from './apps.repository.js'
 import { recordAudit } from './audit.service.js'
+import { insertCode } from './authorize.repository.js'
 import { findConsent, mergeConsent } from './consents.repository.js'
 import type { AuthorizationRequest, Flow } from './flow.service.js'
 import { localeOf, scopeDescription } from './messages.js'
-import { type AppRow, findApp, findScopes, insertCode } from './repository.js'
+import { findScopes } from './scopes.repository.js'
+import { isPkceValue, sha256, text } from './values.js'
 
 /** RFC 6749 4.1.2.1 and RFC 7636: what /authorize may answer on the way to a code. */
 export type AuthorizeOutcome =
@@ -19,10 +22,6 @@ export type AuthorizeOutcome =
   | { kind: 'sign-in'; request: AuthorizationRequest; clientName: string }
 
 const CODE_SECONDS = 10 * 60
-const PKCE_CHALLENGE = /^[A-Za-z0-9._~-]{43,128}$/
-
-export const sha256 = (value: string) => createHash('sha256').update(value).digest('hex')
-const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined)
 
 /** The redirect URI with the parameters, and `iss` (RFC 9207) so the app can tell which server answered. */
 export function redirectTo(
@@ -70,7 +69,7 @@ export async function checkAuthorizationRequest(
   // Without a method RFC 7636 means `plain`, which RFC 9700 rules out.
   if ((challenge || method) && method !== 'S256')
     return refuse('invalid_request', 'code_challenge_method must be S256')
-  if (challenge && !PKCE_CHALLENGE.test(challenge)) {
+  if (challenge && !isPkceValue(challenge)) {
     return refuse('invalid_request', 'code_challenge must be 43 to 128 characters of base64url')
   }
   if (app.isPublic && !challenge)

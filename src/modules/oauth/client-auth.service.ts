@@ -1,9 +1,11 @@
 import { isId } from '../../platform/db/ids.js'
 import { findAppForClientAuth } from './app-cache.js'
+import type { AppRow } from './apps.repository.js'
 import { clientSecretMatches } from './apps.service.js'
 import { recordAudit } from './audit.service.js'
-import type { AppRow } from './repository.js'
-import { OAuthError, type TokenContext, text } from './token-context.js'
+import type { OAuthForm } from './token.schemas.js'
+import { OAuthError, type TokenContext } from './token.service.js'
+import { text } from './values.js'
 
 /** `Basic base64(client_id:client_secret)`, each form-urlencoded first (RFC 6749 2.3.1). */
 function basicCredentials(header: string): { id: string; secret: string } | undefined {
@@ -28,7 +30,7 @@ export const CLIENT_AUTH_FAILURES = 30
  */
 export async function authenticateClient(
   ctx: TokenContext,
-  request: { authorization?: string; body: Record<string, unknown> },
+  request: { authorization?: string; body: OAuthForm },
 ): Promise<AppRow> {
   const basic = request.authorization?.trim().toLowerCase().startsWith('basic ')
   const failed = async (clientId?: string) => {

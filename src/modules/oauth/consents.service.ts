@@ -5,14 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { recordAudit } from './audit.service.js'
 import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './consents.repository.js'
-
-export interface GrantView {
-  client_id: string
-  app_name: string
-  scopes: string[]
-  created_at: string
-  updated_at: string
-}
+import type { GrantView } from './grants.schemas.js'
 
 /** The apps the caller allowed in their account, with the scopes allowed. */
 export async function listGrants(db: Database, auth: AuthContext): Promise<GrantView[]> {

@@ -1,30 +1,28 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
-import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { listGrants, revokeGrant } from './consents.service.js'
-
-const Grant = Type.Object({
-  client_id: Id(),
-  app_name: Type.String(),
-  scopes: Type.Array(Type.String()),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+import { Grant, GrantParams, RevokedGrant } from './grants.schemas.js'
 
 /** `/grants`: the apps a user allowed in their account, and taking an app's access back (platform JWT). */
 export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
-  const tenant = (summary: string) => ({ tags: ['oauth'], summary, security: [{ bearer: [] }] })
+  const tenant = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['oauth'],
+    summary,
+    security: [{ bearer: [] }],
+  })
 
   app.get(
     '/grants',
     {
       schema: {
-        ...tenant('The apps you allowed in this account'),
-        response: { 200: Envelope(Type.Array(Grant)) },
+        ...tenant('grantsList', 'The apps you allowed in this account'),
+        // 403: an app's access token, which may not manage grants.
+        response: { 200: Envelope(Type.Array(Grant)), ...errorResponses(401, 403) },
       },
     },
     async (request) => ok(await listGrants(db, request.auth)),
@@ -34,9 +32,9 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
     '/grants/:client_id',
     {
       schema: {
-        ...tenant("Take an app's access back: its consent and refresh tokens go"),
-        params: Type.Object({ client_id: Id() }),
-        response: { 200: Envelope(Type.Object({ revoked: Type.Literal(true) })) },
+        ...tenant('grantsRevoke', "Take an app's access back: its consent and refresh tokens go"),
+        params: GrantParams,
+        response: { 200: Envelope(RevokedGrant), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => {

@@ -2,21 +2,18 @@ import { decodeJwt } from 'jose'
 import { isAccessToken } from '../../platform/auth/access-tokens.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { sha256 } from './authorize.service.js'
-import { type AppRow, findRefreshToken } from './repository.js'
-import { grantOf, revokeGrantOfCode } from './token.service.js'
-import { OAuthError, type TokenContext, text } from './token-context.js'
+import type { AppRow } from './apps.repository.js'
+import { findJudgedRefreshToken, findRefreshToken } from './token.repository.js'
+import type { Introspection, OAuthForm } from './token.schemas.js'
+import { grantOf, OAuthError, refreshClock, revokeGrantOfCode, type TokenContext } from './token.service.js'
+import { sha256, text } from './values.js'
 
 /**
  * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant, its access tokens with
  * it. Unknown tokens, and other clients' tokens, are answered like revoked ones (200) so that nothing can
  * be probed. An access token alone is not revoked (`unsupported_token_type`): its refresh token is.
  */
-export async function revokeToken(
-  ctx: TokenContext,
-  app: AppRow,
-  body: Record<string, unknown>,
-): Promise<void> {
+export async function revokeToken(ctx: TokenContext, app: AppRow, body: OAuthForm): Promise<void> {
   const token = text(body.token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
   const row = await findRefreshToken(ctx.db, sha256(token))
@@ -43,8 +40,8 @@ export async function revokeToken(
 export async function introspectToken(
   ctx: TokenContext & { verifyAccessToken: (token: string) => Promise<AuthContext> },
   app: AppRow,
-  body: Record<string, unknown>,
-): Promise<Record<string, unknown>> {
+  body: OAuthForm,
+): Promise<Introspection> {
   const token = text(body.token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
   const inactive = { active: false }
@@ -67,14 +64,8 @@ export async function introspectToken(
       jti,
     }
   }
-  const row = await findRefreshToken(ctx.db, sha256(token))
-  const usable =
-    row &&
-    row.clientId === app.id &&
-    !row.revokedAt &&
-    row.expiresAt.getTime() > Date.now() &&
-    (!row.replacedAt || Date.now() - row.replacedAt.getTime() <= ctx.refreshGraceSeconds * 1000)
-  if (!row || !usable) return inactive
+  const row = await findJudgedRefreshToken(ctx.db, sha256(token), refreshClock(ctx))
+  if (!row?.usable || row.clientId !== app.id) return inactive
   return {
     active: true,
     token_type: 'refresh_token',

@@ -1,15 +1,29 @@
 import cors from '@fastify/cors'
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
+import type { AppRow } from './apps.repository.js'
 import { authenticateClient, CLIENT_AUTH_FAILURES } from './client-auth.service.js'
-import type { AppRow } from './repository.js'
-import { exchangeCode, parentAccounts, refreshTokens } from './token.service.js'
-import { OAuthError, type TokenContext } from './token-context.js'
+import {
+  Introspection,
+  type OAuthForm,
+  oauthErrorResponses,
+  TokenRequestBody,
+  TokenResponse,
+  TokenStatusRequestBody,
+} from './token.schemas.js'
+import {
+  exchangeCode,
+  OAuthError,
+  parentAccounts,
+  refreshTokens,
+  type TokenContext,
+} from './token.service.js'
 import { introspectToken, revokeToken } from './token-status.service.js'
 
 declare module 'fastify' {
@@ -20,7 +34,7 @@ declare module 'fastify' {
 }
 
 const body = (request: FastifyRequest) =>
-  (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>
+  (typeof request.body === 'object' && request.body !== null ? request.body : {}) as OAuthForm
 
 /**
  * `POST /token` (RFC 6749 3.2): client authentication, then the code or refresh grant. Answers and errors
@@ -79,7 +93,10 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
   })
 
   // Client authentication comes before the rate limit, so a caller can only spend its own quota.
+  // The body schemas document the forms without refusing them (`attachValidation`): the services read each
+  // parameter themselves, to answer RFC 6749 errors rather than the API's error envelope.
   const authenticatedAndLimited = {
+    attachValidation: true,
     preValidation: async (request: FastifyRequest) => {
       // RFC 6749 3.1, 3.2: parameters must not be included more than once.
       const repeated = Object.entries(body(request)).find(([, value]) => Array.isArray(value))
@@ -103,9 +120,13 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     {
       ...authenticatedAndLimited,
       schema: {
+        operationId: 'tokenCreate',
         tags: ['oauth'],
         summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenRequestBody,
+        // 503: OAUTH_SIGNING_KEY is not set.
+        response: { 200: TokenResponse, ...oauthErrorResponses(400, 401, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -133,9 +154,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     {
       ...authenticatedAndLimited,
       schema: {
+        operationId: 'tokenIntrospect',
         tags: ['oauth'],
         summary: "Whether one of the calling client's tokens is active, and what it grants (RFC 7662)",
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenStatusRequestBody,
+        response: { 200: Introspection, ...oauthErrorResponses(400, 401, 429) },
       },
     },
     async (request, reply) => {
@@ -149,9 +173,15 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     {
       ...authenticatedAndLimited,
       schema: {
+        operationId: 'tokenRevoke',
         tags: ['oauth'],
         summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
+        body: TokenStatusRequestBody,
+        response: {
+          200: Type.Unsafe<undefined>({ type: 'null', description: 'Revoked, or unknown: no body' }),
+          ...oauthErrorResponses(400, 401, 429),
+        },
       },
     },
     async (request, reply) => {

@@ -1,23 +1,58 @@
-import { createHash, type KeyObject, randomBytes, randomUUID } from 'node:crypto'
+import { type KeyObject, randomBytes, randomUUID } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
+import type { Config } from '../../config.js'
+import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
+import type { RevokedGrants } from '../../platform/auth/revoked-grants.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { FailureLimit } from '../../platform/http/limits.js'
 import { getAccount } from '../accounts/accounts.service.js'
-import { type AuditEventName, recordAudit } from './audit.service.js'
-import { sha256 } from './authorize.service.js'
+import type { AppRow } from './apps.repository.js'
+import type { AuditEventName } from './audit.schemas.js'
+import { recordAudit } from './audit.service.js'
 import {
-  type AppRow,
-  findCode,
+  findCodeForUpdate,
   findRefreshTokenForUpdate,
   insertRefreshToken,
+  markCodeUsed,
   markRefreshTokenReplaced,
   replaceRefreshToken,
   revokeRefreshTokensOfCode,
-  useCode,
   useCodeForGrant,
-} from './repository.js'
-import { invalidGrant, OAuthError, type TokenContext, type TokenResponse, text } from './token-context.js'
+} from './token.repository.js'
+import type { OAuthForm, TokenResponse } from './token.schemas.js'
+import { isPkceValue, s256, sha256, text } from './values.js'
+
+/** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
+export class OAuthError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description)
+  }
+}
+
+export const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description)
+
+/** What the token endpoints depend on. */
+export interface TokenContext {
+  db: Database
+  config: Config
+  keys: OAuthKeys
+  /** Seconds a replaced refresh token stays usable (OAUTH_REFRESH_GRACE_SECONDS). */
+  refreshGraceSeconds: number
+  /** The parent of an account, for its access tokens (`parentAccounts`). */
+  parentAccountOf: (db: Database, accountId: string) => Promise<string | null>
+  /** Told of the grants a request revoked, once committed, so that their access tokens are refused. */
+  revokedGrants: Pick<RevokedGrants, 'announce'>
+  /** Failed client authentications per address (client-auth.service.ts). */
+  clientAuthFailures: FailureLimit
+  /** The caller's address, for the audit record. */
+  ip?: string
+}
 
 export const ACCESS_TOKEN_SECONDS = 3600
 const REFRESH_TOKEN_DAYS = 90
@@ -134,23 +169,14 @@ async function issueTokens(
   return tokenResponse(ctx, tx, grant, token)
 }
 
-/** RFC 7636 4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
-const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
-
-const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url')
-
 /** The authorization code grant (RFC 6749 4.1.3, RFC 7636 4.6). A replayed code revokes what it gave. */
-export async function exchangeCode(
-  ctx: TokenContext,
-  app: AppRow,
-  body: Record<string, unknown>,
-): Promise<TokenResponse> {
+export async function exchangeCode(ctx: TokenContext, app: AppRow, body: OAuthForm): Promise<TokenResponse> {
   const code = text(body.code)
   const redirectUri = text(body.redirect_uri)
   if (!code) throw new OAuthError(400, 'invalid_request', 'code is required')
   if (!redirectUri) throw new OAuthError(400, 'invalid_request', 'redirect_uri is required')
   const verifier = text(body.code_verifier)
-  if (verifier !== undefined && !PKCE_VERIFIER.test(verifier))
+  if (verifier !== undefined && !isPkceValue(verifier))
     throw new OAuthError(400, 'invalid_request', 'code_verifier must be 43 to 128 unreserved characters')
   // The common case in one statement, without a transaction: a code this request may exchange. The access
   // token is signed after it commits (a failure to read the account then answers 500 with the code used).
@@ -171,16 +197,17 @@ export async function exchangeCode(
     if (grant) return tokenResponse(ctx, ctx.db, grant, refreshToken.token)
   }
   const outcome = await inTransaction(ctx.db, async (tx) => {
-    const row = await useCode(tx, sha256(code))
-    if (!row) {
-      const replayed = await findCode(tx, sha256(code))
-      if (!replayed) return { refused: 'The code is unknown, expired or already used' }
-      await revokeGrantOfCode(ctx, tx, replayed.id, grantOf(replayed.id, replayed), 'code_replay')
-      return { refused: 'The code is unknown, expired or already used', revokedGrant: replayed.id }
+    const now = new Date()
+    const row = await findCodeForUpdate(tx, sha256(code), now)
+    const unusable = 'The code is unknown, expired or already used'
+    if (!row) return { refused: unusable }
+    if (row.usedAt) {
+      await revokeGrantOfCode(ctx, tx, row.id, grantOf(row.id, row), 'code_replay')
+      return { refused: unusable, revokedGrant: row.id }
     }
-    if (row.clientId !== app.id || row.expiresAt.getTime() < Date.now()) {
-      return { refused: 'The code is unknown, expired or already used' }
-    }
+    // Used by this attempt, whatever follows: a refused code cannot be tried again.
+    await markCodeUsed(tx, row.id, now)
+    if (!row.usable || row.clientId !== app.id) return { refused: unusable }
     if (row.redirectUri !== redirectUri)
       return { refused: 'redirect_uri does not match the authorization request' }
     // A verifier for a code issued without a challenge is refused too: it would hide a PKCE downgrade.
@@ -236,16 +263,18 @@ export const grantOf = (
   scopes: row.scopes,
 })
 
+/** Refresh tokens are judged now, with the grace period of replaced ones. */
+export const refreshClock = (ctx: TokenContext) => ({
+  now: new Date(),
+  graceSeconds: ctx.refreshGraceSeconds,
+})
+
 /**
  * The refresh grant (RFC 6749 6) with rotation: each use replaces the token. A replaced token stays usable
  * for the grace period, for a client that lost the answer (the token that answer held is then revoked);
  * used later, it is taken as stolen and the whole grant is revoked.
  */
-export async function refreshTokens(
-  ctx: TokenContext,
-  app: AppRow,
-  body: Record<string, unknown>,
-): Promise<TokenResponse> {
+export async function refreshTokens(ctx: TokenContext, app: AppRow, body: OAuthForm): Promise<TokenResponse> {
   const token = text(body.refresh_token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required')
   // The common case in one statement, without a transaction: a live token of the client, not replaced yet.
@@ -262,12 +291,12 @@ export async function refreshTokens(
     if (grant) return tokenResponse(ctx, ctx.db, grant, next.token)
   }
   const outcome = await inTransaction(ctx.db, async (tx) => {
-    const row = await findRefreshTokenForUpdate(tx, sha256(token))
-    if (!row || row.clientId !== app.id || row.revokedAt || row.expiresAt.getTime() < Date.now()) {
+    const row = await findRefreshTokenForUpdate(tx, sha256(token), refreshClock(ctx))
+    if (!row || row.clientId !== app.id || !row.inForce) {
       return { refused: 'The refresh token is unknown, revoked or expired' }
     }
     const grant = grantOf(row.codeId, row)
-    if (row.replacedAt && Date.now() - row.replacedAt.getTime() > ctx.refreshGraceSeconds * 1000) {
+    if (!row.withinGrace) {
       await revokeGrantOfCode(ctx, tx, row.codeId, grant, 'refresh_token_reuse')
       return { refused: 'The refresh token was already used; the grant is revoked', revokedGrant: row.codeId }
     }

@@ -1,8 +1,9 @@
-import { and, eq, exists, gt, isNotNull, isNull, sql } from 'drizzle-orm'
+import { and, eq, exists, isNotNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { oauthApps, oauthRefreshTokens } from './tables.js'
+import { liveRefreshToken } from './token.repository.js'
 
-/** A live grant of the app in the account carrying `scope`: a refresh token not replaced, revoked or expired. */
+/** A live grant of the app in the account carrying `scope`: its current refresh token carries the scope. */
 const liveGrantWith = (db: Database, accountId: string, scope: string) =>
   exists(
     db
@@ -12,9 +13,7 @@ const liveGrantWith = (db: Database, accountId: string, scope: string) =>
         and(
           eq(oauthRefreshTokens.accountId, accountId),
           eq(oauthRefreshTokens.clientId, oauthApps.id),
-          isNull(oauthRefreshTokens.replacedAt),
-          isNull(oauthRefreshTokens.revokedAt),
-          gt(oauthRefreshTokens.expiresAt, sql`now()`),
+          liveRefreshToken(new Date()),
           sql`${scope} = any(${oauthRefreshTokens.scopes})`,
         ),
       ),

@@ -1,14 +1,14 @@
-import type { FastifyBaseLogger } from 'fastify'
 import { Webhook } from 'standardwebhooks'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
+import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
 import { CONTACT_CREATED, CONTACT_UPDATED } from '../accounts/contacts.service.js'
+import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
-import { findApp } from './repository.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
 
 export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
@@ -62,23 +62,21 @@ export async function queueAppNotifications(
  * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried.
  */
 export async function deliverAppNotification(
-  deps: { db: Database; config: Config; log: FastifyBaseLogger },
+  deps: { db: Database; config: Config; log: Logger },
   job: AppWebhookJob,
 ): Promise<void> {
   const { notification } = job
-  const log = deps.log.child({
-    client_id: job.client_id,
-    webhook_id: job.message_id,
-    event: notification.event,
-  })
+  const { log } = deps
+  const delivery = { client_id: job.client_id, webhook_id: job.message_id, event: notification.event }
   const app = await findApp(deps.db, job.client_id)
-  if (!app?.webhookUrl) return log.info('app webhook dropped: the app has no webhook_url any more')
+  if (!app?.webhookUrl) return log.info(delivery, 'app webhook dropped: the app has no webhook_url any more')
   // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
   const scope = SCOPE_OF_EVENT[notification.event] ?? ''
   if (!(await holdsLiveGrant(deps.db, notification.account_id, app.id, scope)))
-    return log.info('app webhook dropped: the app no longer holds a grant in the account')
+    return log.info(delivery, 'app webhook dropped: the app no longer holds a grant in the account')
   const secret = webhookSecretOf(deps.config, app)
-  if (!secret) return log.warn('app webhook dropped: the app has no webhook secret; rotate it to get one')
+  if (!secret)
+    return log.warn(delivery, 'app webhook dropped: the app has no webhook secret; rotate it to get one')
 
   const body = JSON.stringify(notification)
   const sentAt = new Date()

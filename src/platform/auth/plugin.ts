@@ -36,6 +36,12 @@ export interface AuthOptions {
   accountStatus: (accountId: string) => Promise<string | null>
 }
 
+/** The OpenAPI security of a route open to apps' access tokens with `scope` (its `config.oauthScope`). */
+export const bearerOrOAuth = (scope: string): Record<string, string[]>[] => [
+  { bearer: [] },
+  { oauth2: [scope] },
+]
+
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization
   if (!header) throw new Unauthorized('missing Authorization header')

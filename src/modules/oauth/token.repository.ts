@@ -1,90 +1,70 @@
-import { and, asc, count, desc, eq, inArray, isNull, ne, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gte, isNull, ne, or, type Placeholder, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
-import { preparedOnce, preparedStatement } from '../../platform/db/prepared.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { grantAuditInsert } from './audit.repository.js'
-import { oauthApps, oauthCodes, oauthRefreshTokens, oauthScopes } from './tables.js'
+import { oauthCodes, oauthRefreshTokens } from './tables.js'
 
-export type AppRow = typeof oauthApps.$inferSelect
-export type ScopeRow = typeof oauthScopes.$inferSelect
 export type CodeRow = typeof oauthCodes.$inferSelect
 export type RefreshTokenRow = typeof oauthRefreshTokens.$inferSelect
-type AppValues = Omit<typeof oauthApps.$inferInsert, 'id' | 'createdAt' | 'updatedAt'>
 
-export function listScopes(db: Database): Promise<ScopeRow[]> {
-  return db.select().from(oauthScopes).orderBy(asc(oauthScopes.category), asc(oauthScopes.scope))
+/** An instant a rule is judged at: a value, or a placeholder of a prepared statement. */
+type Instant = Date | Placeholder
+
+// The rules, written once: the one-statement paths use them as conditions, and the transactions that
+// decide the other cases read them as verdicts of the row (`usable`, `inForce`, `withinGrace`).
+
+/** RFC 6749 4.1.2: a code serves once, for a short time: while unused and unexpired. */
+const usableCode = (now: Instant) => and(isNull(oauthCodes.usedAt), gte(oauthCodes.expiresAt, now)) as SQL
+
+/** A refresh token in force: neither revoked nor expired. */
+const refreshTokenInForce = (now: Instant) =>
+  and(isNull(oauthRefreshTokens.revokedAt), gte(oauthRefreshTokens.expiresAt, now)) as SQL
+
+/** A grant's current refresh token: in force and not replaced yet. */
+export const liveRefreshToken = (now: Instant) =>
+  and(refreshTokenInForce(now), isNull(oauthRefreshTokens.replacedAt)) as SQL
+
+/** Not replaced, or replaced at `graceStart` or later: a replaced token serves for the grace period. */
+const replacedWithinGrace = (graceStart: Instant) =>
+  or(isNull(oauthRefreshTokens.replacedAt), gte(oauthRefreshTokens.replacedAt, graceStart)) as SQL
+
+/** When a refresh token is judged, and how long a replaced one stays usable. */
+export interface RefreshClock {
+  now: Date
+  /** OAUTH_REFRESH_GRACE_SECONDS */
+  graceSeconds: number
 }
 
-export function findScopes(db: Database, scopes: string[]): Promise<ScopeRow[]> {
-  if (scopes.length === 0) return Promise.resolve([])
-  return db.select().from(oauthScopes).where(inArray(oauthScopes.scope, scopes))
+/** The verdicts of the refresh token rules on a row, selected with it. */
+function refreshTokenVerdicts({ now, graceSeconds }: RefreshClock) {
+  const inForce = refreshTokenInForce(now)
+  const withinGrace = replacedWithinGrace(new Date(now.getTime() - graceSeconds * 1000))
+  return {
+    inForce: sql<boolean>`${inForce}`,
+    withinGrace: sql<boolean>`${withinGrace}`,
+    usable: sql<boolean>`${and(inForce, withinGrace)}`,
+  }
 }
 
-export async function insertApp(db: Database, values: AppValues): Promise<AppRow> {
-  const [row] = await db.insert(oauthApps).values(values).returning()
-  if (!row) throw new Error('app insert returned no row')
-  return row
-}
+export type JudgedRefreshToken = RefreshTokenRow & { inForce: boolean; withinGrace: boolean; usable: boolean }
 
-// Prepared: every token request authenticates its client with it.
-const findAppQuery = preparedOnce((db) =>
-  db
-    .select()
-    .from(oauthApps)
-    .where(eq(oauthApps.id, sql.placeholder('id')))
-    .prepare('oauth_find_app'),
-)
-
-export async function findApp(db: Database, id: string): Promise<AppRow | undefined> {
-  const [row] = await findAppQuery(db).execute({ id })
-  return row
-}
-
-export async function updateApp(
+/** The code, locked until the transaction ends, and whether it is usable now. */
+export async function findCodeForUpdate(
   db: Database,
-  id: string,
-  changes: Partial<AppValues>,
-): Promise<AppRow | undefined> {
+  codeHash: string,
+  now: Date,
+): Promise<(CodeRow & { usable: boolean }) | undefined> {
   const [row] = await db
-    .update(oauthApps)
-    .set({ ...changes, updatedAt: new Date() })
-    .where(eq(oauthApps.id, id))
-    .returning()
+    .select({ ...getTableColumns(oauthCodes), usable: sql<boolean>`${usableCode(now)}` })
+    .from(oauthCodes)
+    .where(eq(oauthCodes.codeHash, codeHash))
+    .for('update')
   return row
 }
 
-/** Newest first. */
-export async function listApps(
-  db: Database,
-  window: { offset: number; limit: number },
-): Promise<{ rows: AppRow[]; total: number }> {
-  const rows = await db
-    .select()
-    .from(oauthApps)
-    .orderBy(desc(oauthApps.createdAt), desc(oauthApps.id))
-    .offset(window.offset)
-    .limit(window.limit)
-  const [counted] = await db.select({ total: count() }).from(oauthApps)
-  return { rows, total: counted?.total ?? 0 }
-}
-
-export async function insertCode(db: Database, values: typeof oauthCodes.$inferInsert): Promise<void> {
-  await db.insert(oauthCodes).values(values)
-}
-
-/** Marks the code used, once: the row only for the first exchange, whatever runs concurrently. */
-export async function useCode(db: Database, codeHash: string): Promise<CodeRow | undefined> {
-  const [row] = await db
-    .update(oauthCodes)
-    .set({ usedAt: new Date() })
-    .where(and(eq(oauthCodes.codeHash, codeHash), isNull(oauthCodes.usedAt)))
-    .returning()
-  return row
-}
-
-export async function findCode(db: Database, codeHash: string): Promise<CodeRow | undefined> {
-  const [row] = await db.select().from(oauthCodes).where(eq(oauthCodes.codeHash, codeHash))
-  return row
+export async function markCodeUsed(db: Database, id: string, now: Date): Promise<void> {
+  await db.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.id, id))
 }
 
 export async function insertRefreshToken(
@@ -135,8 +115,8 @@ const useCodeForGrantStatement = preparedStatement<GrantColumns>(
   'oauth_use_code_for_grant',
   sql`with used as (
       update ${oauthCodes} set used_at = ${sql.placeholder('now')}
-      where code_hash = ${sql.placeholder('codeHash')} and used_at is null
-        and client_id = ${sql.placeholder('clientId')} and expires_at >= ${sql.placeholder('now')}
+      where code_hash = ${sql.placeholder('codeHash')} and ${usableCode(sql.placeholder('now'))}
+        and client_id = ${sql.placeholder('clientId')}
         and redirect_uri = ${sql.placeholder('redirectUri')}
         and code_challenge is not distinct from ${sql.placeholder('codeChallenge')}::text
       returning id as code_id, client_id, user_id, account_id, scopes
@@ -147,9 +127,9 @@ const useCodeForGrantStatement = preparedStatement<GrantColumns>(
 )
 
 /**
- * A code exchange that succeeds, in one statement (a prepared one): uses the code if it is unused, the
- * client's, unexpired, and issued for this redirect URI and PKCE challenge (null: none), and stores the
- * grant's first refresh token and the audit record with it. Undefined, with nothing written, otherwise.
+ * A code exchange that succeeds, in one statement (a prepared one): uses the code if it is usable, the
+ * client's, and issued for this redirect URI and PKCE challenge (null: none), and stores the grant's first
+ * refresh token and the audit record with it. Undefined, with nothing written, otherwise.
  */
 export async function useCodeForGrant(
   db: Database,
@@ -174,7 +154,7 @@ const replaceRefreshTokenStatement = preparedStatement<GrantColumns>(
   sql`with replaced as (
       update ${oauthRefreshTokens} set replaced_at = now(), last_used = ${sql.placeholder('now')}
       where token_hash = ${sql.placeholder('replacedHash')} and client_id = ${sql.placeholder('clientId')}
-        and revoked_at is null and replaced_at is null and expires_at >= ${sql.placeholder('now')}
+        and ${liveRefreshToken(sql.placeholder('now'))}
       returning id, code_id, client_id, user_id, account_id, scopes
     ),
     revoked as (
@@ -188,11 +168,11 @@ const replaceRefreshTokenStatement = preparedStatement<GrantColumns>(
 )
 
 /**
- * A refresh that succeeds, in one statement (a prepared one), for a token not replaced yet: replaces it if
- * it is the client's, not revoked and unexpired, revokes the grant's other live tokens, and stores the new
- * token and the audit record. Undefined, with nothing written, otherwise. A token replaced already is for a
- * transaction to refresh: the grant's tokens issued meanwhile must be seen, which one statement's snapshot
- * cannot; here a concurrent refresh of the same token waits for the row, finds it replaced and writes nothing.
+ * A refresh that succeeds, in one statement (a prepared one), for the grant's live token: replaces it if it
+ * is the client's, revokes the grant's other tokens, and stores the new token and the audit record.
+ * Undefined, with nothing written, otherwise. A token replaced already is for a transaction to refresh: the
+ * grant's tokens issued meanwhile must be seen, which one statement's snapshot cannot; here a concurrent
+ * refresh of the same token waits for the row, finds it replaced and writes nothing.
  */
 export async function replaceRefreshToken(
   db: Database,
@@ -213,16 +193,30 @@ export async function replaceRefreshToken(
   return row && issuedGrant(row)
 }
 
-/** The refresh token, locked until the transaction ends, so that two refreshes with it take turns. */
+/** The refresh token with the verdicts of the rules, locked until the transaction ends: refreshes take turns. */
 export async function findRefreshTokenForUpdate(
   db: Database,
   tokenHash: string,
-): Promise<RefreshTokenRow | undefined> {
+  clock: RefreshClock,
+): Promise<JudgedRefreshToken | undefined> {
   const [row] = await db
-    .select()
+    .select({ ...getTableColumns(oauthRefreshTokens), ...refreshTokenVerdicts(clock) })
     .from(oauthRefreshTokens)
     .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
     .for('update')
+  return row
+}
+
+/** The refresh token with the verdicts of the rules on it. */
+export async function findJudgedRefreshToken(
+  db: Database,
+  tokenHash: string,
+  clock: RefreshClock,
+): Promise<JudgedRefreshToken | undefined> {
+  const [row] = await db
+    .select({ ...getTableColumns(oauthRefreshTokens), ...refreshTokenVerdicts(clock) })
+    .from(oauthRefreshTokens)
+    .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
   return row
 }
 

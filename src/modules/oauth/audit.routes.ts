@@ -1,0 +1,28 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { AuditEvent, AuditQuery } from './audit.schemas.js'
+import { listAudit } from './audit.service.js'
+
+/** The audit trail of grants and tokens, through the admin API (ADMIN_TOKEN): it spans accounts. */
+export const auditRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.get(
+    '/oauth/audit',
+    {
+      schema: {
+        operationId: 'auditList',
+        tags: ['admin'],
+        summary: 'What happened to grants and tokens, newest first (optionally of one app or account)',
+        security: [{ admin: [] }],
+        querystring: AuditQuery,
+        response: { 200: PageEnvelope(AuditEvent), ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await listAudit(platform.db, request.query)
+      return okPage(data, pagination)
+    },
+  )
+}

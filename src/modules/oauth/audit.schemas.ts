@@ -1,0 +1,30 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+
+export const AUDIT_EVENTS = [
+  'consent.granted',
+  'token.issued',
+  'token.refreshed',
+  'grant.revoked',
+  'client.authentication_failed',
+] as const
+export type AuditEventName = (typeof AUDIT_EVENTS)[number]
+
+export const AuditEvent = Type.Object({
+  _id: Id(),
+  event: StringEnum(AUDIT_EVENTS),
+  client_id: Type.Union([Id(), Type.Null()]),
+  user_id: Type.Union([Id(), Type.Null()]),
+  account_id: Type.Union([Id(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  detail: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp(),
+})
+export type AuditEventView = Static<typeof AuditEvent>
+
+export const AuditQuery = Type.Composite([
+  Type.Object({ client_id: Type.Optional(Id()), account_id: Type.Optional(Id()) }),
+  PageQuery(50, 200),
+])
+export type AuditQuery = Static<typeof AuditQuery>

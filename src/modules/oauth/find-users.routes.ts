@@ -1,0 +1,27 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { findUsersByEmail } from '../accounts/user-search.service.js'
+import { FindUsersQuery, FoundUser } from './find-users.schemas.js'
+
+/** The spec's `findUsers`: the user directory, for operators (it lists users across accounts). */
+export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  app.get(
+    '/findUsers',
+    {
+      onRequest: app.authenticateAdmin,
+      schema: {
+        operationId: 'findUsersList',
+        tags: ['oauth'],
+        summary: 'Users whose email contains `email`, each with the accounts they belong to',
+        security: [{ admin: [] }],
+        querystring: FindUsersQuery,
+        response: { 200: PageEnvelope(FoundUser), ...errorResponses(400, 401) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await findUsersByEmail(platform.db, request.query)
+      return okPage(data, pagination)
+    },
+  )
+}

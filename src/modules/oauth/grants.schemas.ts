@@ -1,0 +1,15 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Timestamp } from '../../platform/http/schemas.js'
+
+export const Grant = Type.Object({
+  client_id: Id(),
+  app_name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+})
+export type GrantView = Static<typeof Grant>
+
+export const GrantParams = Type.Object({ client_id: Id() })
+
+export const RevokedGrant = Type.Object({ revoked: Type.Literal(true) })
