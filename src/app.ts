@@ -45,10 +45,15 @@ import { frameworkErrors, registerErrorHandling } from './platform/http/error-ha
 import { registerIntegrationRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
-import { guardedValidatorBuilder, registerJsonParser } from './platform/http/request-guards.js'
+import {
+  guardEveryQuery,
+  guardedValidatorBuilder,
+  registerJsonParser,
+} from './platform/http/request-guards.js'
 import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
+import { serializeError } from './platform/log/error-serializer.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
 export interface BuildOptions {
@@ -70,6 +75,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: {
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
+      // Database errors by SQL state and constraint, never their parameters; long messages cut.
+      serializers: { err: serializeError },
       ...(options.logStream && { stream: options.logStream }),
     },
     // A hop count is valid at run time though Fastify's types leave numbers out.
@@ -134,6 +141,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerErrorHandling(app)
   registerJsonParser(app)
+  guardEveryQuery(app)
   registerResponseHeaders(app)
   await registerRateLimit(app, redis)
   registerAuth(app, {

@@ -17,8 +17,20 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-/** The whole service on the test file's own database, with fixed secrets; `env` overrides the environment. */
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** Log lines of a test app, parsed: give `stream` to buildTestApp and read `lines`. */
+export function captureLogs() {
+  const lines: Record<string, unknown>[] = []
+  return { lines, stream: { write: (line: string) => void lines.push(JSON.parse(line)) } }
+}
+
+/**
+ * The whole service on the test file's own database, with fixed secrets; `env` overrides the environment,
+ * and `logStream` receives its log lines (see captureLogs).
+ */
+export async function buildTestApp(
+  env: Record<string, string> = {},
+  options: { logStream?: { write(line: string): void } } = {},
+): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
     DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-test-')),
@@ -28,7 +40,7 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   })
   const database = await createTestDatabase()
-  const app = await buildApp(config, { database: database.handle })
+  const app = await buildApp(config, { database: database.handle, logStream: options.logStream })
   await app.ready()
   return {
     app,

@@ -1,43 +1,31 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { TEST_ADMIN_TOKEN, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js'
+import { adminHeaders, buildTestApp, captureLogs, type TestApp } from '../../../test/helpers/app.js'
 import { AUTHORIZE, browser, createUser, PASSWORD, registerApp } from '../../../test/helpers/oauth.js'
-import { buildApp } from '../../app.js'
-import { loadConfig } from '../../config.js'
 
 /**
  * The pages of the flow post back where they were served from, and a page refused as expired says why in
  * the log (a user only sees "This page has expired").
  */
 describe('authorization flow pages', () => {
+  let t: TestApp
   let app: FastifyInstance
-  let database: TestDatabase
-  const logLines: Record<string, unknown>[] = []
+  const logs = captureLogs()
+  const logLines = logs.lines
 
   beforeAll(async () => {
-    database = await createTestDatabase()
-    const config = loadConfig({
-      NODE_ENV: 'test',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-test-')),
-      JWT_SECRET: TEST_JWT_SECRET,
-      ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-      LOG_LEVEL: 'info',
-      // Not where the tests call it from: the forms must not post there.
-      PUBLIC_BASE_URL: 'https://platform.example.com',
-      RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
-    })
-    const logStream = { write: (line: string) => void logLines.push(JSON.parse(line)) }
-    app = await buildApp(config, { database: database.handle, logStream })
-    await app.ready()
+    t = await buildTestApp(
+      {
+        LOG_LEVEL: 'info',
+        // Not where the tests call it from: the forms must not post there.
+        PUBLIC_BASE_URL: 'https://platform.example.com',
+        RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+      },
+      { logStream: logs.stream },
+    )
+    app = t.app
   })
-  afterAll(async () => {
-    await app.close()
-    await database.drop()
-  })
+  afterAll(() => t.close())
 
   const actions = (html: string) =>
     [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])
@@ -50,7 +38,7 @@ describe('authorization flow pages', () => {
             await app.inject({
               method: 'POST',
               url: '/v1/admin/accounts',
-              headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+              headers: adminHeaders,
               payload: { name },
             })
           ).json().data._id as string,

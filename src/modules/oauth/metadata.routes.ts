@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { errorResponses } from '../../platform/http/envelope.js'
 import { Jwks, ServerMetadata } from './metadata.schemas.js'
 import { serverMetadata } from './metadata.service.js'
 
@@ -12,7 +13,7 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
         operationId: 'metadataGetJwks',
         tags: ['oauth'],
         summary: 'Public keys of OAuth access tokens (ES256): the current key first, then previous ones',
-        response: { 200: Jwks },
+        response: { 200: Jwks, ...errorResponses(400) },
       },
     },
     async (_request, reply) => {
@@ -29,7 +30,7 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
         operationId: 'metadataGetAuthorizationServer',
         tags: ['oauth'],
         summary: 'Authorization server metadata (RFC 8414)',
-        response: { 200: ServerMetadata },
+        response: { 200: ServerMetadata, ...errorResponses(400) },
       },
     },
     async (_request, reply) => {

@@ -26,17 +26,11 @@ const isOAuthPath = (path: string) =>
   path.startsWith('/v1/admin/oauth/') ||
   path.startsWith('/.well-known/')
 
-/** The two public documents of the server: nothing about a request can make them fail. */
-const ANSWERS_ONLY_200 = ['/.well-known/jwks.json', '/.well-known/oauth-authorization-server']
-
 describe('the OAuth operations in /docs/json', () => {
-  test('each has a unique operationId, tags, a summary, its success answer and each error it can give', async ({
-    t,
-  }) => {
+  // Every operation's operationId and 4xx answers: src/platform/http/openapi.test.ts.
+  test('each has tags, a summary and its success answer', async ({ t }) => {
     const doc = (await t.app.inject({ url: '/docs/json' })).json() as Document
     const all = operations(doc)
-    const ids = all.map(({ operation }) => operation.operationId).filter(Boolean)
-    expect(new Set(ids).size).toBe(ids.length)
     const oauth = all.filter(({ path }) => isOAuthPath(path))
     expect(oauth.length).toBeGreaterThanOrEqual(20)
     for (const { path, method, operation } of oauth) {
@@ -49,11 +43,6 @@ describe('the OAuth operations in /docs/json', () => {
         statuses.some((status) => /^[23]/.test(status)),
         name,
       ).toBe(true)
-      if (!ANSWERS_ONLY_200.includes(path))
-        expect(
-          statuses.some((s) => /^4/.test(s)),
-          name,
-        ).toBe(true)
     }
   })
 

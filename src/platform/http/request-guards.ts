@@ -92,6 +92,19 @@ export function registerJsonParser(app: FastifyInstance): void {
   })
 }
 
+/** A query string a route reads nothing from: validated all the same, so that NUL is refused there too. */
+const ANY_QUERY = { type: 'object' }
+
+/**
+ * Gives every route a query string schema, so that the guarded validator refuses NUL in any query value on
+ * every route, including routes that read no query (a value they ignore could still reach a log line).
+ */
+export function guardEveryQuery(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, querystring: route.schema?.querystring ?? ANY_QUERY }
+  })
+}
+
 type Validate = ((data: unknown, context?: unknown) => unknown) & {
   errors?: unknown
   schemaEnv?: unknown

@@ -1,0 +1,135 @@
+import { describe, expect } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { MAX_JSON_DEPTH } from './request-guards.js'
+
+/** One test per class of bad input the fuzz test (test/fuzz.test.ts) found answered with a 5xx. */
+describe('bad input is a 400 naming the field, never a 5xx', () => {
+  const refused = (response: { statusCode: number; json(): unknown }, status: number, message: RegExp) => {
+    expect(response.statusCode).toBe(status)
+    expect(response.json()).toMatchObject({
+      success: false,
+      errno: status,
+      message: expect.stringMatching(message),
+    })
+  }
+
+  test('a NUL character in a body, a query, a path, or a query the route never reads', async ({
+    t,
+    owner,
+  }) => {
+    const nul = /must not contain the NUL character/
+    const body = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { name: 'Ada\u0000', email: 'nul@example.com' },
+    })
+    refused(body, 400, /^name must not contain the NUL character/)
+    refused(
+      await t.app.inject({ url: '/v1/contacts?search=a%00b', headers: owner.headers }),
+      400,
+      /^search must not/,
+    )
+    refused(await t.app.inject({ url: '/v1/contacts/abc%00', headers: owner.headers }), 400, /^id must not/)
+    refused(await t.app.inject({ url: '/status?anything=%00' }), 400, nul)
+    refused(await t.app.inject({ url: '/.well-known/jwks.json?x=%00' }), 400, nul)
+    const list = await t.app.inject({ url: '/v1/contacts?search=nul@example.com', headers: owner.headers })
+    expect(list.json().pagination.total).toBe(0)
+  })
+
+  test('numbers beyond what a column or an OFFSET holds', async ({ t, owner }) => {
+    refused(
+      await t.app.inject({ url: '/v1/contacts?page=99999999999999999999999', headers: owner.headers }),
+      400,
+      /^page must be <= /,
+    )
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${owner.accountId}/credits`,
+        headers: adminHeaders,
+        payload: { amount: 2 ** 64 },
+      }),
+      400,
+      /^amount must be <= /,
+    )
+  })
+
+  test('JSON nested thousands deep, and a PATCH that sets nothing', async ({ t, owner }) => {
+    const deep = `{"name":${'['.repeat(5000)}${']'.repeat(5000)}}`
+    const nested = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: { ...owner.headers, 'content-type': 'application/json' },
+      payload: deep,
+    })
+    refused(nested, 400, new RegExp(`must not nest deeper than ${MAX_JSON_DEPTH} levels`))
+    refused(
+      await t.app.inject({
+        method: 'PATCH',
+        url: `/v1/admin/accounts/${owner.accountId}`,
+        headers: adminHeaders,
+        payload: {},
+      }),
+      400,
+      /must set at least one of: /,
+    )
+  })
+
+  test('multipart without a boundary', async ({ t, owner }) => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/mail',
+      headers: { ...owner.headers, 'content-type': 'multipart/form-data' },
+      payload: 'subject=x',
+    })
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toMatchObject({ success: false, errno: 400 })
+  })
+
+  test('a body starting with a byte-order mark is read as the JSON it holds (RFC 8259 8.1)', async ({
+    t,
+    owner,
+  }) => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: { ...owner.headers, 'content-type': 'application/json' },
+      payload: '\uFEFF{"name":"Bom","email":"bom@example.com"}',
+    })
+    expect(response.statusCode).toBe(201)
+    expect(response.json().data).toMatchObject({ name: 'Bom', email: 'bom@example.com' })
+  })
+
+  test('refusals made by the framework (414, 415, 413) answer in the error envelope', async ({
+    t,
+    owner,
+  }) => {
+    refused(
+      await t.app.inject({ url: `/v1/contacts/${'a'.repeat(10_000)}`, headers: owner.headers }),
+      414,
+      /./,
+    )
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        headers: { ...owner.headers, 'content-type': 'text/xml' },
+        payload: '<contact/>',
+      }),
+      415,
+      /./,
+    )
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        headers: { ...owner.headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }),
+      }),
+      413,
+      /./,
+    )
+  })
+})

@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders, buildTestApp, captureLogs, type TestApp } from '../../../test/helpers/app.js'
+import { MAX_LOGGED_TEXT, serializeError } from './error-serializer.js'
+
+describe('errors in the log', () => {
+  let t: TestApp
+  const logs = captureLogs()
+  beforeAll(async () => {
+    t = await buildTestApp({ LOG_LEVEL: 'info' }, { logStream: logs.stream })
+  })
+  afterAll(() => t.close())
+
+  it('names a failed insert of a user by SQL state and constraint, without its hash or email', async () => {
+    const { db } = t.app.platform
+    // The database refuses the next user, as a check constraint added by a later migration would.
+    await db.execute(
+      sql`alter table users add constraint users_refused check (email <> 'secret.person@example.com')`,
+    )
+    const account = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/accounts',
+      headers: adminHeaders,
+      payload: { name: 'Acme' },
+    })
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/users',
+      headers: adminHeaders,
+      payload: {
+        email: 'secret.person@example.com',
+        password: 'correct horse battery',
+        name: 'Secret Person',
+        account_id: account.json().data._id,
+      },
+    })
+    expect(response.statusCode).toBe(500)
+    const output = JSON.stringify(logs.lines)
+    expect(output).not.toContain('secret.person@example.com')
+    expect(output).not.toContain('$argon2')
+    expect(output).not.toContain('correct horse battery')
+    const failure = logs.lines.find((line) => line.msg === 'unhandled error')
+    expect(failure?.err).toMatchObject({ sql_state: '23514', constraint: 'users_refused', table: 'users' })
+  })
+
+  it('cuts a long message', () => {
+    const serialized = serializeError(new Error(`refused: ${'x'.repeat(1_000_000)}`))
+    expect(serialized.message.length).toBeLessThan(MAX_LOGGED_TEXT + 40)
+    expect(serialized.stack.length).toBeLessThan(MAX_LOGGED_TEXT + 10_000)
+  })
+})
