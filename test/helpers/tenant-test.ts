@@ -5,7 +5,7 @@ import { createTenant } from './fixtures.js'
 /**
  * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
  * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
- * for isolation checks. A file that needs other settings sets `appEnv` first:
+ * for isolation checks; `subAccount`, an account whose parent is `owner` (an agency's client). A file that needs other settings sets `appEnv` first:
  * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
@@ -19,3 +19,6 @@ export const test = base
   })
   .extend('owner', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Owner' }))
   .extend('stranger', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Stranger' }))
+  .extend('subAccount', { scope: 'file' }, async ({ t, owner }) =>
+    createTenant(t.app, { name: 'Sub-account', parent_account: owner.accountId }),
+  )
