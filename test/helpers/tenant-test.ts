@@ -6,12 +6,13 @@ import { createTenant } from './fixtures.js'
 /**
  * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
  * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
- * for isolation checks; `bystander`, a third; `subAccount`, an account whose parent is `owner` (an agency's client). A file that needs other settings sets `appEnv` first:
+ * for isolation checks; `bystander`, a third; `subAccount`, an account whose parent is `owner` (an
+ * agency's client). A file that needs other settings sets `appEnv` first:
  * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
  *
  * A file that talks to SendGrid sets `sendgridOptions` and takes the fake's address into its environment:
- * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is the fake,
- * started once for the file.
+ * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
+ * the fake, started once for the file.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
  */
