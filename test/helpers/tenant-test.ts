@@ -1,4 +1,5 @@
 import { test as base } from 'vitest'
+import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
 import { buildTestApp } from './app.js'
 import { createTenant } from './fixtures.js'
@@ -12,7 +13,8 @@ import { createTenant } from './fixtures.js'
  *
  * A file that talks to SendGrid sets `sendgridOptions` and takes the fake's address into its environment:
  * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
- * the fake, started once for the file.
+ * the fake, started once for the file. A file that talks to the listings API does the same with
+ * `listingsApiOptions` and `listingsApi`.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
  */
@@ -22,6 +24,14 @@ export const test = base
     const sendgrid = await startFakeSendgrid(sendgridOptions)
     onCleanup(() => sendgrid.close())
     return sendgrid
+  })
+  .extend('listingsApiOptions', { scope: 'file' }, { apiKey: '' } as Parameters<
+    typeof startFakeListingsApi
+  >[0])
+  .extend('listingsApi', { scope: 'file' }, async ({ listingsApiOptions }, { onCleanup }) => {
+    const listingsApi = await startFakeListingsApi(listingsApiOptions)
+    onCleanup(() => listingsApi.close())
+    return listingsApi
   })
   .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
   .extend('t', { scope: 'file' }, async ({ appEnv }, { onCleanup }) => {
