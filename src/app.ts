@@ -6,7 +6,10 @@ import { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
 import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
-import { contactsRoutes } from './modules/accounts/contacts.routes.js'
+import { contactsAdminRoutes, contactsRoutes } from './modules/accounts/contacts.routes.js'
+import { creditsAdminRoutes } from './modules/accounts/credits.routes.js'
+import { tokensAdminRoutes } from './modules/accounts/tokens.routes.js'
+import { variableSourcesAdminRoutes } from './modules/accounts/variable-sources.routes.js'
 import { changelogRoutes } from './modules/changelog/changelog.routes.js'
 import { communicationsRoutes } from './modules/email/communications.routes.js'
 import { deliveryEventsRoutes } from './modules/email/delivery-events.routes.js'
@@ -184,6 +187,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   await app.register(statusRoutes, { ping: database.ping })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(variableSourcesAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(creditsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(tokensAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsRoutes, { platform, prefix: '/v1' })
   await registerIntegrationRoutes(app, changelogRoutes, { platform })
   await registerIntegrationRoutes(app, listingsRoutes, { platform })

@@ -1,16 +1,38 @@
 import { test as base } from 'vitest'
+import { startFakeListingsApi } from '../fakes/listings-api.js'
+import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
 import { buildTestApp } from './app.js'
 import { createTenant } from './fixtures.js'
 
 /**
  * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
  * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
- * for isolation checks. A file that needs other settings sets `appEnv` first:
+ * for isolation checks; `bystander`, a third; `subAccount`, an account whose parent is `owner` (an
+ * agency's client). A file that needs other settings sets `appEnv` first:
  * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
+ *
+ * A file that talks to SendGrid sets `sendgridOptions` and takes the fake's address into its environment:
+ * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
+ * the fake, started once for the file. A file that talks to the listings API does the same with
+ * `listingsApiOptions` and `listingsApi`.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
  */
 export const test = base
+  .extend('sendgridOptions', { scope: 'file' }, { apiKeys: [] } as FakeSendgridOptions)
+  .extend('sendgrid', { scope: 'file' }, async ({ sendgridOptions }, { onCleanup }) => {
+    const sendgrid = await startFakeSendgrid(sendgridOptions)
+    onCleanup(() => sendgrid.close())
+    return sendgrid
+  })
+  .extend('listingsApiOptions', { scope: 'file' }, { apiKey: '' } as Parameters<
+    typeof startFakeListingsApi
+  >[0])
+  .extend('listingsApi', { scope: 'file' }, async ({ listingsApiOptions }, { onCleanup }) => {
+    const listingsApi = await startFakeListingsApi(listingsApiOptions)
+    onCleanup(() => listingsApi.close())
+    return listingsApi
+  })
   .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
   .extend('t', { scope: 'file' }, async ({ appEnv }, { onCleanup }) => {
     const t = await buildTestApp(appEnv)
@@ -19,3 +41,7 @@ export const test = base
   })
   .extend('owner', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Owner' }))
   .extend('stranger', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Stranger' }))
+  .extend('bystander', { scope: 'file' }, async ({ t }) => createTenant(t.app, { name: 'Bystander' }))
+  .extend('subAccount', { scope: 'file' }, async ({ t, owner }) =>
+    createTenant(t.app, { name: 'Sub-account', parent_account: owner.accountId }),
+  )

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { IdParams } from '../../platform/http/schemas.js'
+import { Id, IdParams } from '../../platform/http/schemas.js'
+import { adminOperation } from './accounts.routes.js'
 import { Contact, ContactsQuery, CreateContactBody, UpdateContactBody } from './contacts.schemas.js'
 import { createContact, getContact, listContactsPage, updateContact } from './contacts.service.js'
 
@@ -82,5 +84,37 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     },
     async (request) =>
       ok(await updateContact(db, changes, request.auth.account_id, request.params.id, request.body)),
+  )
+}
+
+/** The admin API of contacts: the main platform creates and reads them in any account. Guarded by ADMIN_TOKEN. */
+export const contactsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, changes } = platform
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.post(
+    '/accounts/:id/contacts',
+    {
+      schema: {
+        ...adminOperation('contactAdminCreate', 'Create a contact'),
+        params: IdParams,
+        body: CreateContactBody,
+        response: { 201: Envelope(Contact), ...errorResponses(400, 401, 404, 409) },
+      },
+    },
+    async (request, reply) =>
+      reply.status(201).send(ok(await createContact(db, changes, request.params.id, request.body))),
+  )
+
+  app.get(
+    '/accounts/:id/contacts/:record_id',
+    {
+      schema: {
+        ...adminOperation('contactAdminRead', 'Read a contact'),
+        params: Type.Object({ id: Id(), record_id: Id() }),
+        response: { 200: Envelope(Contact), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => ok(await getContact(db, request.params.id, request.params.record_id)),
   )
 }

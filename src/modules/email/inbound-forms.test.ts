@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { and, count, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import type { TestApp } from '../../../test/helpers/app.js'
+import type { Tenant } from '../../../test/helpers/fixtures.js'
 import {
   countOfAccount,
   headerText,
@@ -15,38 +15,33 @@ import {
   replyForm,
   sentEmail as sentEmailOf,
 } from '../../../test/helpers/inbound-email.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { contacts } from '../accounts/tables.js'
 import { supportMessages, supportRooms } from '../support/tables.js'
+
+test.override('appEnv', { MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
 /** Inbound replies: charsets and attachments, tenancy, and the forms refused. */
 describe('inbound reply webhook forms', () => {
-  let t: TestApp
-  let agency: Tenant
-  let client: Tenant
-  let stranger: Tenant
-
-  beforeAll(async () => {
-    t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
-    agency = await createTenant(t.app, { name: 'Agency' })
-    client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
-    stranger = await createTenant(t.app, { name: 'Stranger' })
-  })
-  afterAll(() => t.close())
-
-  const db = () => t.database.handle.db
-  const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
-  const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
-  const inboundRecords = (accountId: string) => inboundRecordsOf(db(), accountId)
-  const contactsOf = (accountId: string, email: string) =>
-    db()
+  const db = (t: TestApp) => t.database.handle.db
+  const post = (t: TestApp, form: Parameters<typeof postInbound>[1], prefix?: string) =>
+    postInbound(t.app, form, prefix)
+  const sentEmail = (t: TestApp, tenant: Tenant) => sentEmailOf(db(t), tenant)
+  const inboundRecords = (t: TestApp, accountId: string) => inboundRecordsOf(db(t), accountId)
+  const contactsOf = (t: TestApp, accountId: string, email: string) =>
+    db(t)
       .select()
       .from(contacts)
       .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
 
-  it('decodes fields in the charsets SendGrid names and stores attachments', async () => {
-    const original = await sentEmail(client)
+  test('decodes fields in the charsets SendGrid names and stores attachments', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+  }) => {
+    const original = await sentEmail(t, client)
     const latin1 = (text: string) => Buffer.from(text, 'latin1')
     const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(64)])
     const utf8 = (name: string, text: string) => ({ name, value: Buffer.from(text) })
@@ -66,10 +61,10 @@ describe('inbound reply webhook forms', () => {
       utf8('attachment-info', '{"attachment1":{"filename":"devis sign\u00e9.pdf","type":"application/pdf"}}'),
       { name: 'attachment1', value: pdf, file: { filename: 'devis.pdf', type: 'application/pdf' } },
     ])
-    const response = await post(body)
+    const response = await post(t, body)
     expect(response.statusCode).toBe(200)
 
-    const record = (await inboundRecords(client.accountId)).find((r) => r.msgId === messageId)
+    const record = (await inboundRecords(t, client.accountId)).find((r) => r.msgId === messageId)
     expect(record).toMatchObject({
       subject: 'R\u00e9ponse \u00e0 votre devis',
       text: 'Merci, \u00e7a marche tr\u00e8s bien.',
@@ -84,9 +79,9 @@ describe('inbound reply webhook forms', () => {
     ])
     const stored = await t.app.platform.storage.get(record?.attachments[0]?.key as string)
     expect(stored?.equals(pdf)).toBe(true)
-    const [contact] = await contactsOf(agency.accountId, 'jose@example.com')
+    const [contact] = await contactsOf(t, agency.accountId, 'jose@example.com')
     expect(contact?.name).toBe('Jos\u00e9 Mu\u00f1oz')
-    const [message] = await db()
+    const [message] = await db(t)
       .select()
       .from(supportMessages)
       .where(and(eq(supportMessages.accountId, client.accountId), eq(supportMessages.msgId, messageId)))
@@ -94,35 +89,50 @@ describe('inbound reply webhook forms', () => {
     expect(message?.attachments).toEqual(record?.attachments)
   })
 
-  it('keeps a reply only in the account of the original; without a parent the contact is its own', async () => {
-    const original = await sentEmail(stranger)
+  test('keeps a reply only in the account of the original; without a parent the contact is its own', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+    stranger,
+  }) => {
+    const original = await sentEmail(t, stranger)
     const response = await post(
+      t,
       replyForm({ messageId: `own-${hex(4)}@x.example`, inReplyTo: original.msgId, from: 'sam@example.com' }),
     )
     expect(response.statusCode).toBe(200)
-    const [contact] = await contactsOf(stranger.accountId, 'sam@example.com')
+    const [contact] = await contactsOf(t, stranger.accountId, 'sam@example.com')
     expect(contact).toMatchObject({ name: '' })
-    expect(await contactsOf(agency.accountId, 'sam@example.com')).toEqual([])
-    const records = await inboundRecords(stranger.accountId)
+    expect(await contactsOf(t, agency.accountId, 'sam@example.com')).toEqual([])
+    const records = await inboundRecords(t, stranger.accountId)
     expect(records).toEqual([expect.objectContaining({ referenceId: original.msgId })])
-    expect((await inboundRecords(client.accountId)).some((r) => r.referenceId === original.msgId)).toBe(false)
+    expect((await inboundRecords(t, client.accountId)).some((r) => r.referenceId === original.msgId)).toBe(
+      false,
+    )
     // The stranger has no email inbox: the room is in none.
-    const rooms = await db().select().from(supportRooms).where(eq(supportRooms.accountId, stranger.accountId))
+    const rooms = await db(t)
+      .select()
+      .from(supportRooms)
+      .where(eq(supportRooms.accountId, stranger.accountId))
     expect(rooms).toEqual([expect.objectContaining({ inboxId: null, participants: [contact?.id] })])
     // Nothing of the stranger's reply reached the other tenants' support tables.
-    const [leaked] = await db()
+    const [leaked] = await db(t)
       .select({ n: count() })
       .from(supportMessages)
       .where(eq(supportMessages.communicationId, records[0]?.id as string))
     expect(leaked?.n).toBe(1)
-    expect(await countOfAccount(db(), supportMessages, stranger.accountId)).toBe(2)
+    expect(await countOfAccount(db(t), supportMessages, stranger.accountId)).toBe(2)
   })
 
-  it('reads the "send raw" form with mailparser: encoded words, charsets, parts and attachments', async () => {
-    const original = await sentEmail(client)
+  test('reads the "send raw" form with mailparser: encoded words, charsets, parts and attachments', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+  }) => {
+    const original = await sentEmail(t, client)
     const messageId = `raw-${hex(4)}@mail.example.de`
     const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), randomBytes(64)])
-    const response = await post(rawReplyForm(mimeReply({ messageId, inReplyTo: original.msgId, pdf })))
+    const response = await post(t, rawReplyForm(mimeReply({ messageId, inReplyTo: original.msgId, pdf })))
     expect(response.statusCode).toBe(200)
 
     const base = '/v1/e/mailprovider/communications'
@@ -156,19 +166,20 @@ describe('inbound reply webhook forms', () => {
     })
   })
 
-  it('refuses a raw form whose email is no MIME message, or one without a sender', async () => {
-    const garbage = await post(rawReplyForm(Buffer.from('this is not a message at all')))
+  test('refuses a raw form whose email is no MIME message, or one without a sender', async ({ t }) => {
+    const garbage = await post(t, rawReplyForm(Buffer.from('this is not a message at all')))
     expect(garbage.statusCode).toBe(400)
     expect(garbage.json().message).toBe('email must be a MIME message')
     const noFrom = await post(
+      t,
       rawReplyForm(Buffer.from('Subject: hi\r\nTo: replies@agency.example.com\r\n\r\nhi')),
     )
     expect(noFrom.statusCode).toBe(400)
     expect(noFrom.json().message).toBe('from is required')
   })
 
-  it('takes the same fields as a JSON object', async () => {
-    const original = await sentEmail(client)
+  test('takes the same fields as a JSON object', async ({ t, subAccount: client }) => {
+    const original = await sentEmail(t, client)
     const reply = { messageId: `json-${hex(6)}@example.com`, inReplyTo: `${original.msgId}@sendgrid.net` }
     const response = await t.app.inject({
       method: 'POST',
@@ -184,7 +195,7 @@ describe('inbound reply webhook forms', () => {
       },
     })
     expect(response.statusCode).toBe(200)
-    expect(await inboundRecords(client.accountId)).toContainEqual(
+    expect(await inboundRecords(t, client.accountId)).toContainEqual(
       expect.objectContaining({
         msgId: reply.messageId,
         referenceId: reply.inReplyTo,
@@ -194,17 +205,19 @@ describe('inbound reply webhook forms', () => {
     )
   })
 
-  it('refuses a reply without a sender, naming the field, one past 30 MB and one neither form nor object', async () => {
+  test('refuses a reply without a sender, naming the field, one past 30 MB and one neither form nor object', async ({
+    t,
+  }) => {
     const noSender = replyForm({ inReplyTo: 'x@y' })
     noSender.set('from', ' ')
-    const answer = await post(noSender)
+    const answer = await post(t, noSender)
     expect(answer.statusCode).toBe(400)
     expect(answer.json().message).toBe('from is required')
 
     // Past 30 MB in all (multipart streams around Fastify's body limit, so the reader counts).
     const big = replyForm({ inReplyTo: 'x@y' })
     big.append('attachment1', new Blob([Buffer.alloc(30 * 1024 * 1024 + 1)]), 'big.bin')
-    const tooLarge = await post(big)
+    const tooLarge = await post(t, big)
     expect(tooLarge.statusCode).toBe(413)
     expect(tooLarge.json()).toMatchObject({ success: false, errno: 413 })
 

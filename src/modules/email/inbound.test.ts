@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { and, count, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect, vi } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import type { Tenant } from '../../../test/helpers/fixtures.js'
 import {
   countOfAccount,
   inboundRecords as inboundRecordsOf,
@@ -10,30 +10,27 @@ import {
   replyForm,
   sentEmail as sentEmailOf,
 } from '../../../test/helpers/inbound-email.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { contacts } from '../accounts/tables.js'
 import { listSupportRoomMessages } from '../support/support.service.js'
 import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
 
+test.override('appEnv', { MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
+
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
 describe('inbound reply webhook', () => {
-  let t: TestApp
-  let agency: Tenant
-  let client: Tenant
   let inboxId: string
   const emitted: EmittedEvent[] = []
   const announced: RecordChange[] = []
 
-  beforeAll(async () => {
-    t = await buildTestApp({ MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
+  test.beforeAll(async ({ t, subAccount: client }) => {
     t.app.platform.events.onLocal((event) => emitted.push(event))
     t.app.platform.changes.listen(async (_tx, change) => {
       announced.push(change)
     })
-    agency = await createTenant(t.app, { name: 'Agency' })
-    client = await createTenant(t.app, { name: 'Client', parent_account: agency.accountId })
     const inbox = await t.app.inject({
       method: 'POST',
       url: `/v1/admin/accounts/${client.accountId}/support-inboxes`,
@@ -42,26 +39,34 @@ describe('inbound reply webhook', () => {
     })
     inboxId = inbox.json().data._id
   })
-  afterAll(() => t.close())
 
-  const db = () => t.database.handle.db
+  const db = (t: TestApp) => t.database.handle.db
 
-  const post = (form: Parameters<typeof postInbound>[1], prefix?: string) => postInbound(t.app, form, prefix)
-  const sentEmail = (tenant: Tenant) => sentEmailOf(db(), tenant)
+  const post = (t: TestApp, form: Parameters<typeof postInbound>[1], prefix?: string) =>
+    postInbound(t.app, form, prefix)
+  const sentEmail = (t: TestApp, tenant: Tenant) => sentEmailOf(db(t), tenant)
 
-  const inboundRecords = (accountId: string) => inboundRecordsOf(db(), accountId)
-  const rowCount = (table: typeof supportMessages | typeof supportConversations, accountId: string) =>
-    countOfAccount(db(), table, accountId)
-  const contactsOf = (accountId: string, email: string) =>
-    db()
+  const inboundRecords = (t: TestApp, accountId: string) => inboundRecordsOf(db(t), accountId)
+  const rowCount = (
+    t: TestApp,
+    table: typeof supportMessages | typeof supportConversations,
+    accountId: string,
+  ) => countOfAccount(db(t), table, accountId)
+  const contactsOf = (t: TestApp, accountId: string, email: string) =>
+    db(t)
       .select()
       .from(contacts)
       .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
 
-  it('runs the nine steps for a reply to a sent email', async () => {
-    const original = await sentEmail(client)
+  test('runs the nine steps for a reply to a sent email', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+  }) => {
+    const original = await sentEmail(t, client)
     const replyId = `reply-${hex(4)}@mail.example.com`
     const response = await post(
+      t,
       replyForm({ messageId: replyId, inReplyTo: original.msgId }),
       '/v1/integrations',
     )
@@ -69,9 +74,9 @@ describe('inbound reply webhook', () => {
     expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
 
     // Step 3: the contact lives under the parent account, named from the text before the brackets.
-    const [contact] = await contactsOf(agency.accountId, 'jane@example.com')
+    const [contact] = await contactsOf(t, agency.accountId, 'jane@example.com')
     expect(contact).toMatchObject({ name: 'Jane Doe' })
-    expect(await contactsOf(client.accountId, 'jane@example.com')).toEqual([])
+    expect(await contactsOf(t, client.accountId, 'jane@example.com')).toEqual([])
     // A new contact is announced, so that apps authorized in the account hear of it.
     expect(announced).toEqual([
       expect.objectContaining({
@@ -82,7 +87,7 @@ describe('inbound reply webhook', () => {
     ])
 
     // Step 4: an open conversation of the original's account with the subject.
-    const conversations = await db()
+    const conversations = await db(t)
       .select()
       .from(supportConversations)
       .where(eq(supportConversations.accountId, client.accountId))
@@ -91,14 +96,14 @@ describe('inbound reply webhook', () => {
     ])
 
     // Step 5: the room, with the contact, in the account's default email inbox.
-    const rooms = await db().select().from(supportRooms).where(eq(supportRooms.accountId, client.accountId))
+    const rooms = await db(t).select().from(supportRooms).where(eq(supportRooms.accountId, client.accountId))
     expect(rooms).toEqual([
       expect.objectContaining({ conversationId: conversations[0]?.id, participants: [contact?.id], inboxId }),
     ])
     const roomId = rooms[0]?.id as string
 
     // Step 7: the INCOMING record.
-    const [record] = await inboundRecords(client.accountId)
+    const [record] = await inboundRecords(t, client.accountId)
     expect(record).toMatchObject({
       module: 'SENDGRID',
       success: true,
@@ -113,7 +118,7 @@ describe('inbound reply webhook', () => {
     })
 
     // Step 6: the original as OUTGOING, then the reply as INCOMING (its html).
-    const messages = await listSupportRoomMessages(db(), client.accountId, roomId)
+    const messages = await listSupportRoomMessages(db(t), client.accountId, roomId)
     expect(messages).toEqual([
       expect.objectContaining({
         direction: 'OUTGOING',
@@ -169,11 +174,16 @@ describe('inbound reply webhook', () => {
     )
   })
 
-  it('threads a later reply by References into the same conversation and room, text when no html', async () => {
-    const original = await sentEmail(client)
-    const first = await post(replyForm({ messageId: `r1-${hex(4)}@x.example`, inReplyTo: original.msgId }))
+  test('threads a later reply by References into the same conversation and room, text when no html', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+  }) => {
+    const original = await sentEmail(t, client)
+    const first = await post(t, replyForm({ messageId: `r1-${hex(4)}@x.example`, inReplyTo: original.msgId }))
     expect(first.statusCode).toBe(200)
     const second = await post(
+      t,
       replyForm({
         messageId: `r2-${hex(4)}@x.example`,
         references: `<unrelated@x.example>\r\n <${original.msgId}>`,
@@ -183,42 +193,49 @@ describe('inbound reply webhook', () => {
     )
     expect(second.statusCode).toBe(200)
 
-    const [contact] = await contactsOf(agency.accountId, 'jane@example.com')
-    const conversations = await db()
+    const [contact] = await contactsOf(t, agency.accountId, 'jane@example.com')
+    const conversations = await db(t)
       .select()
       .from(supportConversations)
       .where(eq(supportConversations.contactId, contact?.id as string))
     expect(conversations).toHaveLength(1)
-    const [room] = await db()
+    const [room] = await db(t)
       .select()
       .from(supportRooms)
       .where(eq(supportRooms.conversationId, conversations[0]?.id as string))
-    const messages = await listSupportRoomMessages(db(), client.accountId, room?.id as string)
+    const messages = await listSupportRoomMessages(db(t), client.accountId, room?.id as string)
     // The original of this test shows once, however many replies it gets.
     expect(messages.filter((m) => m.communication_id === original.id)).toHaveLength(1)
     expect(messages.at(-1)).toMatchObject({ direction: 'INCOMING', content: 'One more question.' })
-    const records = await inboundRecords(client.accountId)
+    const records = await inboundRecords(t, client.accountId)
     expect(records.find((r) => r.text === 'One more question.')?.referenceId).toBe(original.msgId)
   })
 
-  it('stores a redelivered reply (same Message-ID) once', async () => {
-    const original = await sentEmail(client)
+  test('stores a redelivered reply (same Message-ID) once', async ({ t, subAccount: client }) => {
+    const original = await sentEmail(t, client)
     const reply = replyForm({ messageId: `dup-${hex(4)}@x.example`, inReplyTo: original.msgId })
-    const before = await rowCount(supportMessages, client.accountId)
-    const answers = await Promise.all([post(reply), post(reply), post(reply)])
+    const before = await rowCount(t, supportMessages, client.accountId)
+    const answers = await Promise.all([post(t, reply), post(t, reply), post(t, reply)])
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200])
-    const records = (await inboundRecords(client.accountId)).filter((r) => r.referenceId === original.msgId)
+    const records = (await inboundRecords(t, client.accountId)).filter(
+      (r) => r.referenceId === original.msgId,
+    )
     expect(records).toHaveLength(1)
     // The OUTGOING original and one INCOMING reply.
-    expect(await rowCount(supportMessages, client.accountId)).toBe(before + 2)
+    expect(await rowCount(t, supportMessages, client.accountId)).toBe(before + 2)
   })
 
-  it('answers 200 to a reply to an unknown message and keeps nothing', async () => {
+  test('answers 200 to a reply to an unknown message and keeps nothing', async ({
+    t,
+    owner: agency,
+    subAccount: client,
+  }) => {
     const before = {
-      records: (await inboundRecords(client.accountId)).length,
-      conversations: await rowCount(supportConversations, agency.accountId),
+      records: (await inboundRecords(t, client.accountId)).length,
+      conversations: await rowCount(t, supportConversations, agency.accountId),
     }
     const response = await post(
+      t,
       replyForm({
         messageId: `lost-${hex(4)}@x.example`,
         inReplyTo: 'never-sent@x.example',
@@ -227,12 +244,12 @@ describe('inbound reply webhook', () => {
     )
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
-    const [everywhere] = await db()
+    const [everywhere] = await db(t)
       .select({ n: count() })
       .from(contacts)
       .where(eq(contacts.email, 'nobody@example.com'))
     expect(everywhere?.n).toBe(0)
-    expect((await inboundRecords(client.accountId)).length).toBe(before.records)
-    expect(await rowCount(supportConversations, agency.accountId)).toBe(before.conversations)
+    expect((await inboundRecords(t, client.accountId)).length).toBe(before.records)
+    expect(await rowCount(t, supportConversations, agency.accountId)).toBe(before.conversations)
   })
 })

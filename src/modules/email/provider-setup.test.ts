@@ -1,12 +1,21 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type FakeSendgrid, startFakeSendgrid } from '../../../test/fakes/sendgrid.js'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 
 const PARENT_KEY = 'SG.parent-key'
 const PUBLIC_BASE_URL = 'https://platform.example.com'
 const WEBHOOK = '/v1/e/mailprovider/webhook/create'
 const INBOUND = '/v1/e/mailprovider/webhook/inbound/create'
+
+test.override('sendgridOptions', { apiKeys: [PARENT_KEY], subusers: ['agency-a', 'agency-b'] })
+test.override('appEnv', ({ sendgrid }) => ({
+  MAIL_PROVIDER: 'sendgrid',
+  SENDGRID_API_KEY: PARENT_KEY,
+  SENDGRID_BASE_URL: sendgrid.url,
+  PUBLIC_BASE_URL,
+}))
 
 const EXPECTED_EVENT_WEBHOOK = {
   enabled: true,
@@ -42,16 +51,16 @@ async function setSubuser(t: TestApp, accountId: string, username: string) {
 }
 
 describe('email provider set-up through SendGrid', () => {
-  let sendgrid: FakeSendgrid
-  let t: TestApp
-  let agency: Tenant
-  let other: Tenant
-  let withoutSubuser: Tenant
-
-  const post = (url: string, who: Tenant | undefined, payload?: object) =>
+  const post = (t: TestApp, url: string, who: Tenant | undefined, payload?: object) =>
     t.app.inject({ method: 'POST', url, headers: who?.headers ?? {}, ...(payload ? { payload } : {}) })
   /** Changes a subuser's settings at the fake directly, as someone editing them in SendGrid's UI would. */
-  const editAtProvider = async (subuser: string, method: string, path: string, body: object) => {
+  const editAtProvider = async (
+    sendgrid: FakeSendgrid,
+    subuser: string,
+    method: string,
+    path: string,
+    body: object,
+  ) => {
     const response = await fetch(`${sendgrid.url}${path}`, {
       method,
       headers: {
@@ -63,34 +72,24 @@ describe('email provider set-up through SendGrid', () => {
     })
     expect(response.ok).toBe(true)
   }
-  const requestsFor = (subuser: string) =>
+  const requestsFor = (sendgrid: FakeSendgrid, subuser: string) =>
     sendgrid.received.filter((request) => request.headers['on-behalf-of'] === subuser)
 
-  beforeAll(async () => {
-    sendgrid = await startFakeSendgrid({ apiKeys: [PARENT_KEY], subusers: ['agency-a', 'agency-b'] })
-    t = await buildTestApp({
-      MAIL_PROVIDER: 'sendgrid',
-      SENDGRID_API_KEY: PARENT_KEY,
-      SENDGRID_BASE_URL: sendgrid.url,
-      PUBLIC_BASE_URL,
-    })
-    agency = await createTenant(t.app)
-    other = await createTenant(t.app)
-    withoutSubuser = await createTenant(t.app)
+  test.beforeAll(async ({ t, owner: agency, stranger: other }) => {
     await setSubuser(t, agency.accountId, 'agency-a')
     await setSubuser(t, other.accountId, 'agency-b')
   })
-  afterAll(async () => {
-    await t.close()
-    await sendgrid.close()
-  })
-  beforeEach(() => {
+  test.beforeEach(({ sendgrid }) => {
     sendgrid.received.length = 0
   })
 
   describe('POST mailprovider/webhook/create', () => {
-    it("points the subuser's event webhook at our events URL with exactly the spec's events", async () => {
-      const response = await post(WEBHOOK, agency)
+    test("points the subuser's event webhook at our events URL with exactly the spec's events", async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
+      const response = await post(t, WEBHOOK, agency)
       expect(response.statusCode).toBe(200)
       expect(sendgrid.eventWebhookSettingsOf('agency-a')).toEqual(EXPECTED_EVENT_WEBHOOK)
       expect(response.json()).toEqual({ success: true, message: 'SUCCESS', data: EXPECTED_EVENT_WEBHOOK })
@@ -102,19 +101,23 @@ describe('email provider set-up through SendGrid', () => {
       })
     })
 
-    it('updates the one webhook on a second call, under the other prefix, overwriting edits', async () => {
-      await post(WEBHOOK, agency)
-      await editAtProvider('agency-a', 'PATCH', '/v3/user/webhooks/event/settings', {
+    test('updates the one webhook on a second call, under the other prefix, overwriting edits', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
+      await post(t, WEBHOOK, agency)
+      await editAtProvider(sendgrid, 'agency-a', 'PATCH', '/v3/user/webhooks/event/settings', {
         url: 'https://elsewhere.example.com/hook',
         deferred: true,
         open: false,
       })
-      const response = await post('/v1/integrations/mailprovider/webhook/create', agency)
+      const response = await post(t, '/v1/integrations/mailprovider/webhook/create', agency)
       expect(response.statusCode).toBe(200)
       expect(response.json().data).toEqual(EXPECTED_EVENT_WEBHOOK)
       expect(sendgrid.eventWebhookSettingsOf('agency-a')).toEqual(EXPECTED_EVENT_WEBHOOK)
       // Only the settings endpoint is written: nothing that could create a second webhook.
-      const writes = requestsFor('agency-a').filter((request) => request.method !== 'GET')
+      const writes = requestsFor(sendgrid, 'agency-a').filter((request) => request.method !== 'GET')
       expect(writes.map((request) => `${request.method} ${request.path}`)).toEqual([
         'PATCH /v3/user/webhooks/event/settings',
         'PATCH /v3/user/webhooks/event/settings',
@@ -122,18 +125,27 @@ describe('email provider set-up through SendGrid', () => {
       ])
     })
 
-    it("never touches another account's subuser", async () => {
+    test("never touches another account's subuser", async ({
+      t,
+      owner: agency,
+      stranger: other,
+      sendgrid,
+    }) => {
       expect(sendgrid.eventWebhookSettingsOf('agency-b')).toBeUndefined()
-      await post(WEBHOOK, agency)
+      await post(t, WEBHOOK, agency)
       expect(sendgrid.eventWebhookSettingsOf('agency-b')).toBeUndefined()
-      expect(requestsFor('agency-b')).toEqual([])
-      await post(WEBHOOK, other)
-      expect(requestsFor('agency-b')).toHaveLength(1)
+      expect(requestsFor(sendgrid, 'agency-b')).toEqual([])
+      await post(t, WEBHOOK, other)
+      expect(requestsFor(sendgrid, 'agency-b')).toHaveLength(1)
       expect(sendgrid.eventWebhookSettingsOf('agency-b')).toEqual(EXPECTED_EVENT_WEBHOOK)
     })
 
-    it('refuses an account without a subuser, calling nothing', async () => {
-      const response = await post(WEBHOOK, withoutSubuser)
+    test('refuses an account without a subuser, calling nothing', async ({
+      t,
+      bystander: withoutSubuser,
+      sendgrid,
+    }) => {
+      const response = await post(t, WEBHOOK, withoutSubuser)
       expect(response.statusCode).toBe(400)
       expect(response.json()).toEqual({
         success: false,
@@ -143,9 +155,13 @@ describe('email provider set-up through SendGrid', () => {
       expect(sendgrid.received).toEqual([])
     })
 
-    it('answers 502 naming the provider error when SendGrid keeps failing', async () => {
+    test('answers 502 naming the provider error when SendGrid keeps failing', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
       sendgrid.failNext(500, 3)
-      const response = await post(WEBHOOK, agency)
+      const response = await post(t, WEBHOOK, agency)
       expect(response.statusCode).toBe(502)
       expect(response.json()).toMatchObject({
         errno: 502,
@@ -155,10 +171,10 @@ describe('email provider set-up through SendGrid', () => {
       expect(sendgrid.received).toHaveLength(3)
     })
 
-    it("answers 502 with SendGrid's refusal of a subuser it does not know", async () => {
+    test("answers 502 with SendGrid's refusal of a subuser it does not know", async ({ t }) => {
       const stranger = await createTenant(t.app)
       await setSubuser(t, stranger.accountId, 'unknown-subuser')
-      const response = await post(WEBHOOK, stranger)
+      const response = await post(t, WEBHOOK, stranger)
       expect(response.statusCode).toBe(502)
       expect(response.json()).toMatchObject({
         message: 'SendGrid refused the event webhook settings: access forbidden',
@@ -166,16 +182,20 @@ describe('email provider set-up through SendGrid', () => {
       })
     })
 
-    it('needs a token', async () => {
-      const response = await post(WEBHOOK, undefined)
+    test('needs a token', async ({ t, sendgrid }) => {
+      const response = await post(t, WEBHOOK, undefined)
       expect(response.statusCode).toBe(401)
       expect(sendgrid.received).toEqual([])
     })
   })
 
   describe('POST mailprovider/webhook/inbound/create', () => {
-    it('creates the Inbound Parse settings and answers them with the MX record', async () => {
-      const response = await post(INBOUND, agency, { hostname: 'reply.agency-a.example.com' })
+    test('creates the Inbound Parse settings and answers them with the MX record', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
+      const response = await post(t, INBOUND, agency, { hostname: 'reply.agency-a.example.com' })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({
         success: true,
@@ -198,15 +218,25 @@ describe('email provider set-up through SendGrid', () => {
       expect(sendgrid.received.every((request) => request.headers['on-behalf-of'] === 'agency-a')).toBe(true)
     })
 
-    it('updates the settings when the hostname exists, keeping one', async () => {
-      await post(INBOUND, agency, { hostname: 'in.agency-a.example.com' })
-      await editAtProvider('agency-a', 'PATCH', '/v3/user/webhooks/parse/settings/in.agency-a.example.com', {
-        url: 'https://elsewhere.example.com/parse',
-        spam_check: false,
-        send_raw: true,
-      })
+    test('updates the settings when the hostname exists, keeping one', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
+      await post(t, INBOUND, agency, { hostname: 'in.agency-a.example.com' })
+      await editAtProvider(
+        sendgrid,
+        'agency-a',
+        'PATCH',
+        '/v3/user/webhooks/parse/settings/in.agency-a.example.com',
+        {
+          url: 'https://elsewhere.example.com/parse',
+          spam_check: false,
+          send_raw: true,
+        },
+      )
       sendgrid.received.length = 0
-      const response = await post('/v1/integrations/mailprovider/webhook/inbound/create', agency, {
+      const response = await post(t, '/v1/integrations/mailprovider/webhook/inbound/create', agency, {
         hostname: 'In.Agency-A.example.com.',
       })
       expect(response.statusCode).toBe(200)
@@ -222,11 +252,15 @@ describe('email provider set-up through SendGrid', () => {
       expect(hosts).toEqual([expectedParse('in.agency-a.example.com')])
     })
 
-    it('ends with one configuration when two set-ups of a new hostname race', async () => {
+    test('ends with one configuration when two set-ups of a new hostname race', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
       const hostname = 'race.agency-a.example.com'
       const [first, second] = await Promise.all([
-        post(INBOUND, agency, { hostname }),
-        post(INBOUND, agency, { hostname }),
+        post(t, INBOUND, agency, { hostname }),
+        post(t, INBOUND, agency, { hostname }),
       ])
       expect([first?.statusCode, second?.statusCode]).toEqual([200, 200])
       expect(sendgrid.parseSettingsOf('agency-a').filter((s) => s.hostname === hostname)).toEqual([
@@ -234,15 +268,20 @@ describe('email provider set-up through SendGrid', () => {
       ])
     })
 
-    it("never touches another account's subuser", async () => {
-      await post(INBOUND, agency, { hostname: 'mine.example.com' })
-      expect(requestsFor('agency-b')).toEqual([])
+    test("never touches another account's subuser", async ({
+      t,
+      owner: agency,
+      stranger: other,
+      sendgrid,
+    }) => {
+      await post(t, INBOUND, agency, { hostname: 'mine.example.com' })
+      expect(requestsFor(sendgrid, 'agency-b')).toEqual([])
       expect(sendgrid.parseSettingsOf('agency-b')).toEqual([])
-      await post(INBOUND, other, { hostname: 'mine.example.com' })
+      await post(t, INBOUND, other, { hostname: 'mine.example.com' })
       expect(sendgrid.parseSettingsOf('agency-b')).toEqual([expectedParse('mine.example.com')])
     })
 
-    it.each([
+    test.for<[object, string]>([
       [{}, 'hostname is required'],
       [{ hostname: '' }, 'hostname must not be empty'],
       // Fastify coerces scalars to the schema's type, so a number reaches the domain check as text.
@@ -257,15 +296,18 @@ describe('email provider set-up through SendGrid', () => {
         { hostname: `${'a'.repeat(64)}.example.com` },
         'hostname must be a domain name, such as mail.example.com',
       ],
-    ])('refuses %j with a 400 naming the field', async (payload, message) => {
-      const response = await post(INBOUND, agency, payload)
-      expect(response.statusCode).toBe(400)
-      expect(response.json()).toMatchObject({ errno: 400, message })
-      expect(sendgrid.received).toEqual([])
-    })
+    ])(
+      'refuses %j with a 400 naming the field',
+      async ([payload, message], { t, owner: agency, sendgrid }) => {
+        const response = await post(t, INBOUND, agency, payload)
+        expect(response.statusCode).toBe(400)
+        expect(response.json()).toMatchObject({ errno: 400, message })
+        expect(sendgrid.received).toEqual([])
+      },
+    )
 
-    it('refuses an account without a subuser', async () => {
-      const response = await post(INBOUND, withoutSubuser, { hostname: 'mail.example.com' })
+    test('refuses an account without a subuser', async ({ t, bystander: withoutSubuser, sendgrid }) => {
+      const response = await post(t, INBOUND, withoutSubuser, { hostname: 'mail.example.com' })
       expect(response.json()).toMatchObject({
         errno: 400,
         message: 'No email provider subuser is set for this account',
@@ -273,9 +315,13 @@ describe('email provider set-up through SendGrid', () => {
       expect(sendgrid.received).toEqual([])
     })
 
-    it('answers 502 naming the provider error when SendGrid keeps failing', async () => {
+    test('answers 502 naming the provider error when SendGrid keeps failing', async ({
+      t,
+      owner: agency,
+      sendgrid,
+    }) => {
       sendgrid.failNext(500, 3)
-      const response = await post(INBOUND, agency, { hostname: 'down.example.com' })
+      const response = await post(t, INBOUND, agency, { hostname: 'down.example.com' })
       expect(response.statusCode).toBe(502)
       expect(response.json()).toMatchObject({
         message: 'SendGrid refused the inbound parse settings: internal error',
@@ -284,8 +330,8 @@ describe('email provider set-up through SendGrid', () => {
       expect(sendgrid.parseSettingsOf('agency-a').some((s) => s.hostname === 'down.example.com')).toBe(false)
     })
 
-    it('needs a token', async () => {
-      const response = await post(INBOUND, undefined, { hostname: 'mail.example.com' })
+    test('needs a token', async ({ t }) => {
+      const response = await post(t, INBOUND, undefined, { hostname: 'mail.example.com' })
       expect(response.statusCode).toBe(401)
     })
   })

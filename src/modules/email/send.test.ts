@@ -1,9 +1,10 @@
 import { and, eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { type FakeSendgrid, startFakeSendgrid } from '../../../test/fakes/sendgrid.js'
+import { describe, expect, it, vi } from 'vitest'
+import type { FakeSendgrid } from '../../../test/fakes/sendgrid.js'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import type { EmittedEvent } from '../../platform/events/emit.js'
 import { creditLedger } from '../accounts/tables.js'
 import { emailSendKeys } from './tables.js'
@@ -11,6 +12,16 @@ import { emailSendKeys } from './tables.js'
 const PARENT_KEY = 'SG.parent-key'
 const SUBUSER_KEY = 'SG.subuser-key'
 const URL_PATH = '/v1/e/mailprovider/mail'
+
+test.override('sendgridOptions', {
+  apiKeys: [PARENT_KEY, SUBUSER_KEY],
+  messageIdSuffix: '.filter0001.16648.5515E0B88.0',
+})
+test.override('appEnv', ({ sendgrid }) => ({
+  MAIL_PROVIDER: 'sendgrid',
+  SENDGRID_API_KEY: PARENT_KEY,
+  SENDGRID_BASE_URL: sendgrid.url,
+}))
 
 const message = (overrides: Record<string, unknown> = {}) => ({
   subject: 'Hello {{contact.name}}',
@@ -26,47 +37,36 @@ const message = (overrides: Record<string, unknown> = {}) => ({
 })
 
 describe('send email through SendGrid', () => {
-  let sendgrid: FakeSendgrid
-  let t: TestApp
-  let tenant: Tenant
   let contactId: string
   const emitted: EmittedEvent[] = []
 
-  const admin = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
+  const admin = (t: TestApp, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
     t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
-  const balance = async (accountId: string) =>
-    (await admin('GET', `/accounts/${accountId}/credits`)).json().data.balance
-  const send = (payload: object, who: Tenant = tenant, url = URL_PATH) =>
+  const balance = async (t: TestApp, accountId: string) =>
+    (await admin(t, 'GET', `/accounts/${accountId}/credits`)).json().data.balance
+  const send = (t: TestApp, who: Tenant, payload: object, url = URL_PATH) =>
     t.app.inject({ method: 'POST', url, headers: who.headers, payload })
-  const mailCount = () => sendgrid.messages.size
+  const mailCount = (sendgrid: FakeSendgrid) => sendgrid.messages.size
 
-  beforeAll(async () => {
-    sendgrid = await startFakeSendgrid({
-      apiKeys: [PARENT_KEY, SUBUSER_KEY],
-      messageIdSuffix: '.filter0001.16648.5515E0B88.0',
-    })
-    t = await buildTestApp({
-      MAIL_PROVIDER: 'sendgrid',
-      SENDGRID_API_KEY: PARENT_KEY,
-      SENDGRID_BASE_URL: sendgrid.url,
-    })
+  test.beforeAll(async ({ t, owner: tenant }) => {
     t.app.platform.events.onLocal((event) => emitted.push(event))
-    tenant = await createTenant(t.app)
-    await admin('POST', `/accounts/${tenant.accountId}/credits`, { amount: 100 })
-    const contact = await admin('POST', `/accounts/${tenant.accountId}/contacts`, {
+    await admin(t, 'POST', `/accounts/${tenant.accountId}/credits`, { amount: 100 })
+    const contact = await admin(t, 'POST', `/accounts/${tenant.accountId}/contacts`, {
       email: 'Lead@Example.com',
       name: 'Lea',
     })
     contactId = contact.json().data._id
   })
-  afterAll(async () => {
-    await t.close()
-    await sendgrid.close()
-  })
 
-  it('sends, records the communication, charges per recipient and threads the contact', async () => {
-    const before = await balance(tenant.accountId)
+  test('sends, records the communication, charges per recipient and threads the contact', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
+    const before = await balance(t, tenant.accountId)
     const response = await send(
+      t,
+      tenant,
       message({
         cc: [{ email: 'cc@example.com', name: 'Lima, Ana' }],
         recipients: [{ email: 'lead@example.com', name: 'Lead' }, { email: 'other@example.com' }],
@@ -112,7 +112,7 @@ describe('send email through SendGrid', () => {
     ])
     expect(record.body).toEqual(body)
 
-    expect(await balance(tenant.accountId)).toBe(before - 2)
+    expect(await balance(t, tenant.accountId)).toBe(before - 2)
     // Rule 12: one credit record of event `email` for the two recipients (not cc), naming the record.
     const charges = await t.app.platform.db
       .select({ event: creditLedger.event, quantity: creditLedger.quantity })
@@ -133,9 +133,12 @@ describe('send email through SendGrid', () => {
     )
   })
 
-  it('keeps one open prospect thread per contact and counts the sender unread messages', async () => {
-    const first = (await send(message())).json().data
-    const second = (await send(message(), tenant, '/v1/integrations/mailprovider/mail')).json().data
+  test('keeps one open prospect thread per contact and counts the sender unread messages', async ({
+    t,
+    owner: tenant,
+  }) => {
+    const first = (await send(t, tenant, message())).json().data
+    const second = (await send(t, tenant, message(), '/v1/integrations/mailprovider/mail')).json().data
     expect(second.conversation_id).toEqual(first.conversation_id)
     const { getProspectConversation } = await import('../accounts/prospect-conversations.service.js')
     const thread = await getProspectConversation(
@@ -147,30 +150,35 @@ describe('send email through SendGrid', () => {
     expect(thread.members.find((m) => m.user_id === tenant.userId)?.unread_count).toBeGreaterThanOrEqual(2)
   })
 
-  it('refuses recipients on the do-not-disturb list, charging and sending nothing', async () => {
+  test('refuses recipients on the do-not-disturb list, charging and sending nothing', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
     await t.app.inject({
       method: 'POST',
       url: '/v1/e/mailprovider/dnd',
       headers: tenant.headers,
       payload: { value: 'blocked@example.com' },
     })
-    const before = [await balance(tenant.accountId), mailCount()]
-    const response = await send(message({ bcc: [{ email: 'Blocked@example.com' }] }))
+    const before = [await balance(t, tenant.accountId), mailCount(sendgrid)]
+    const response = await send(t, tenant, message({ bcc: [{ email: 'Blocked@example.com' }] }))
     expect(response.statusCode).toBe(400)
     expect(response.json()).toMatchObject({
       success: false,
       errno: 400,
       message: 'DND enabled for received email(s).',
     })
-    expect([await balance(tenant.accountId), mailCount()]).toEqual(before)
+    expect([await balance(t, tenant.accountId), mailCount(sendgrid)]).toEqual(before)
   })
 
-  it('refuses an insufficient balance with what was required and available', async () => {
+  test('refuses an insufficient balance with what was required and available', async ({ t }) => {
     const poor = await createTenant(t.app)
-    await admin('POST', `/accounts/${poor.accountId}/credits`, { amount: 1 })
+    await admin(t, 'POST', `/accounts/${poor.accountId}/credits`, { amount: 1 })
     const response = await send(
-      message({ recipients: [{ email: 'a@example.com' }, { email: 'b@example.com' }] }),
+      t,
       poor,
+      message({ recipients: [{ email: 'a@example.com' }, { email: 'b@example.com' }] }),
     )
     expect(response.json()).toEqual({
       success: false,
@@ -180,25 +188,27 @@ describe('send email through SendGrid', () => {
     })
   })
 
-  it('validates the request with the spec messages', async () => {
-    const none = await send(message({ recipients: [] }))
+  test('validates the request with the spec messages', async ({ t, owner: tenant }) => {
+    const none = await send(t, tenant, message({ recipients: [] }))
     expect(none.json()).toMatchObject({ errno: 400, message: 'recipients must contain at least 1 items' })
-    expect((await send(message({ content: undefined }))).json().message).toBe(
+    expect((await send(t, tenant, message({ content: undefined }))).json().message).toBe(
       'content is required when template_id is absent',
     )
-    expect((await send(message({ template_id: 'd-123' }))).json().message).toBe(
+    expect((await send(t, tenant, message({ template_id: 'd-123' }))).json().message).toBe(
       'dynamic_template_data is required when template_id is present',
     )
-    expect((await send(message({ fallback_values: '{oops' }))).json().message).toBe(
+    expect((await send(t, tenant, message({ fallback_values: '{oops' }))).json().message).toBe(
       'fallback_values must be a JSON object',
     )
-    expect((await send(message({ sender: { email: 'nope' } }))).json().message).toBe(
+    expect((await send(t, tenant, message({ sender: { email: 'nope' } }))).json().message).toBe(
       'sender.email must be a valid email',
     )
   })
 
-  it('sends a dynamic template without content', async () => {
+  test('sends a dynamic template without content', async ({ t, owner: tenant, sendgrid }) => {
     const response = await send(
+      t,
+      tenant,
       message({ template_id: 'd-welcome', dynamic_template_data: { first: 'Lea' } }),
     )
     expect(response.statusCode).toBe(200)
@@ -208,19 +218,23 @@ describe('send email through SendGrid', () => {
     expect(sent?.body.personalizations[0]?.dynamic_template_data).toEqual({ first: 'Lea' })
   })
 
-  it('releases the reservation and answers 502 naming the provider error when SendGrid fails', async () => {
-    const before = await balance(tenant.accountId)
+  test('releases the reservation and answers 502 naming the provider error when SendGrid fails', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
+    const before = await balance(t, tenant.accountId)
     sendgrid.failNext(500, 3)
-    const response = await send(message())
+    const response = await send(t, tenant, message())
     expect(response.statusCode).toBe(502)
     expect(response.json().message).toMatch(/^SendGrid refused the email: /)
-    expect(await balance(tenant.accountId)).toBe(before)
+    expect(await balance(t, tenant.accountId)).toBe(before)
   })
 
-  it('sends with the account subuser key once one is set', async () => {
+  test('sends with the account subuser key once one is set', async ({ t, sendgrid }) => {
     const agency = await createTenant(t.app)
-    await admin('POST', `/accounts/${agency.accountId}/credits`, { amount: 5 })
-    const set = await admin('PUT', `/accounts/${agency.accountId}/mail-subuser`, {
+    await admin(t, 'POST', `/accounts/${agency.accountId}/credits`, { amount: 5 })
+    const set = await admin(t, 'PUT', `/accounts/${agency.accountId}/mail-subuser`, {
       username: 'agency-1',
       api_key: SUBUSER_KEY,
     })
@@ -230,11 +244,15 @@ describe('send email through SendGrid', () => {
       api_key_set: true,
     })
     expect(set.body).not.toContain(SUBUSER_KEY)
-    const response = await send(message(), agency)
+    const response = await send(t, agency, message())
     expect(sendgrid.messages.get(response.json().data.msgID)?.apiKey).toBe(SUBUSER_KEY)
   })
 
-  it('sends multipart requests with attachments stored and base64-encoded for the provider', async () => {
+  test('sends multipart requests with attachments stored and base64-encoded for the provider', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
     const form = new FormData()
     const fields = message()
     for (const [name, value] of Object.entries(fields))
@@ -270,7 +288,11 @@ describe('send email through SendGrid', () => {
     expect(record.body.attachments).toEqual([])
   })
 
-  it('refuses an attachment over 2 MB, more than 12, and more than SendGrid takes once encoded', async () => {
+  test('refuses an attachment over 2 MB, more than 12, and more than SendGrid takes once encoded', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
     const post = async (files: Blob[]) => {
       const form = new FormData()
       for (const [name, value] of Object.entries(message()))
@@ -284,7 +306,7 @@ describe('send email through SendGrid', () => {
         payload: Buffer.from(await request.arrayBuffer()),
       })
     }
-    const before = [await balance(tenant.accountId), mailCount()]
+    const before = [await balance(t, tenant.accountId), mailCount(sendgrid)]
     const big = await post([new Blob([Buffer.alloc(2 * 1024 * 1024 + 1)])])
     expect(big.json()).toMatchObject({ errno: 400, message: 'attachments[0] must be at most 2 MB' })
     const many = await post(Array.from({ length: 13 }, () => new Blob(['x'])))
@@ -296,10 +318,14 @@ describe('send email through SendGrid', () => {
       errno: 400,
       message: 'attachments exceed the 30 MB message limit of the email provider once encoded',
     })
-    expect([await balance(tenant.accountId), mailCount()]).toEqual(before)
+    expect([await balance(t, tenant.accountId), mailCount(sendgrid)]).toEqual(before)
   })
 
-  it('sends once per Idempotency-Key: a retry gets the first record back, uncharged', async () => {
+  test('sends once per Idempotency-Key: a retry gets the first record back, uncharged', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
     const keyed = (key: string, who: Tenant = tenant) =>
       t.app.inject({
         method: 'POST',
@@ -307,7 +333,7 @@ describe('send email through SendGrid', () => {
         headers: { ...who.headers, 'idempotency-key': key },
         payload: message(),
       })
-    const before = [await balance(tenant.accountId), mailCount()]
+    const before = [await balance(t, tenant.accountId), mailCount(sendgrid)]
     const first = await keyed('order-1001-receipt')
     expect(first.statusCode).toBe(200)
     expect(first.headers['idempotent-replayed']).toBeUndefined()
@@ -315,21 +341,21 @@ describe('send email through SendGrid', () => {
     expect(retry.statusCode).toBe(200)
     expect(retry.headers['idempotent-replayed']).toBe('true')
     expect(retry.json().data._id).toBe(first.json().data._id)
-    expect([await balance(tenant.accountId), mailCount()]).toEqual([before[0] - 1, before[1] + 1])
+    expect([await balance(t, tenant.accountId), mailCount(sendgrid)]).toEqual([before[0] - 1, before[1] + 1])
 
     // At the same moment: one sends, the other gets the record or a 409, never a second email.
     const racing = await Promise.all([keyed('order-1002'), keyed('order-1002')])
     expect(racing.map((r) => r.statusCode).sort()).toSatisfy(
       (codes: number[]) => codes[0] === 200 && [200, 409].includes(codes[1] as number),
     )
-    expect(mailCount()).toBe(before[1] + 2)
+    expect(mailCount(sendgrid)).toBe(before[1] + 2)
 
     // A failed send gives the key up; the same key in another account is another send.
     sendgrid.failNext(500, 3)
     expect((await keyed('order-1003')).statusCode).toBe(502)
     expect((await keyed('order-1003')).statusCode).toBe(200)
     const other = await createTenant(t.app)
-    await admin('POST', `/accounts/${other.accountId}/credits`, { amount: 1 })
+    await admin(t, 'POST', `/accounts/${other.accountId}/credits`, { amount: 1 })
     const elsewhere = await keyed('order-1001-receipt', other)
     expect(elsewhere.json().data._id).not.toBe(first.json().data._id)
     // A claim that never recorded a send: held while recent, taken over once its process must be gone.
@@ -345,16 +371,22 @@ describe('send email through SendGrid', () => {
     })
   })
 
-  it('refuses suspended accounts', async () => {
+  test('refuses suspended accounts', async ({ t }) => {
     const suspended = await createTenant(t.app, { status: 'suspended' })
-    expect((await send(message(), suspended)).json()).toMatchObject({
+    expect((await send(t, suspended, message())).json()).toMatchObject({
       errno: 403,
       message: 'Account is suspended',
     })
   })
 
-  it('finds a recipient contact by recipient_id when the address differs (rule 5)', async () => {
+  test('finds a recipient contact by recipient_id when the address differs (rule 5)', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
     const response = await send(
+      t,
+      tenant,
       message({ recipients: [{ email: 'lea.work@example.org', name: 'Lea', recipient_id: contactId }] }),
     )
     expect(response.json().data).toMatchObject({
@@ -364,12 +396,13 @@ describe('send email through SendGrid', () => {
     expect(sendgrid.messages.get(response.json().data.msgID)?.body.subject).toBe('Hello Lea')
   })
 
-  it('does not link another account contact given as recipient_id', async () => {
+  test('does not link another account contact given as recipient_id', async ({ t }) => {
     const stranger = await createTenant(t.app)
-    await admin('POST', `/accounts/${stranger.accountId}/credits`, { amount: 5 })
+    await admin(t, 'POST', `/accounts/${stranger.accountId}/credits`, { amount: 5 })
     const response = await send(
-      message({ recipients: [{ email: 'x@example.com', recipient_id: contactId }] }),
+      t,
       stranger,
+      message({ recipients: [{ email: 'x@example.com', recipient_id: contactId }] }),
     )
     expect(response.json().data.contact_id).toEqual([])
   })

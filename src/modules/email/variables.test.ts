@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect, it } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { getUser } from '../accounts/accounts.service.js'
 import { getContact } from '../accounts/contacts.service.js'
@@ -35,15 +35,12 @@ const text = { html: false }
 const html = { html: true }
 
 describe('email variables', () => {
-  let t: TestApp
-  let owner: Tenant
-  let stranger: Tenant
   /** The owner's complete set of sources: every record created through the admin API. */
   let sources: VariableSources
   /** A person and a business of the owner with their optional fields left empty. */
   let sparse: { person_id: string; business_id: string }
 
-  const create = async (accountId: string, kind: string, fields: object): Promise<string> => {
+  const create = async (t: TestApp, accountId: string, kind: string, fields: object): Promise<string> => {
     const response = await t.app.inject({
       method: 'POST',
       url: `/v1/admin/accounts/${accountId}/${kind}`,
@@ -54,41 +51,42 @@ describe('email variables', () => {
     return response.json().data._id
   }
 
-  beforeAll(async () => {
-    t = await buildTestApp()
-    ;[owner, stranger] = await Promise.all([createTenant(t.app), createTenant(t.app)])
+  test.beforeAll(async ({ t, owner }) => {
     const db = t.database.handle.db
-    const contactId = await create(owner.accountId, 'contacts', {
+    const contactId = await create(t, owner.accountId, 'contacts', {
       name: 'Carla Client',
       email: 'carla@example.com',
       phone: '+15550111',
     })
     const [person_id, business_id, instasite_id, instareport_id, contact, user] = await Promise.all([
-      create(owner.accountId, 'persons', { first_name: 'Ada', last_name: 'King', email: 'ada@example.com' }),
-      create(owner.accountId, 'businesses', {
+      create(t, owner.accountId, 'persons', {
+        first_name: 'Ada',
+        last_name: 'King',
+        email: 'ada@example.com',
+      }),
+      create(t, owner.accountId, 'businesses', {
         name: 'Acme & Sons',
         address: '1 Main St',
         phone: '+15550100',
       }),
-      create(owner.accountId, 'instasites', { url: 'https://acme.example', name: 'Acme site' }),
-      create(owner.accountId, 'instareports', { url: 'https://r.example/1', link: 'https://r.example/s' }),
+      create(t, owner.accountId, 'instasites', { url: 'https://acme.example', name: 'Acme site' }),
+      create(t, owner.accountId, 'instareports', { url: 'https://r.example/1', link: 'https://r.example/s' }),
       getContact(db, owner.accountId, contactId),
       getUser(db, owner.userId),
     ])
     sources = { person_id, business_id, instasite_id, instareport_id, contact, user }
     sparse = {
-      person_id: await create(owner.accountId, 'persons', { first_name: 'Solo' }),
-      business_id: await create(owner.accountId, 'businesses', { name: 'Bare Shop' }),
+      person_id: await create(t, owner.accountId, 'persons', { first_name: 'Solo' }),
+      business_id: await create(t, owner.accountId, 'businesses', { name: 'Bare Shop' }),
     }
   })
-  afterAll(() => t.close())
 
   it('supports exactly the fifteen names of the spec', () => {
     expect([...SUPPORTED_VARIABLES]).toEqual(ALL_NAMES)
   })
 
   describe('lookUpVariables', () => {
-    it('resolves every supported name from the ids, the contact and the user', async () => {
+    test('resolves every supported name from the ids, the contact and the user', async ({ t, owner }) => {
       const found = await lookUpVariables(t.database.handle.db, owner.accountId, sources)
       expect(Object.fromEntries(found)).toEqual({
         'contact.name': 'Carla Client',
@@ -115,7 +113,11 @@ describe('email variables', () => {
       )
     })
 
-    it("finds nothing from another account's ids, unknown or malformed ids, and does not throw", async () => {
+    test("finds nothing from another account's ids, unknown or malformed ids, and does not throw", async ({
+      t,
+      owner,
+      stranger,
+    }) => {
       const { contact: _contact, user: _user, ...ids } = sources
       const db = t.database.handle.db
       expect((await lookUpVariables(db, stranger.accountId, ids)).size).toBe(0)
@@ -127,7 +129,7 @@ describe('email variables', () => {
       expect((await lookUpVariables(db, owner.accountId, {})).size).toBe(0)
     })
 
-    it('leaves out empty values, so that they fall through to the fallback', async () => {
+    test('leaves out empty values, so that they fall through to the fallback', async ({ t, owner }) => {
       const found = await lookUpVariables(t.database.handle.db, owner.accountId, {
         ...sparse,
         contact: { name: 'No Mail', email: null, phone: '' },

@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import {
-  FAKE_LISTINGS_ACCOUNTS,
-  type FakeListingsApi,
-  startFakeListingsApi,
-} from '../../../test/fakes/listings-api.js'
+import { describe, expect, vi } from 'vitest'
+import { FAKE_LISTINGS_ACCOUNTS, startFakeListingsApi } from '../../../test/fakes/listings-api.js'
 import { bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import type { Logger } from '../../platform/log/logger.js'
@@ -13,6 +10,12 @@ import { findListingsEntity, getListingsAccount } from './listings.service.js'
 
 const API_KEY = 'listings-test-key'
 const URL_PATH = '/v1/e/listings/accounts'
+
+test.override('listingsApiOptions', { apiKey: API_KEY })
+test.override('appEnv', ({ listingsApi }) => ({
+  LISTINGS_API_URL: listingsApi.url,
+  LISTINGS_API_KEY: API_KEY,
+}))
 
 const apiAnswer = (accounts = FAKE_LISTINGS_ACCOUNTS) => ({
   meta: { uuid: expect.any(String), errors: [] },
@@ -30,25 +33,15 @@ async function withApp(env: Record<string, string>, check: (t: TestApp, tenant: 
 }
 
 describe('listings accounts', () => {
-  let fake: FakeListingsApi
-  let t: TestApp
   let linked: Tenant
-  let unlinked: Tenant
-  beforeAll(async () => {
-    fake = await startFakeListingsApi({ apiKey: API_KEY })
-    t = await buildTestApp({ LISTINGS_API_URL: fake.url, LISTINGS_API_KEY: API_KEY })
+  test.beforeAll(async ({ t }) => {
     linked = await createTenant(t.app, { listings_entity: 'ent-1' })
-    unlinked = await createTenant(t.app)
-  })
-  afterAll(async () => {
-    await t.close()
-    await fake.close()
   })
 
   describe('GET /listings/accounts', () => {
-    it.each(['/v1/e/listings/accounts', '/v1/integrations/listings/accounts'])(
+    test.for(['/v1/e/listings/accounts', '/v1/integrations/listings/accounts'])(
       'answers %s with the API JSON, calling it with v and the api-key header',
-      async (url) => {
+      async (url, { t, listingsApi: fake }) => {
         const response = await t.app.inject({ url, headers: linked.headers })
         expect(response.statusCode).toBe(200)
         expect(response.json()).toStrictEqual(apiAnswer())
@@ -59,7 +52,10 @@ describe('listings accounts', () => {
       },
     )
 
-    it("passes the caller's query through, keeping the configured version and key", async () => {
+    test("passes the caller's query through, keeping the configured version and key", async ({
+      t,
+      listingsApi: fake,
+    }) => {
       const response = await t.app.inject({
         url: `${URL_PATH}?limit=2&offset=1&filter=bakery&v=19990101&api_key=stolen`,
         headers: linked.headers,
@@ -75,13 +71,17 @@ describe('listings accounts', () => {
       expect(fake.requests.at(-1)?.headers['api-key']).toBe(API_KEY)
     })
 
-    it('rejects a bad paging parameter with a 400 naming it', async () => {
+    test('rejects a bad paging parameter with a 400 naming it', async ({ t }) => {
       const response = await t.app.inject({ url: `${URL_PATH}?limit=0`, headers: linked.headers })
       expect(response.statusCode).toBe(400)
       expect(response.json()).toMatchObject({ success: false, errno: 400, message: 'limit must be >= 1' })
     })
 
-    it('answers 404 with the message of find when the account has no entity, without calling the API', async () => {
+    test('answers 404 with the message of find when the account has no entity, without calling the API', async ({
+      t,
+      owner: unlinked,
+      listingsApi: fake,
+    }) => {
       const before = fake.requests.length
       const response = await t.app.inject({ url: URL_PATH, headers: unlinked.headers })
       expect(response.statusCode).toBe(404)
@@ -93,7 +93,7 @@ describe('listings accounts', () => {
       expect(fake.requests.length).toBe(before)
     })
 
-    it('answers 404 Record not found for a token of an account that does not exist', async () => {
+    test('answers 404 Record not found for a token of an account that does not exist', async ({ t }) => {
       const token = await t.app.platform.tokens.sign(
         { uid: newId(), account_id: newId(), parent_account: null },
         60,
@@ -103,7 +103,10 @@ describe('listings accounts', () => {
       expect(response.json()).toStrictEqual({ success: false, errno: 404, message: 'Record not found' })
     })
 
-    it('retries a passing API outage, and answers 502 with its errors when it lasts', async () => {
+    test('retries a passing API outage, and answers 502 with its errors when it lasts', async ({
+      t,
+      listingsApi: fake,
+    }) => {
       fake.failNext(1)
       const before = fake.requests.length
       const recovered = await t.app.inject({ url: URL_PATH, headers: linked.headers })
@@ -124,13 +127,13 @@ describe('listings accounts', () => {
       })
     })
 
-    it('requires a bearer token', async () => {
+    test('requires a bearer token', async ({ t }) => {
       const response = await t.app.inject({ url: URL_PATH })
       expect(response.statusCode).toBe(401)
       expect(response.json()).toMatchObject({ success: false, errno: 401, message: 'Unauthorized' })
     })
 
-    it('limits each account to 120 calls a minute', async () => {
+    test('limits each account to 120 calls a minute', async ({ t }) => {
       const busy = await createTenant(t.app)
       for (let call = 0; call < 120; call++) {
         const response = await t.app.inject({ url: URL_PATH, headers: busy.headers })
@@ -145,7 +148,7 @@ describe('listings accounts', () => {
   })
 
   describe('configuration and API errors', () => {
-    it('sends the configured LISTINGS_API_VERSION as v', async () => {
+    test('sends the configured LISTINGS_API_VERSION as v', async ({ listingsApi: fake }) => {
       await withApp(
         { LISTINGS_API_URL: fake.url, LISTINGS_API_KEY: API_KEY, LISTINGS_API_VERSION: '20240101' },
         async (other, tenant) => {
@@ -156,7 +159,9 @@ describe('listings accounts', () => {
       )
     })
 
-    it("turns the API's error envelope for a wrong key into a 502 carrying meta.errors", async () => {
+    test("turns the API's error envelope for a wrong key into a 502 carrying meta.errors", async ({
+      listingsApi: fake,
+    }) => {
       await withApp({ LISTINGS_API_URL: fake.url, LISTINGS_API_KEY: 'wrong-key' }, async (other, tenant) => {
         const response = await other.app.inject({ url: URL_PATH, headers: tenant.headers })
         expect(response.statusCode).toBe(502)
@@ -173,7 +178,9 @@ describe('listings accounts', () => {
       })
     })
 
-    it('answers 503 naming LISTINGS_API_KEY when no key is configured, without calling the API', async () => {
+    test('answers 503 naming LISTINGS_API_KEY when no key is configured, without calling the API', async ({
+      listingsApi: fake,
+    }) => {
       const before = fake.requests.length
       await withApp({ LISTINGS_API_URL: fake.url }, async (other, tenant) => {
         const response = await other.app.inject({ url: URL_PATH, headers: tenant.headers })
@@ -184,7 +191,7 @@ describe('listings accounts', () => {
       expect(fake.requests.length).toBe(before)
     })
 
-    it('answers 502 when the API is unreachable', async () => {
+    test('answers 502 when the API is unreachable', async () => {
       const closed = await startFakeListingsApi({ apiKey: API_KEY })
       await closed.close()
       await withApp({ LISTINGS_API_URL: closed.url, LISTINGS_API_KEY: API_KEY }, async (other, tenant) => {
@@ -200,7 +207,10 @@ describe('listings accounts', () => {
   })
 
   describe('service', () => {
-    it('find returns the entity id, or the spec error results word for word', async () => {
+    test('find returns the entity id, or the spec error results word for word', async ({
+      t,
+      owner: unlinked,
+    }) => {
       const log = t.app.log
       expect(await findListingsEntity(t.app.platform.db, linked.accountId, log)).toBe('ent-1')
       expect(await findListingsEntity(t.app.platform.db, unlinked.accountId, log)).toStrictEqual({
@@ -213,7 +223,7 @@ describe('listings accounts', () => {
       })
     })
 
-    it('find never throws: a database failure is logged and becomes an error result', async () => {
+    test('find never throws: a database failure is logged and becomes an error result', async () => {
       const failure = new Error('connection lost')
       const brokenDb = {
         select: () => {
@@ -231,7 +241,7 @@ describe('listings accounts', () => {
       )
     })
 
-    it('getAccount returns the full account, or null', async () => {
+    test('getAccount returns the full account, or null', async ({ t }) => {
       expect(await getListingsAccount(t.app.platform.db, linked.accountId)).toMatchObject({
         _id: linked.accountId,
         name: 'Acme',

@@ -9,6 +9,7 @@ import {
   type TestApp,
 } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { registerErrorHandling } from '../http/error-handler.js'
 import { createPlatformTokens } from './platform-jwt.js'
 import { registerAuth } from './plugin.js'
@@ -27,50 +28,47 @@ function sign(claims: Record<string, unknown>, expiresAt: number, key: Uint8Arra
 }
 
 describe('bearer JWT on account-scoped routes', () => {
-  let t: TestApp
   const url = '/v1/e/changelog/posts'
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
 
-  const statusWith = async (headers: Record<string, string>) =>
+  const statusWith = async (t: TestApp, headers: Record<string, string>) =>
     (await t.app.inject({ url, headers })).statusCode
 
-  it.each([
+  test.for<[string, Record<string, string>]>([
     ['no header', {}],
     ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
     ['a malformed token', { authorization: 'Bearer not.a.jwt' }],
-  ])('answers 401 in the error envelope for %s', async (_name, headers) => {
+  ])('answers 401 in the error envelope for %s', async ([_name, headers], { t }) => {
     const response = await t.app.inject({ url, headers })
     expect(response.statusCode).toBe(401)
     expect(response.json()).toMatchObject({ success: false, errno: 401, message: 'Unauthorized' })
   })
 
-  it('refuses a token signed with another secret', async () => {
+  test('refuses a token signed with another secret', async ({ t }) => {
     const token = await sign(
       { uid: USER, account_id: ACCOUNT },
       nowSeconds() + 60,
       new TextEncoder().encode('x'.repeat(40)),
     )
-    expect(await statusWith(bearer(token))).toBe(401)
+    expect(await statusWith(t, bearer(token))).toBe(401)
   })
 
-  it('refuses an unsigned token', async () => {
+  test('refuses an unsigned token', async ({ t }) => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')
     const payload = Buffer.from(
       JSON.stringify({ uid: USER, account_id: ACCOUNT, exp: nowSeconds() + 60 }),
     ).toString('base64url')
-    expect(await statusWith(bearer(`${header}.${payload}.`))).toBe(401)
+    expect(await statusWith(t, bearer(`${header}.${payload}.`))).toBe(401)
   })
 
-  it('refuses a token without uid or account_id', async () => {
-    expect(await statusWith(bearer(await sign({ uid: USER }, nowSeconds() + 60)))).toBe(401)
+  test('refuses a token without uid or account_id', async ({ t }) => {
+    expect(await statusWith(t, bearer(await sign({ uid: USER }, nowSeconds() + 60)))).toBe(401)
   })
 
-  it('accepts a token expired less than 5 minutes ago (clock skew) and refuses one expired longer', async () => {
+  test('accepts a token expired less than 5 minutes ago (clock skew) and refuses one expired longer', async ({
+    t,
+  }) => {
     const claims = { uid: USER, account_id: ACCOUNT }
-    expect(await statusWith(bearer(await sign(claims, nowSeconds() - 240)))).toBe(200)
+    expect(await statusWith(t, bearer(await sign(claims, nowSeconds() - 240)))).toBe(200)
     const expired = await t.app.inject({ url, headers: bearer(await sign(claims, nowSeconds() - 360)) })
     expect(expired.statusCode).toBe(401)
     expect(expired.json().additional_info).toBe('token expired')

@@ -2,6 +2,7 @@ import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type FakeSocketService, startFakeSocketService } from '../../../test/fakes/socket-service.js'
 import { buildTestApp, TEST_JWT_SECRET, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { inTransaction } from '../db/transaction.js'
 import type { EmittedEvent } from './emit.js'
 
@@ -60,13 +61,7 @@ describe('emit to the conversation socket service', () => {
 })
 
 describe('emit without a socket service', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  it('delivers to in-process listeners', async () => {
+  test('delivers to in-process listeners', async ({ t }) => {
     const received: EmittedEvent[] = []
     const stop = t.app.platform.events.onLocal((event) => received.push(event))
     await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'joinRoom', { roomId: 'a', userId: 'b' })

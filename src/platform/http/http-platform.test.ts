@@ -2,23 +2,17 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { registerErrorHandling } from './error-handler.js'
 import { Conflict } from './errors.js'
 
 describe('the service shell', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  it('answers GET /status and the readiness check', async () => {
+  test('answers GET /status and the readiness check', async ({ t }) => {
     expect((await t.app.inject({ url: '/status' })).json()).toEqual({ status: 'ok' })
     expect((await t.app.inject({ url: '/status/ready' })).json()).toEqual({ status: 'ok', database: 'ok' })
   })
 
-  it('answers unknown routes with 404 in the error envelope', async () => {
+  test('answers unknown routes with 404 in the error envelope', async ({ t }) => {
     const response = await t.app.inject({ url: '/v1/nowhere?x=1' })
     expect(response.statusCode).toBe(404)
     expect(response.json()).toEqual({
@@ -28,7 +22,7 @@ describe('the service shell', () => {
     })
   })
 
-  it('answers malformed JSON with 400 in the error envelope', async () => {
+  test('answers malformed JSON with 400 in the error envelope', async ({ t }) => {
     const response = await t.app.inject({
       method: 'POST',
       url: '/v1/admin/accounts',
@@ -39,7 +33,7 @@ describe('the service shell', () => {
     expect(response.json()).toMatchObject({ success: false, errno: 400 })
   })
 
-  it('publishes the OpenAPI document and the reference UI', async () => {
+  test('publishes the OpenAPI document and the reference UI', async ({ t }) => {
     const spec = (await t.app.inject({ url: '/docs/json' })).json()
     expect(spec.openapi).toMatch(/^3\./)
     expect(Object.keys(spec.paths)).toEqual(
@@ -55,7 +49,7 @@ describe('the service shell', () => {
     expect(ui.headers['content-type']).toContain('text/html')
   })
 
-  it('sends security headers, a request id, and no CORS headers', async () => {
+  test('sends security headers, a request id, and no CORS headers', async ({ t }) => {
     const response = await t.app.inject({
       url: '/status',
       headers: { origin: 'https://evil.example', 'x-request-id': 'req-123' },
@@ -75,11 +69,11 @@ describe('the service shell', () => {
     expect(forged.headers['x-request-id']).toMatch(/^[0-9a-f]{24}$/)
   })
 
-  it.each([
+  test.for([
     ['an answer', '/status', 200],
     ['an unknown route', '/v1/nowhere', 404],
     ['a refused token', '/v1/e/changelog/posts', 401],
-  ])('sends exactly the security header set on %s', async (_case, url, status) => {
+  ] as const)('sends exactly the security header set on %s', async ([_case, url, status], { t }) => {
     const response = await t.app.inject({ url, headers: { 'x-request-id': 'req-456' } })
     expect(response.statusCode).toBe(status)
     const { date, connection, 'content-type': _type, 'content-length': _length, ...rest } = response.headers

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { adminOperation } from './accounts.routes.js'
+import { requireAccount } from './accounts.service.js'
+import { Credits, GrantCreditsBody } from './credits.schemas.js'
+import { creditBalance, grantCredits } from './credits.service.js'
+
+/** The admin API of an account's credits: grant them, read the balance. Guarded by ADMIN_TOKEN. */
+export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.post(
+    '/accounts/:id/credits',
+    {
+      schema: {
+        ...adminOperation('creditsGrant', 'Grant credits'),
+        params: IdParams,
+        body: GrantCreditsBody,
+        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      await requireAccount(db, request.params.id)
+      const { balance } = await grantCredits(
+        db,
+        request.params.id,
+        request.body.amount,
+        request.body.reference,
+      )
+      return ok({ account_id: request.params.id, balance })
+    },
+  )
+
+  app.get(
+    '/accounts/:id/credits',
+    {
+      schema: {
+        ...adminOperation('creditsRead', 'Read the credit balance'),
+        params: IdParams,
+        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => {
+      await requireAccount(db, request.params.id)
+      return ok({ account_id: request.params.id, balance: await creditBalance(db, request.params.id) })
+    },
+  )
+}

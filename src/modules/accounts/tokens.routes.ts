@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { adminOperation } from './accounts.routes.js'
+import { MintedToken, MintTokenBody } from './accounts.schemas.js'
+import { mintPlatformToken } from './accounts.service.js'
+
+/** The admin API that mints platform tokens for a member of an account. Guarded by ADMIN_TOKEN. */
+export const tokensAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, tokens } = platform
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.post(
+    '/tokens',
+    {
+      schema: {
+        ...adminOperation('tokenMint', 'Mint a platform JWT for a member of an account'),
+        body: MintTokenBody,
+        response: { 201: Envelope(MintedToken), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request, reply) => reply.status(201).send(ok(await mintPlatformToken(db, tokens, request.body))),
+  )
+}
