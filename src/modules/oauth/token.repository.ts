@@ -193,17 +193,20 @@ export async function replaceRefreshToken(
   return row && issuedGrant(row)
 }
 
+/** The refresh token with the verdicts of the rules on it (the query both finders share). */
+const judgedRefreshToken = (db: Database, tokenHash: string, clock: RefreshClock) =>
+  db
+    .select({ ...getTableColumns(oauthRefreshTokens), ...refreshTokenVerdicts(clock) })
+    .from(oauthRefreshTokens)
+    .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
+
 /** The refresh token with the verdicts of the rules, locked until the transaction ends: refreshes take turns. */
 export async function findRefreshTokenForUpdate(
   db: Database,
   tokenHash: string,
   clock: RefreshClock,
 ): Promise<JudgedRefreshToken | undefined> {
-  const [row] = await db
-    .select({ ...getTableColumns(oauthRefreshTokens), ...refreshTokenVerdicts(clock) })
-    .from(oauthRefreshTokens)
-    .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
-    .for('update')
+  const [row] = await judgedRefreshToken(db, tokenHash, clock).for('update')
   return row
 }
 
@@ -213,10 +216,7 @@ export async function findJudgedRefreshToken(
   tokenHash: string,
   clock: RefreshClock,
 ): Promise<JudgedRefreshToken | undefined> {
-  const [row] = await db
-    .select({ ...getTableColumns(oauthRefreshTokens), ...refreshTokenVerdicts(clock) })
-    .from(oauthRefreshTokens)
-    .where(eq(oauthRefreshTokens.tokenHash, tokenHash))
+  const [row] = await judgedRefreshToken(db, tokenHash, clock)
   return row
 }
 
