@@ -1,7 +1,7 @@
 import { test as base } from 'vitest'
 import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
-import { buildTestApp } from './app.js'
+import { buildTestApp, type TestAppOptions } from './app.js'
 import { createTenant } from './fixtures.js'
 
 /**
@@ -15,6 +15,9 @@ import { createTenant } from './fixtures.js'
  * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
  * the fake, started once for the file. A file that talks to the listings API does the same with
  * `listingsApiOptions` and `listingsApi`.
+ *
+ * A file that reads the app's log sets `appOptions`: `const logs = captureLogs()`, then
+ * `test.override('appOptions', { logStream: logs.stream })`.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
  */
@@ -34,8 +37,9 @@ export const test = base
     return listingsApi
   })
   .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
-  .extend('t', { scope: 'file' }, async ({ appEnv }, { onCleanup }) => {
-    const t = await buildTestApp(appEnv)
+  .extend('appOptions', { scope: 'file' }, {} as TestAppOptions)
+  .extend('t', { scope: 'file' }, async ({ appEnv, appOptions }, { onCleanup }) => {
+    const t = await buildTestApp(appEnv, appOptions)
     onCleanup(() => t.close())
     return t
   })
