@@ -3,12 +3,14 @@ import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
 import { buildTestApp, type TestAppOptions } from './app.js'
 import { createTenant } from './fixtures.js'
+import { registerApp } from './oauth.js'
 
 /**
  * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
  * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
  * for isolation checks; `bystander`, a third; `subAccount`, an account whose parent is `owner` (an
- * agency's client). A file that needs other settings sets `appEnv` first:
+ * agency's client); `oauthApp`, an active OAuth app with registerApp's defaults (redirect URI, scopes),
+ * for files that go through the authorization flow. A file that needs other settings sets `appEnv` first:
  * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
  *
  * A file that talks to SendGrid sets `sendgridOptions` and takes the fake's address into its environment:
@@ -49,3 +51,4 @@ export const test = base
   .extend('subAccount', { scope: 'file' }, async ({ t, owner }) =>
     createTenant(t.app, { name: 'Sub-account', parent_account: owner.accountId }),
   )
+  .extend('oauthApp', { scope: 'file' }, async ({ t }) => registerApp(t.app))
