@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe } from 'vitest'
 import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
+import { createAccount } from './helpers/fixtures.js'
 import { test } from './helpers/tenant-test.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -59,15 +60,6 @@ async function closedPort(): Promise<number> {
 
 const adminGet = async (t: TestApp, url: string) =>
   (await t.app.inject({ method: 'GET', url: `/v1/admin${url}`, headers: adminHeaders })).json().data
-const createAccount = async (t: TestApp, name = 'Existing') =>
-  (
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/admin/accounts',
-      headers: adminHeaders,
-      payload: { name },
-    })
-  ).json().data._id as string
 
 // Each test spawns its own CLI processes, so they run side by side to keep the file fast.
 describe.concurrent('the operator CLI against a running service', () => {
@@ -107,7 +99,7 @@ describe.concurrent('the operator CLI against a running service', () => {
   })
 
   test('account update changes the account and account get reads the change', async ({ expect, t }) => {
-    const accountId = await createAccount(t)
+    const accountId = await createAccount(t.app)
     const updated = await cli([
       'account',
       'update',
@@ -137,7 +129,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect,
     t,
   }) => {
-    const accountId = await createAccount(t)
+    const accountId = await createAccount(t.app)
     const created = await cli([
       'user',
       'create',
@@ -160,7 +152,7 @@ describe.concurrent('the operator CLI against a running service', () => {
   })
 
   test('member add makes a user a member of another account', async ({ expect, t, owner }) => {
-    const otherAccountId = await createAccount(t, 'Other')
+    const otherAccountId = await createAccount(t.app, { name: 'Other' })
     const run = await cli(['member', 'add', '--user', owner.userId, '--account', otherAccountId])
     expect(run.json()).toMatchObject({ user_id: owner.userId, account_id: otherAccountId, main: false })
     const user = await adminGet(t, `/users/${owner.userId}`)
@@ -170,7 +162,7 @@ describe.concurrent('the operator CLI against a running service', () => {
   })
 
   test('contact create prints the contact, which the admin API then reads', async ({ expect, t }) => {
-    const accountId = await createAccount(t)
+    const accountId = await createAccount(t.app)
     const run = await cli([
       'contact',
       'create',
@@ -192,7 +184,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect,
     t,
   }) => {
-    const accountId = await createAccount(t)
+    const accountId = await createAccount(t.app)
     const grant = ['credits', 'grant', '--account', accountId, '--amount', '40', '--reference', 'invoice-1']
     const [first, second] = await Promise.all([cli(grant), cli(grant)])
     expect([first.code, second.code]).toEqual([0, 0])
@@ -206,7 +198,7 @@ describe.concurrent('the operator CLI against a running service', () => {
   })
 
   test('mail-subuser set and support-inbox create provision the email area', async ({ expect, t }) => {
-    const accountId = await createAccount(t)
+    const accountId = await createAccount(t.app)
     const subuser = await cli([
       'mail-subuser',
       'set',
@@ -399,7 +391,7 @@ describe.concurrent('the operator CLI against a running service', () => {
   }) => {
     const withSecrets = mkdtempSync(join(tmpdir(), 'platform-cli-'))
     writeFileSync(join(withSecrets, 'secrets.json'), JSON.stringify({ adminToken: TEST_ADMIN_TOKEN }))
-    const accountId = await createAccount(t, 'Read with the generated token')
+    const accountId = await createAccount(t.app, { name: 'Read with the generated token' })
     const [found, none] = await Promise.all([
       cli(['account', 'get', '--id', accountId], { ADMIN_TOKEN: undefined, DATA_DIR: withSecrets }),
       cli(['account', 'get', '--id', accountId], {
