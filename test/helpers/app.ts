@@ -44,8 +44,15 @@ export async function buildTestApp(
     ...env,
   })
   const database = await createTestDatabase()
-  const app = await buildApp(config, { database: database.handle, logStream: options.logStream })
-  await app.ready()
+  let app: FastifyInstance
+  try {
+    app = await buildApp(config, { database: database.handle, logStream: options.logStream })
+    await app.ready()
+  } catch (error) {
+    // A service that refuses its configuration leaves no database behind.
+    await database.drop()
+    throw error
+  }
   return {
     app,
     config,
