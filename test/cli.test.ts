@@ -4,9 +4,10 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, it } from 'vitest'
-import { adminHeaders, bearer, buildTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
-import { createTenant } from './helpers/fixtures.js'
+import { describe } from 'vitest'
+import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
+import { createAccount } from './helpers/fixtures.js'
+import { test } from './helpers/tenant-test.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const UNKNOWN_ID = '0123456789abcdef01234567'
@@ -57,33 +58,23 @@ async function closedPort(): Promise<number> {
   return port
 }
 
+const adminGet = async (t: TestApp, url: string) =>
+  (await t.app.inject({ method: 'GET', url: `/v1/admin${url}`, headers: adminHeaders })).json().data
+
 // Each test spawns its own CLI processes, so they run side by side to keep the file fast.
 describe.concurrent('the operator CLI against a running service', () => {
-  let t: TestApp
   let platformUrl: string
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
     runScript('main.ts', args, { PLATFORM_URL: platformUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env })
-  const adminGet = async (url: string) =>
-    (await t.app.inject({ method: 'GET', url: `/v1/admin${url}`, headers: adminHeaders })).json().data
-  const createAccount = async (name = 'Existing') =>
-    (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/admin/accounts',
-        headers: adminHeaders,
-        payload: { name },
-      })
-    ).json().data._id as string
 
-  beforeAll(async () => {
-    t = await buildTestApp()
+  // The CLI is a client of the admin API over HTTP: the file's app listens.
+  test.beforeAll(async ({ t }) => {
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const { port } = t.app.server.address() as { port: number }
     platformUrl = `http://127.0.0.1:${port}`
   })
-  afterAll(() => t?.close())
 
-  it('account create prints the account, which the admin API then reads', async ({ expect }) => {
+  test('account create prints the account, which the admin API then reads', async ({ expect, t }) => {
     const run = await cli([
       'account',
       'create',
@@ -101,14 +92,14 @@ describe.concurrent('the operator CLI against a running service', () => {
     const printed = run.json()
     expect(printed).toMatchObject({ name: 'Acme Agency', tier: 'pro', status: 'suspended' })
     expect(printed.listings).toEqual({ entity: 'entity-7' })
-    expect(await adminGet(`/accounts/${printed._id}`)).toEqual(printed)
+    expect(await adminGet(t, `/accounts/${printed._id}`)).toEqual(printed)
 
     const child = await cli(['account', 'create', '--name', 'Child', '--parent', printed._id as string])
     expect(child.json()).toMatchObject({ name: 'Child', parent_account: printed._id })
   })
 
-  it('account update changes the account and account get reads the change', async ({ expect }) => {
-    const accountId = await createAccount()
+  test('account update changes the account and account get reads the change', async ({ expect, t }) => {
+    const accountId = await createAccount(t.app)
     const updated = await cli([
       'account',
       'update',
@@ -134,8 +125,11 @@ describe.concurrent('the operator CLI against a running service', () => {
     })
   })
 
-  it('user create makes a main member of the account and user get reads the user', async ({ expect }) => {
-    const accountId = await createAccount()
+  test('user create makes a main member of the account and user get reads the user', async ({
+    expect,
+    t,
+  }) => {
+    const accountId = await createAccount(t.app)
     const created = await cli([
       'user',
       'create',
@@ -153,23 +147,22 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(user).toMatchObject({ email: 'grace@example.com', first_name: 'Grace', last_name: 'Hopper' })
     expect(user.memberships).toEqual([expect.objectContaining({ account_id: accountId, main: true })])
     const read = await cli(['user', 'get', '--id', user._id as string])
-    expect(read.json()).toEqual(await adminGet(`/users/${user._id}`))
+    expect(read.json()).toEqual(await adminGet(t, `/users/${user._id}`))
     expect(read.json()).toMatchObject({ _id: user._id, email: 'grace@example.com' })
   })
 
-  it('member add makes a user a member of another account', async ({ expect }) => {
-    const tenant = await createTenant(t.app)
-    const otherAccountId = await createAccount('Other')
-    const run = await cli(['member', 'add', '--user', tenant.userId, '--account', otherAccountId])
-    expect(run.json()).toMatchObject({ user_id: tenant.userId, account_id: otherAccountId, main: false })
-    const user = await adminGet(`/users/${tenant.userId}`)
+  test('member add makes a user a member of another account', async ({ expect, t, owner }) => {
+    const otherAccountId = await createAccount(t.app, { name: 'Other' })
+    const run = await cli(['member', 'add', '--user', owner.userId, '--account', otherAccountId])
+    expect(run.json()).toMatchObject({ user_id: owner.userId, account_id: otherAccountId, main: false })
+    const user = await adminGet(t, `/users/${owner.userId}`)
     expect(user.memberships).toContainEqual(
       expect.objectContaining({ account_id: otherAccountId, main: false }),
     )
   })
 
-  it('contact create prints the contact, which the admin API then reads', async ({ expect }) => {
-    const accountId = await createAccount()
+  test('contact create prints the contact, which the admin API then reads', async ({ expect, t }) => {
+    const accountId = await createAccount(t.app)
     const run = await cli([
       'contact',
       'create',
@@ -184,22 +177,28 @@ describe.concurrent('the operator CLI against a running service', () => {
     ])
     const contact = run.json()
     expect(contact).toMatchObject({ account_id: accountId, email: 'lead@example.com', phone: '+15550100' })
-    expect(await adminGet(`/accounts/${accountId}/contacts/${contact._id}`)).toEqual(contact)
+    expect(await adminGet(t, `/accounts/${accountId}/contacts/${contact._id}`)).toEqual(contact)
   })
 
-  it('credits grant adds once per reference and credits balance reads the balance', async ({ expect }) => {
-    const accountId = await createAccount()
+  test('credits grant adds once per reference and credits balance reads the balance', async ({
+    expect,
+    t,
+  }) => {
+    const accountId = await createAccount(t.app)
     const grant = ['credits', 'grant', '--account', accountId, '--amount', '40', '--reference', 'invoice-1']
     const [first, second] = await Promise.all([cli(grant), cli(grant)])
     expect([first.code, second.code]).toEqual([0, 0])
     expect(first.json()).toMatchObject({ account_id: accountId })
     const balance = await cli(['credits', 'balance', '--account', accountId])
     expect(balance.json()).toEqual({ account_id: accountId, balance: 40 })
-    expect(await adminGet(`/accounts/${accountId}/credits`)).toEqual({ account_id: accountId, balance: 40 })
+    expect(await adminGet(t, `/accounts/${accountId}/credits`)).toEqual({
+      account_id: accountId,
+      balance: 40,
+    })
   })
 
-  it('mail-subuser set and support-inbox create provision the email area', async ({ expect }) => {
-    const accountId = await createAccount()
+  test('mail-subuser set and support-inbox create provision the email area', async ({ expect, t }) => {
+    const accountId = await createAccount(t.app)
     const subuser = await cli([
       'mail-subuser',
       'set',
@@ -236,7 +235,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     })
   })
 
-  it('app create registers an OAuth app and prints its client id and secret; the app commands manage it', async ({
+  test('app create registers an OAuth app and prints its client id and secret; the app commands manage it', async ({
     expect,
   }) => {
     const created = await cli([
@@ -299,9 +298,8 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(badUri.stderr).toContain('redirect_uris[0] must use https, or http on a loopback address')
   })
 
-  it('token prints a platform JWT that the API accepts', async ({ expect }) => {
-    const tenant = await createTenant(t.app)
-    const run = await cli(['token', '--user', tenant.userId, '--account', tenant.accountId, '--ttl', '600'])
+  test('token prints a platform JWT that the API accepts', async ({ expect, t, owner }) => {
+    const run = await cli(['token', '--user', owner.userId, '--account', owner.accountId, '--ttl', '600'])
     const printed = run.json()
     expect(Object.keys(printed)).toEqual(['token'])
     const posts = await t.app.inject({
@@ -312,12 +310,12 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(posts.statusCode).toBe(200)
   })
 
-  it('quickstart creates an account, its main user and a working token', async ({ expect }) => {
+  test('quickstart creates an account, its main user and a working token', async ({ expect, t }) => {
     const run = await cli(['quickstart'])
     const printed = run.json()
     expect(Object.keys(printed).sort()).toEqual(['account_id', 'email', 'password', 'token', 'user_id'])
-    expect((await adminGet(`/accounts/${printed.account_id}`)).name).toBe('Demo account')
-    const user = await adminGet(`/users/${printed.user_id}`)
+    expect((await adminGet(t, `/accounts/${printed.account_id}`)).name).toBe('Demo account')
+    const user = await adminGet(t, `/users/${printed.user_id}`)
     expect(user.email).toBe(printed.email)
     expect(user.memberships).toEqual([
       expect.objectContaining({ account_id: printed.account_id, main: true }),
@@ -330,7 +328,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(posts.statusCode).toBe(200)
   })
 
-  it('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({
+  test('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({
     expect,
   }) => {
     const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }
@@ -357,7 +355,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(badId.stderr).toContain('--id must be a 24-character')
   })
 
-  it('prints usage for --help and for no command', async ({ expect }) => {
+  test('prints usage for --help and for no command', async ({ expect }) => {
     const [help, bare] = await Promise.all([cli(['--help']), cli([])])
     for (const run of [help, bare]) {
       expect(run.code).toBe(0)
@@ -366,7 +364,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     }
   })
 
-  it('reports API errors, a wrong admin token and an unreachable server on one line of stderr', async ({
+  test('reports API errors, a wrong admin token and an unreachable server on one line of stderr', async ({
     expect,
   }) => {
     const [unknownAccount, wrongToken, unreachable] = await Promise.all([
@@ -387,10 +385,13 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(unreachable.stderr).toContain('cannot reach the platform at http://127.0.0.1:')
   })
 
-  it('reads the admin token from DATA_DIR/secrets.json when ADMIN_TOKEN is unset', async ({ expect }) => {
+  test('reads the admin token from DATA_DIR/secrets.json when ADMIN_TOKEN is unset', async ({
+    expect,
+    t,
+  }) => {
     const withSecrets = mkdtempSync(join(tmpdir(), 'platform-cli-'))
     writeFileSync(join(withSecrets, 'secrets.json'), JSON.stringify({ adminToken: TEST_ADMIN_TOKEN }))
-    const accountId = await createAccount('Read with the generated token')
+    const accountId = await createAccount(t.app, { name: 'Read with the generated token' })
     const [found, none] = await Promise.all([
       cli(['account', 'get', '--id', accountId], { ADMIN_TOKEN: undefined, DATA_DIR: withSecrets }),
       cli(['account', 'get', '--id', accountId], {
@@ -403,7 +404,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(none.stderr).toContain('set ADMIN_TOKEN, or start the server once')
   })
 
-  it('db:migrate applies the migrations to the configured database', async ({ expect }) => {
+  test('db:migrate applies the migrations to the configured database', async ({ expect, t }) => {
     const env = t.database.url
       ? { DATABASE_URL: t.database.url }
       : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }

@@ -10,6 +10,11 @@ import { createTestDatabase, type TestDatabase } from './database.js'
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123'
 export const TEST_ADMIN_TOKEN = 'test-admin-token'
 
+/** How a test app is built besides its environment: `logStream` receives its log lines (see captureLogs). */
+export interface TestAppOptions {
+  logStream?: { write(line: string): void }
+}
+
 export interface TestApp {
   app: FastifyInstance
   config: Config
@@ -24,12 +29,11 @@ export function captureLogs() {
 }
 
 /**
- * The whole service on the test file's own database, with fixed secrets; `env` overrides the environment,
- * and `logStream` receives its log lines (see captureLogs).
+ * The whole service on the test file's own database, with fixed secrets; `env` overrides the environment.
  */
 export async function buildTestApp(
   env: Record<string, string> = {},
-  options: { logStream?: { write(line: string): void } } = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -40,8 +44,15 @@ export async function buildTestApp(
     ...env,
   })
   const database = await createTestDatabase()
-  const app = await buildApp(config, { database: database.handle, logStream: options.logStream })
-  await app.ready()
+  let app: FastifyInstance
+  try {
+    app = await buildApp(config, { database: database.handle, logStream: options.logStream })
+    await app.ready()
+  } catch (error) {
+    // A service that refuses its configuration leaves no database behind.
+    await database.drop()
+    throw error
+  }
   return {
     app,
     config,

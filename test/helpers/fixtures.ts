@@ -23,25 +23,29 @@ async function adminPost<T>(app: FastifyInstance, url: string, payload: object):
   return response.json().data as T
 }
 
+type AccountFields = { name?: string; status?: string; listings_entity?: string; parent_account?: string }
+
+/** An account (without users) created through the admin API; its id. */
+export async function createAccount(app: FastifyInstance, account: AccountFields = {}): Promise<string> {
+  return (await adminPost<{ _id: string }>(app, '/accounts', { name: 'Acme', ...account }))._id
+}
+
 /** An account with one user and a platform token, provisioned through the admin API. */
-export async function createTenant(
-  app: FastifyInstance,
-  account: { name?: string; status?: string; listings_entity?: string; parent_account?: string } = {},
-): Promise<Tenant> {
-  const created = await adminPost<{ _id: string }>(app, '/accounts', { name: 'Acme', ...account })
+export async function createTenant(app: FastifyInstance, account: AccountFields = {}): Promise<Tenant> {
+  const accountId = await createAccount(app, account)
   const user = await adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(app, '/users', {
     email: `user-${randomBytes(4).toString('hex')}@example.com`,
     password: 'correct horse battery',
     name: 'Ada Lovelace',
-    account_id: created._id,
+    account_id: accountId,
     main: true,
   })
   const { token } = await adminPost<{ token: string }>(app, '/tokens', {
     user_id: user._id,
-    account_id: created._id,
+    account_id: accountId,
   })
   return {
-    accountId: created._id,
+    accountId,
     userId: user._id,
     conversationId: (user.memberships[0] as { conversation_id: string }).conversation_id,
     token,

@@ -1,20 +1,25 @@
 import { test as base } from 'vitest'
 import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
-import { buildTestApp } from './app.js'
+import { buildTestApp, type TestAppOptions } from './app.js'
 import { createTenant } from './fixtures.js'
+import { registerApp } from './oauth.js'
 
 /**
  * `test` with the fixtures most files need, set up once per file: `t`, the whole service on the file's
  * own database; `owner`, an account with a user and a platform token; `stranger`, another such account,
  * for isolation checks; `bystander`, a third; `subAccount`, an account whose parent is `owner` (an
- * agency's client). A file that needs other settings sets `appEnv` first:
+ * agency's client); `oauthApp`, an active OAuth app with registerApp's defaults (redirect URI, scopes),
+ * for files that go through the authorization flow. A file that needs other settings sets `appEnv` first:
  * `test.override('appEnv', { MAIL_PROVIDER: 'sendgrid' })` at its top.
  *
  * A file that talks to SendGrid sets `sendgridOptions` and takes the fake's address into its environment:
  * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
  * the fake, started once for the file. A file that talks to the listings API does the same with
  * `listingsApiOptions` and `listingsApi`.
+ *
+ * A file that reads the app's log sets `appOptions`: `const logs = captureLogs()`, then
+ * `test.override('appOptions', { logStream: logs.stream })`.
  *
  * Suite hooks receive them too: `test.beforeAll(async ({ t, owner }) => …)`.
  */
@@ -34,8 +39,9 @@ export const test = base
     return listingsApi
   })
   .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
-  .extend('t', { scope: 'file' }, async ({ appEnv }, { onCleanup }) => {
-    const t = await buildTestApp(appEnv)
+  .extend('appOptions', { scope: 'file' }, {} as TestAppOptions)
+  .extend('t', { scope: 'file' }, async ({ appEnv, appOptions }, { onCleanup }) => {
+    const t = await buildTestApp(appEnv, appOptions)
     onCleanup(() => t.close())
     return t
   })
@@ -45,3 +51,4 @@ export const test = base
   .extend('subAccount', { scope: 'file' }, async ({ t, owner }) =>
     createTenant(t.app, { name: 'Sub-account', parent_account: owner.accountId }),
   )
+  .extend('oauthApp', { scope: 'file' }, async ({ t }) => registerApp(t.app))

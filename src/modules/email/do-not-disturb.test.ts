@@ -58,29 +58,23 @@ describe('do-not-disturb list', () => {
     expect(none.json().pagination.total).toBe(0)
   })
 
-  test('deletes an entry, and another account can neither see nor delete it', async ({
+  test('deletes an entry, and another account can neither see nor delete it, under both prefixes', async ({
     t,
     owner,
     stranger,
   }) => {
-    const entry = (await add(t, owner, { value: 'remove-me@example.com' })).json().data
-    const list = await t.app.inject({
-      url: '/v1/e/mailprovider/dnd?search=remove-me',
-      headers: stranger.headers,
-    })
-    expect(list.json().pagination.total).toBe(0)
-    await expectHiddenFromOtherAccounts(
-      t.app,
-      { method: 'DELETE', url: `/v1/e/mailprovider/dnd/${entry._id}` },
-      owner,
-      stranger,
-    )
-    const gone = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/e/mailprovider/dnd/${entry._id}`,
-      headers: owner.headers,
-    })
-    expect(gone.json()).toMatchObject({ errno: 404, message: 'Do-not-disturb entry not found' })
+    for (const prefix of ['/v1/e', '/v1/integrations']) {
+      const entry = (await add(t, owner, { value: 'remove-me@example.com' }, prefix)).json().data
+      const list = await t.app.inject({
+        url: `${prefix}/mailprovider/dnd?search=remove-me`,
+        headers: stranger.headers,
+      })
+      expect(list.json().pagination.total).toBe(0)
+      const url = `${prefix}/mailprovider/dnd/${entry._id}`
+      await expectHiddenFromOtherAccounts(t.app, { method: 'DELETE', url }, owner, stranger)
+      const gone = await t.app.inject({ method: 'DELETE', url, headers: owner.headers })
+      expect(gone.json()).toMatchObject({ errno: 404, message: 'Do-not-disturb entry not found' })
+    }
   })
 
   test('requires a bearer token', async ({ t }) => {

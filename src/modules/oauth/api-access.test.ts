@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+test.override('appEnv', { RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
+
+const get = (t: TestApp, url: string, token: string) => t.app.inject({ url, headers: bearer(token) })
 
 describe('API routes called with OAuth access tokens', () => {
-  let t: TestApp
-  let tenant: Tenant
-  let other: Tenant
   let contactId: string
   let contactsToken: string
   let sitesToken: string
 
-  beforeAll(async () => {
-    t = await buildTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
-    tenant = await createTenant(t.app)
-    other = await createTenant(t.app)
-    await createUser(t.app, 'owner@api.example', [tenant.accountId])
+  test.beforeAll(async ({ t, owner, stranger }) => {
+    await createUser(t.app, 'owner@api.example', [owner.accountId])
     const contact = async (accountId: string, email: string) =>
       (
         await t.app.inject({
@@ -25,25 +23,26 @@ describe('API routes called with OAuth access tokens', () => {
           payload: { email },
         })
       ).json().data._id as string
-    contactId = await contact(tenant.accountId, 'mine@example.com')
-    await contact(other.accountId, 'theirs@example.com')
+    contactId = await contact(owner.accountId, 'mine@example.com')
+    await contact(stranger.accountId, 'theirs@example.com')
     const reader = await registerApp(t.app, { scopes: ['crm.contacts.read', 'sites.read'] })
     contactsToken = (await obtainTokens(t.app, reader, 'owner@api.example')).access_token
     sitesToken = (await obtainTokens(t.app, reader, 'owner@api.example', 'sites.read')).access_token
   })
-  afterAll(() => t.close())
 
-  const get = (url: string, token: string) => t.app.inject({ url, headers: bearer(token) })
-
-  it('reads contacts with crm.contacts.read, in the account the user chose only', async () => {
-    const list = await get('/v1/contacts', contactsToken)
+  test('reads contacts with crm.contacts.read, in the account the user chose only', async ({ t }) => {
+    const list = await get(t, '/v1/contacts', contactsToken)
     expect(list.statusCode).toBe(200)
     expect(list.json().data.map((c: { email: string }) => c.email)).toEqual(['mine@example.com'])
-    expect((await get(`/v1/contacts/${contactId}`, contactsToken)).json().data.email).toBe('mine@example.com')
+    expect((await get(t, `/v1/contacts/${contactId}`, contactsToken)).json().data.email).toBe(
+      'mine@example.com',
+    )
   })
 
-  it('answers 403 insufficient_scope to a token without the route scope, and on routes with none', async () => {
-    const refused = await get('/v1/contacts', sitesToken)
+  test('answers 403 insufficient_scope to a token without the route scope, and on routes with none', async ({
+    t,
+  }) => {
+    const refused = await get(t, '/v1/contacts', sitesToken)
     expect(refused.statusCode).toBe(403)
     expect(refused.json()).toEqual({
       success: false,
@@ -54,7 +53,7 @@ describe('API routes called with OAuth access tokens', () => {
     expect(refused.headers['www-authenticate']).toBe(
       'Bearer error="insufficient_scope", scope="crm.contacts.read"',
     )
-    const noScope = await get('/v1/e/mailprovider/dnd', contactsToken)
+    const noScope = await get(t, '/v1/e/mailprovider/dnd', contactsToken)
     expect(noScope.statusCode).toBe(403)
     expect(noScope.json().message).toBe('insufficient_scope')
     // Reading contacts does not allow changing them: that takes crm.contacts.write.
@@ -68,28 +67,33 @@ describe('API routes called with OAuth access tokens', () => {
     expect(write.json().additional_info).toEqual({ error: 'insufficient_scope', scope: 'crm.contacts.write' })
   })
 
-  it('refuses a forged or tampered access token with 401', async () => {
+  test('refuses a forged or tampered access token with 401', async ({ t, stranger }) => {
     const [header, payload, signature] = contactsToken.split('.') as [string, string, string]
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
-    const forged = Buffer.from(JSON.stringify({ ...claims, account_id: other.accountId })).toString(
+    const forged = Buffer.from(JSON.stringify({ ...claims, account_id: stranger.accountId })).toString(
       'base64url',
     )
-    expect((await get('/v1/contacts', `${header}.${forged}.${signature}`)).statusCode).toBe(401)
-    expect((await get('/v1/contacts', `${header}.${payload}.AAAA`)).statusCode).toBe(401)
+    expect((await get(t, '/v1/contacts', `${header}.${forged}.${signature}`)).statusCode).toBe(401)
+    expect((await get(t, '/v1/contacts', `${header}.${payload}.AAAA`)).statusCode).toBe(401)
   })
 
-  it('limits an app to its hourly allowance in the account across routes (1,000 on the basic tier)', async () => {
+  test('limits an app to its hourly allowance in the account across routes (1,000 on the basic tier)', async ({
+    t,
+    owner,
+  }) => {
     const busy = await registerApp(t.app, { scopes: ['crm.contacts.read'] })
     const token = (await obtainTokens(t.app, busy, 'owner@api.example')).access_token
     const missing = '/v1/contacts/0123456789abcdef01234567'
     for (let i = 0; i < 1000; i++) {
-      expect((await get(i % 2 ? missing : '/v1/contacts?limit=1', token)).statusCode).toBe(i % 2 ? 404 : 200)
+      expect((await get(t, i % 2 ? missing : '/v1/contacts?limit=1', token)).statusCode).toBe(
+        i % 2 ? 404 : 200,
+      )
     }
-    const limited = await get('/v1/contacts', token)
+    const limited = await get(t, '/v1/contacts', token)
     expect(limited.statusCode).toBe(429)
     expect(limited.json()).toMatchObject({ success: false, errno: 429 })
     // Another app in the same account, and the account's own platform token, keep their allowance.
-    expect((await get('/v1/contacts', contactsToken)).statusCode).toBe(200)
-    expect((await get('/v1/contacts', tenant.token)).statusCode).toBe(200)
+    expect((await get(t, '/v1/contacts', contactsToken)).statusCode).toBe(200)
+    expect((await get(t, '/v1/contacts', owner.token)).statusCode).toBe(200)
   })
 })

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { oauthApps } from './tables.js'
 
 const SPEC_SCOPES = [
@@ -22,20 +23,14 @@ const newApp = (overrides: Record<string, unknown> = {}) => ({
   ...overrides,
 })
 
+const admin = (t: TestApp, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+  t.app.inject({ method, url: `/v1/admin/oauth${url}`, headers: adminHeaders, payload })
+const storedRow = async (t: TestApp, id: string) =>
+  (await t.app.platform.db.select().from(oauthApps).where(eq(oauthApps.id, id)))[0]
+
 describe('OAuth apps and scopes (admin API)', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  const admin = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
-    t.app.inject({ method, url: `/v1/admin/oauth${url}`, headers: adminHeaders, payload })
-  const storedRow = async (id: string) =>
-    (await t.app.platform.db.select().from(oauthApps).where(eq(oauthApps.id, id)))[0]
-
-  it("holds the spec's nine scopes with descriptions and categories", async () => {
-    const response = await admin('GET', '/scopes')
+  test("holds the spec's nine scopes with descriptions and categories", async ({ t }) => {
+    const response = await admin(t, 'GET', '/scopes')
     expect(response.statusCode).toBe(200)
     const scopes = response.json().data as { scope: string; description: string; category: string }[]
     expect(scopes.map((s) => s.scope).sort()).toEqual([...SPEC_SCOPES].sort())
@@ -45,8 +40,10 @@ describe('OAuth apps and scopes (admin API)', () => {
     }
   })
 
-  it('registers an app, showing its client and webhook secrets once, keeping a keyed hash and a sealed copy', async () => {
-    const response = await admin('POST', '/apps', newApp({ webhook_url: 'https://hub.example.com/hooks' }))
+  test('registers an app, showing its client and webhook secrets once, keeping a keyed hash and a sealed copy', async ({
+    t,
+  }) => {
+    const response = await admin(t, 'POST', '/apps', newApp({ webhook_url: 'https://hub.example.com/hooks' }))
     expect(response.statusCode).toBe(201)
     const created = response.json().data
     expect(created).toMatchObject({
@@ -63,10 +60,10 @@ describe('OAuth apps and scopes (admin API)', () => {
     // 256 random bits, base64url.
     expect(created.client_secret).toMatch(/^[\w-]{43}$/)
 
-    const row = await storedRow(created._id)
+    const row = await storedRow(t, created._id)
     expect(row?.clientSecretHash).toMatch(/^[0-9a-f]{64}$/)
     expect(JSON.stringify(row)).not.toContain(created.client_secret)
-    const read = await admin('GET', `/apps/${created._id}`)
+    const read = await admin(t, 'GET', `/apps/${created._id}`)
     expect(read.body).not.toContain(created.client_secret)
     expect(read.json().data).not.toHaveProperty('client_secret')
     // The webhook secret signs notifications, so it is kept encrypted rather than hashed, and not shown again.
@@ -76,8 +73,9 @@ describe('OAuth apps and scopes (admin API)', () => {
     expect(read.body).not.toContain(created.webhook_secret.slice('whsec_'.length))
   })
 
-  it('accepts http redirect URIs only on loopback addresses, and known scopes only', async () => {
+  test('accepts http redirect URIs only on loopback addresses, and known scopes only', async ({ t }) => {
     const loopback = await admin(
+      t,
       'POST',
       '/apps',
       newApp({
@@ -104,29 +102,29 @@ describe('OAuth apps and scopes (admin API)', () => {
       [{ name: '' }, 'name must not be empty'],
     ]
     for (const [overrides, message] of refusals) {
-      const response = await admin('POST', '/apps', newApp(overrides))
+      const response = await admin(t, 'POST', '/apps', newApp(overrides))
       expect(response.json(), message).toMatchObject({ success: false, errno: 400, message })
     }
   })
 
-  it('lists apps newest first, paginated, and reads one', async () => {
-    const first = (await admin('POST', '/apps', newApp({ name: 'First' }))).json().data
-    const second = (await admin('POST', '/apps', newApp({ name: 'Second' }))).json().data
-    const page = await admin('GET', '/apps?limit=1')
+  test('lists apps newest first, paginated, and reads one', async ({ t }) => {
+    const first = (await admin(t, 'POST', '/apps', newApp({ name: 'First' }))).json().data
+    const second = (await admin(t, 'POST', '/apps', newApp({ name: 'Second' }))).json().data
+    const page = await admin(t, 'GET', '/apps?limit=1')
     expect(page.json().pagination).toMatchObject({ page: 1, limit: 1 })
     expect(page.json().pagination.total).toBeGreaterThanOrEqual(2)
     expect(page.json().data.map((a: { _id: string }) => a._id)).toEqual([second._id])
-    expect((await admin('GET', '/apps?limit=1&page=2')).json().data[0]._id).toBe(first._id)
-    expect((await admin('GET', `/apps/${first._id}`)).json().data.name).toBe('First')
-    const missing = await admin('GET', '/apps/0123456789abcdef01234567')
+    expect((await admin(t, 'GET', '/apps?limit=1&page=2')).json().data[0]._id).toBe(first._id)
+    expect((await admin(t, 'GET', `/apps/${first._id}`)).json().data.name).toBe('First')
+    const missing = await admin(t, 'GET', '/apps/0123456789abcdef01234567')
     expect(missing.json()).toMatchObject({ errno: 404, message: 'App not found' })
   })
 
-  it('updates an app: activation, scopes, and clearing the webhook URL', async () => {
+  test('updates an app: activation, scopes, and clearing the webhook URL', async ({ t }) => {
     const created = (
-      await admin('POST', '/apps', newApp({ webhook_url: 'https://hub.example.com/h' }))
+      await admin(t, 'POST', '/apps', newApp({ webhook_url: 'https://hub.example.com/h' }))
     ).json().data
-    const updated = await admin('PATCH', `/apps/${created._id}`, {
+    const updated = await admin(t, 'PATCH', `/apps/${created._id}`, {
       active: true,
       scopes: ['sites.read', 'sites.write'],
       webhook_url: null,
@@ -137,28 +135,28 @@ describe('OAuth apps and scopes (admin API)', () => {
       webhook_url: null,
       name: 'Reporting Hub',
     })
-    expect((await admin('PATCH', `/apps/${created._id}`, {})).statusCode).toBe(400)
-    expect((await admin('PATCH', `/apps/${created._id}`, { scopes: ['nope'] })).json().message).toBe(
+    expect((await admin(t, 'PATCH', `/apps/${created._id}`, {})).statusCode).toBe(400)
+    expect((await admin(t, 'PATCH', `/apps/${created._id}`, { scopes: ['nope'] })).json().message).toBe(
       'scopes has unknown scopes: nope',
     )
-    expect((await admin('PATCH', '/apps/0123456789abcdef01234567', { active: true })).statusCode).toBe(404)
+    expect((await admin(t, 'PATCH', '/apps/0123456789abcdef01234567', { active: true })).statusCode).toBe(404)
   })
 
-  it('rotates the client secret: a new one, shown once, replaces the old hash', async () => {
-    const created = (await admin('POST', '/apps', newApp())).json().data
-    const before = (await storedRow(created._id))?.clientSecretHash
-    const rotated = await admin('POST', `/apps/${created._id}/secret`)
+  test('rotates the client secret: a new one, shown once, replaces the old hash', async ({ t }) => {
+    const created = (await admin(t, 'POST', '/apps', newApp())).json().data
+    const before = (await storedRow(t, created._id))?.clientSecretHash
+    const rotated = await admin(t, 'POST', `/apps/${created._id}/secret`)
     expect(rotated.statusCode).toBe(200)
     expect(rotated.json().data).toEqual({
       client_id: created._id,
       client_secret: expect.stringMatching(/^[\w-]{43}$/),
     })
     expect(rotated.json().data.client_secret).not.toBe(created.client_secret)
-    expect((await storedRow(created._id))?.clientSecretHash).not.toBe(before)
-    expect((await admin('POST', '/apps/0123456789abcdef01234567/secret')).statusCode).toBe(404)
+    expect((await storedRow(t, created._id))?.clientSecretHash).not.toBe(before)
+    expect((await admin(t, 'POST', '/apps/0123456789abcdef01234567/secret')).statusCode).toBe(404)
   })
 
-  it('requires the admin token', async () => {
+  test('requires the admin token', async ({ t }) => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/admin/oauth/apps' })
     expect(response.statusCode).toBe(401)
     const asTenant = await t.app.inject({

@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+const find = (t: TestApp, query: string, headers: Record<string, string> = adminHeaders) =>
+  t.app.inject({ url: `/v1/auth/oauth/findUsers?${query}`, headers })
 
 describe('GET /v1/auth/oauth/findUsers', () => {
-  let t: TestApp
-  let agency: Tenant
+  /** Ada, a user of the owner account and (not main) of the stranger's; Bob, of the stranger's only. */
   let ada: { _id: string }
-  let client: { _id: string }
-  beforeAll(async () => {
-    t = await buildTestApp()
-    agency = await createTenant(t.app, { name: 'Agency' })
-    client = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/admin/accounts',
-        headers: adminHeaders,
-        payload: { name: 'Client Co' },
-      })
-    ).json().data
+  test.beforeAll(async ({ t, owner, stranger }) => {
     const user = (email: string, accountId: string) =>
       t.app.inject({
         method: 'POST',
@@ -31,22 +22,22 @@ describe('GET /v1/auth/oauth/findUsers', () => {
           main: true,
         },
       })
-    ada = (await user('Ada@Finder.example', agency.accountId)).json().data
-    await user('bob@finder.example', client._id)
+    ada = (await user('Ada@Finder.example', owner.accountId)).json().data
+    await user('bob@finder.example', stranger.accountId)
     await t.app.inject({
       method: 'POST',
       url: `/v1/admin/users/${ada._id}/memberships`,
       headers: adminHeaders,
-      payload: { account_id: client._id },
+      payload: { account_id: stranger.accountId },
     })
   })
-  afterAll(() => t.close())
 
-  const find = (query: string, headers: Record<string, string> = adminHeaders) =>
-    t.app.inject({ url: `/v1/auth/oauth/findUsers?${query}`, headers })
-
-  it('finds users by part of their email, in any case, each with their accounts', async () => {
-    const response = await find('email=ADA@finder')
+  test('finds users by part of their email, in any case, each with their accounts', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
+    const response = await find(t, 'email=ADA@finder')
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({
       success: true,
@@ -57,8 +48,8 @@ describe('GET /v1/auth/oauth/findUsers', () => {
           email: 'Ada@Finder.example',
           name: 'Ada',
           accounts: [
-            { _id: agency.accountId, name: 'Agency', main: true },
-            { _id: client._id, name: 'Client Co', main: false },
+            { _id: owner.accountId, name: 'Owner', main: true },
+            { _id: stranger.accountId, name: 'Stranger', main: false },
           ],
         },
       ],
@@ -66,18 +57,18 @@ describe('GET /v1/auth/oauth/findUsers', () => {
     })
   })
 
-  it('pages through the matches by email, limit 1 to 50', async () => {
-    const second = await find('email=finder.example&limit=1&page=2')
+  test('pages through the matches by email, limit 1 to 50', async ({ t }) => {
+    const second = await find(t, 'email=finder.example&limit=1&page=2')
     expect(second.json().data.map((u: { email: string }) => u.email)).toEqual(['bob@finder.example'])
     expect(second.json().pagination).toEqual({ total: 2, page: 2, limit: 1, pages: 2 })
-    expect((await find('email=%25')).json().data).toEqual([])
+    expect((await find(t, 'email=%25')).json().data).toEqual([])
     for (const query of ['email=a&limit=51', 'email=a&limit=0', 'limit=5']) {
-      expect((await find(query)).statusCode).toBe(400)
+      expect((await find(t, query)).statusCode).toBe(400)
     }
   })
 
-  it('answers only the admin token: it lists users across accounts', async () => {
-    expect((await find('email=finder', {})).statusCode).toBe(401)
-    expect((await find('email=finder', agency.headers)).statusCode).toBe(401)
+  test('answers only the admin token: it lists users across accounts', async ({ t, owner }) => {
+    expect((await find(t, 'email=finder', {})).statusCode).toBe(401)
+    expect((await find(t, 'email=finder', owner.headers)).statusCode).toBe(401)
   })
 })

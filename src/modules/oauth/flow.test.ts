@@ -1,50 +1,30 @@
-import type { FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, captureLogs, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import { captureLogs } from '../../../test/helpers/app.js'
 import { AUTHORIZE, browser, createUser, PASSWORD, registerApp } from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 
 /**
  * The pages of the flow post back where they were served from, and a page refused as expired says why in
  * the log (a user only sees "This page has expired").
  */
+const logs = captureLogs()
+test.override('appOptions', { logStream: logs.stream })
+test.override('appEnv', {
+  LOG_LEVEL: 'info',
+  // Not where the tests call it from: the forms must not post there.
+  PUBLIC_BASE_URL: 'https://platform.example.com',
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+})
+
+const actions = (html: string) => [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])
+
 describe('authorization flow pages', () => {
-  let t: TestApp
-  let app: FastifyInstance
-  const logs = captureLogs()
-  const logLines = logs.lines
-
-  beforeAll(async () => {
-    t = await buildTestApp(
-      {
-        LOG_LEVEL: 'info',
-        // Not where the tests call it from: the forms must not post there.
-        PUBLIC_BASE_URL: 'https://platform.example.com',
-        RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
-      },
-      { logStream: logs.stream },
-    )
-    app = t.app
-  })
-  afterAll(() => t.close())
-
-  const actions = (html: string) =>
-    [...html.matchAll(/<form method="post" action="([^"]+)"/g)].map((m) => m[1])
-
-  it('gives every form an action relative to its page, whatever PUBLIC_BASE_URL is', async () => {
-    const [first, second] = await Promise.all(
-      ['Flow One', 'Flow Two'].map(
-        async (name) =>
-          (
-            await app.inject({
-              method: 'POST',
-              url: '/v1/admin/accounts',
-              headers: adminHeaders,
-              payload: { name },
-            })
-          ).json().data._id as string,
-      ),
-    )
-    await createUser(app, 'two-accounts@flow.example', [first as string, second as string])
+  test('gives every form an action relative to its page, whatever PUBLIC_BASE_URL is', async ({
+    t: { app },
+    owner,
+    stranger,
+  }) => {
+    await createUser(app, 'two-accounts@flow.example', [owner.accountId, stranger.accountId])
     const client = await registerApp(app)
     const b = browser(app)
     const signIn = await b.open({
@@ -60,13 +40,15 @@ describe('authorization flow pages', () => {
       password: PASSWORD,
     })
     expect(actions(choose.html)).toEqual(['authorize/account'])
-    const consent = await b.post('/account', { token: choose.token, account_id: second as string })
+    const consent = await b.post('/account', { token: choose.token, account_id: stranger.accountId })
     // Served at /v1/auth/oauth/authorize/account: "consent" is /v1/auth/oauth/authorize/consent.
     expect(actions(consent.html)).toEqual(['consent'])
     expect(consent.html).not.toContain('platform.example.com')
   })
 
-  it('logs why a posted page is refused as expired, without the token or the cookie', async () => {
+  test('logs why a posted page is refused as expired, without the token or the cookie', async ({
+    t: { app },
+  }) => {
     const client = await registerApp(app)
     const b = browser(app)
     const signIn = await b.open({
@@ -74,7 +56,7 @@ describe('authorization flow pages', () => {
       client_id: client._id,
       redirect_uri: client.redirect_uris[0] as string,
     })
-    const refusals = () => logLines.filter((line) => line.msg === 'oauth page refused as expired')
+    const refusals = () => logs.lines.filter((line) => line.msg === 'oauth page refused as expired')
     const post = (cookie: string | undefined) =>
       app.inject({
         method: 'POST',
@@ -97,7 +79,7 @@ describe('authorization flow pages', () => {
       [40, 'no CSRF cookie: cookies blocked, or posted to another host'],
       [40, 'CSRF cookie does not match the flow'],
     ])
-    const logged = JSON.stringify(logLines)
+    const logged = JSON.stringify(logs.lines)
     expect(logged).not.toContain(signIn.token)
     expect(logged).not.toContain('not-the-cookie-of-this-flow')
   })

@@ -1,20 +1,17 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto'
 import { createLocalJWKSet, jwtVerify, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import { buildTestApp } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { ConfigError, loadConfig } from '../../config.js'
 import { loadOAuthKeys } from '../../platform/auth/oauth-keys.js'
 
 const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' })
 
 describe('OAuth signing keys and /.well-known/jwks.json', () => {
-  let t: TestApp
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(() => t.close())
-
-  it('publishes the public half of the generated key, which verifies what the private half signs', async () => {
+  test('publishes the public half of the generated key, which verifies what the private half signs', async ({
+    t,
+  }) => {
     const response = await t.app.inject({ url: '/.well-known/jwks.json' })
     expect(response.statusCode).toBe(200)
     expect(response.headers['cache-control']).toBe('public, max-age=300')
@@ -37,14 +34,14 @@ describe('OAuth signing keys and /.well-known/jwks.json', () => {
     expect(payload.scope).toBe('sites.read')
   })
 
-  it('keeps the generated key across restarts on the same DATA_DIR', () => {
+  test('keeps the generated key across restarts on the same DATA_DIR', ({ t }) => {
     const again = loadConfig({ NODE_ENV: 'test', DATA_DIR: t.config.dataDir })
     expect(again.oauth.signingKey).toBe(t.config.oauth.signingKey)
   })
 })
 
 describe('OAuth key configuration', () => {
-  it('takes OAUTH_SIGNING_KEY as a JWK and publishes OAUTH_PREVIOUS_PUBLIC_KEYS after it', async () => {
+  test('takes OAUTH_SIGNING_KEY as a JWK and publishes OAUTH_PREVIOUS_PUBLIC_KEYS after it', async () => {
     const current = p256().privateKey.export({ format: 'jwk' })
     const previous = p256().publicKey.export({ format: 'jwk' })
     const keys = await loadOAuthKeys({
@@ -56,7 +53,7 @@ describe('OAuth key configuration', () => {
     expect(JSON.stringify(keys.jwks)).not.toContain(current.d as string)
   })
 
-  it('refuses a key that is not a P-256 private key, naming the variable', async () => {
+  test('refuses a key that is not a P-256 private key, naming the variable', async () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
       type: 'pkcs8',
       format: 'pem',

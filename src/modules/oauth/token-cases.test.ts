@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { and, count, eq, sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect, vi } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import {
   allowIfAsked,
   browser,
@@ -13,6 +13,7 @@ import {
   TOKEN,
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { APP_CACHE_MS } from './app-cache.js'
 import { CLIENT_AUTH_FAILURES } from './client-auth.service.js'
 import { oauthAuditEvents } from './tables.js'
@@ -31,28 +32,13 @@ const pkcePair = () => {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') }
 }
 
-describe('token endpoint edge cases', () => {
-  let t: TestApp
-  let client: RegisteredApp
+test.override('appEnv', {
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+  PUBLIC_BASE_URL: 'https://platform.example.com',
+})
 
-  beforeAll(async () => {
-    t = await buildTestApp({
-      RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
-      PUBLIC_BASE_URL: 'https://platform.example.com',
-    })
-    const account = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/admin/accounts',
-        headers: adminHeaders,
-        payload: { name: 'Cases Co' },
-      })
-    ).json().data._id as string
-    await createUser(t.app, EMAIL, [account])
-    client = await registerApp(t.app)
-  })
-  afterAll(() => t.close())
-
+/** The test's calls to /authorize and /token, as `client` unless another OAuth app is given. */
+function tokenCalls(t: TestApp, client: RegisteredApp) {
   /** A code for `as`, through the pages (consent allowed, or remembered), with the extra query given. */
   async function codeFor(as: RegisteredApp = client, extra: Record<string, string> = {}) {
     const b = browser(t.app)
@@ -81,8 +67,19 @@ describe('token endpoint edge cases', () => {
     )
   const refresh = (token: string, as: RegisteredApp = client) =>
     tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, basic(as))
+  return { codeFor, basic, exchange, refresh }
+}
 
-  it('refuses a code issued with a PKCE challenge when /token gets no code_verifier, and the code is then spent', async () => {
+describe('token endpoint edge cases', () => {
+  test.beforeAll(async ({ t, owner }) => {
+    await createUser(t.app, EMAIL, [owner.accountId])
+  })
+
+  test('refuses a code issued with a PKCE challenge when /token gets no code_verifier, and the code is then spent', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const { verifier, challenge } = pkcePair()
     const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
     const downgraded = await exchange(code)
@@ -97,7 +94,11 @@ describe('token endpoint edge cases', () => {
     })
   })
 
-  it('refuses a code_verifier for a code issued without a PKCE challenge', async () => {
+  test('refuses a code_verifier for a code issued without a PKCE challenge', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const code = await codeFor()
     const response = await exchange(code, { code_verifier: pkcePair().verifier })
     expect(response.statusCode).toBe(400)
@@ -107,7 +108,11 @@ describe('token endpoint edge cases', () => {
     })
   })
 
-  it('gives tokens for a confidential client’s PKCE code with the matching verifier', async () => {
+  test('gives tokens for a confidential client’s PKCE code with the matching verifier', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const { verifier, challenge } = pkcePair()
     const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
     const response = await exchange(code, { code_verifier: verifier })
@@ -115,7 +120,11 @@ describe('token endpoint edge cases', () => {
     expect(response.json()).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
   })
 
-  it('answers invalid_request to Basic credentials together with a client_secret in the body (RFC 6749 2.3: one method only)', async () => {
+  test('answers invalid_request to Basic credentials together with a client_secret in the body (RFC 6749 2.3: one method only)', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const code = await codeFor()
     const fields = {
       grant_type: 'authorization_code',
@@ -137,12 +146,20 @@ describe('token endpoint edge cases', () => {
     expect((await exchange(code)).statusCode).toBe(200)
   })
 
-  it('accepts Basic credentials with the same client_id repeated in the body, which is not a second method', async () => {
+  test('accepts Basic credentials with the same client_id repeated in the body, which is not a second method', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const code = await codeFor()
     expect((await exchange(code, { client_id: client._id })).statusCode).toBe(200)
   })
 
-  it('answers invalid_request to Basic credentials with another client_id in the body', async () => {
+  test('answers invalid_request to Basic credentials with another client_id in the body', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const other = await registerApp(t.app)
     const code = await codeFor()
     const response = await exchange(code, { client_id: other._id })
@@ -153,7 +170,11 @@ describe('token endpoint edge cases', () => {
     })
   })
 
-  it('answers unauthorized_client to an app put back into development mode, for codes and refresh tokens', async () => {
+  test('answers unauthorized_client to an app put back into development mode, for codes and refresh tokens', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const app = await registerApp(t.app)
     const setActive = (active: boolean) =>
       t.app.inject({
@@ -172,7 +193,11 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(first.json().refresh_token, app)).statusCode).toBe(200)
   })
 
-  it('stops taking the old client secret as soon as it is rotated here', async () => {
+  test('stops taking the old client secret as soon as it is rotated here', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const app = await registerApp(t.app)
     const { refresh_token } = (await exchange(await codeFor(app), {}, app)).json()
     const rotated = await t.app.inject({
@@ -185,7 +210,11 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(refresh_token, renewed)).statusCode).toBe(200)
   })
 
-  it('sees an app changed by another instance within APP_CACHE_MS (5 s)', async () => {
+  test('sees an app changed by another instance within APP_CACHE_MS (5 s)', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const app = await registerApp(t.app)
     const code = await codeFor(app)
     // The clock stands still from the read of the row on: its age is what the test sets, not however long
@@ -207,7 +236,10 @@ describe('token endpoint edge cases', () => {
     }
   })
 
-  it('answers 429 to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async () => {
+  test('answers 429 to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async ({
+    t,
+    oauthApp: client,
+  }) => {
     const fromAddress = (ip: string, secret: string) =>
       t.app.inject({
         method: 'POST',
@@ -247,7 +279,11 @@ describe('token endpoint edge cases', () => {
     expect((await fromAddress(quiet, 'wrong')).statusCode).toBe(401)
   })
 
-  it('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async () => {
+  test('answers invalid_request to a repeated parameter (RFC 6749 3.2), before the code is spent', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     const code = await codeFor()
     const response = await t.app.inject({
       method: 'POST',
@@ -263,7 +299,11 @@ describe('token endpoint edge cases', () => {
     expect((await exchange(code)).statusCode).toBe(200)
   })
 
-  it('answers invalid_request to a code_verifier that is not 43 to 128 unreserved characters (RFC 7636 4.1)', async () => {
+  test('answers invalid_request to a code_verifier that is not 43 to 128 unreserved characters (RFC 7636 4.1)', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange } = tokenCalls(t, client)
     for (const verifier of ['abc', 'a'.repeat(129), `${'a'.repeat(42)}!`]) {
       const challenge = createHash('sha256').update(verifier).digest('base64url')
       const code = await codeFor(client, { code_challenge: challenge, code_challenge_method: 'S256' })
@@ -275,7 +315,10 @@ describe('token endpoint edge cases', () => {
     }
   })
 
-  it('answers invalid_client with 401 for an unknown client, a malformed client id and a malformed Basic header', async () => {
+  test('answers invalid_client with 401 for an unknown client, a malformed client id and a malformed Basic header', async ({
+    t,
+    oauthApp: client,
+  }) => {
     const unknown = await tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: 'x' }, [
       '0123456789abcdef01234567',
       'some-secret',
@@ -306,7 +349,11 @@ describe('token endpoint edge cases', () => {
     }
   })
 
-  it('answers invalid_grant, with no-store, to a code that was never issued', async () => {
+  test('answers invalid_grant, with no-store, to a code that was never issued', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { exchange } = tokenCalls(t, client)
     const response = await exchange(randomBytes(32).toString('base64url'))
     expect(response.statusCode).toBe(400)
     expect(response.headers['content-type']).toMatch(/^application\/json/)
@@ -317,7 +364,11 @@ describe('token endpoint edge cases', () => {
     })
   })
 
-  it('answers invalid_request when the code, the redirect_uri or the refresh token is missing', async () => {
+  test('answers invalid_request when the code, the redirect_uri or the refresh token is missing', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, basic, exchange } = tokenCalls(t, client)
     const code = await codeFor()
     const cases: [Record<string, string>, string][] = [
       [{ grant_type: 'authorization_code', redirect_uri: CALLBACK }, 'code is required'],
@@ -333,7 +384,11 @@ describe('token endpoint edge cases', () => {
     expect((await exchange(code)).statusCode).toBe(200)
   })
 
-  it('refuses a refresh token that was never issued, or issued to another client, without disturbing its owner', async () => {
+  test('refuses a refresh token that was never issued, or issued to another client, without disturbing its owner', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const tokens = (await exchange(await codeFor())).json()
     const other = await registerApp(t.app)
     for (const [token, as] of [
@@ -350,7 +405,8 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(tokens.refresh_token)).statusCode).toBe(200)
   })
 
-  it('refuses a refresh token past its 90 days', async () => {
+  test('refuses a refresh token past its 90 days', async ({ t, oauthApp: client }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const tokens = (await exchange(await codeFor())).json()
     const hash = createHash('sha256').update(tokens.refresh_token).digest('hex')
     await t.app.platform.db.execute(
@@ -359,7 +415,11 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 
-  it('gives tokens to one of two simultaneous exchanges of a code, and revokes them for the replay', async () => {
+  test('gives tokens to one of two simultaneous exchanges of a code, and revokes them for the replay', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const code = await codeFor()
     const answers = await Promise.all([exchange(code), exchange(code)])
     expect(answers.map((answer) => answer.statusCode).sort()).toEqual([200, 400])
@@ -370,7 +430,11 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(won.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 
-  it('answers both of two simultaneous refreshes with one token, and leaves one of their tokens live', async () => {
+  test('answers both of two simultaneous refreshes with one token, and leaves one of their tokens live', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { codeFor, exchange, refresh } = tokenCalls(t, client)
     const tokens = (await exchange(await codeFor())).json()
     const answers = await Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)])
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200])

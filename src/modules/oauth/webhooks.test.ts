@@ -1,19 +1,41 @@
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest'
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../../../test/fakes/http-server.js'
-import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
+import type { Tenant } from '../../../test/helpers/fixtures.js'
 import { createUser, obtainTokens, type RegisteredApp, registerApp } from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 
 type AppWithWebhook = RegisteredApp & { webhook_secret: string }
 
+test.override('appEnv', { RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
+
+const notificationOf = (request: RecordedRequest, secret: string) =>
+  new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as {
+    event: string
+    data: Record<string, unknown>
+    account_id: string
+    timestamp: string
+  }
+const createContact = async (t: TestApp, tenant: Tenant, email: string) => {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/contacts',
+    headers: tenant.headers,
+    payload: { email, name: 'Grace Hopper' },
+  })
+  expect(response.statusCode).toBe(201)
+  return response.json().data as { _id: string; email: string }
+}
+
+/**
+ * Apps of the owner account ("home") and of the stranger's ("elsewhere"), each told at its own path of one
+ * receiver.
+ */
 describe('app webhook notifications of contact changes', () => {
-  let t: TestApp
   let receiver: FakeServer
   /** Status the receiver answers per path, once each; 200 when none is left. */
   const failures = new Map<string, number[]>()
-  let home: Tenant
-  let elsewhere: Tenant
   let listener: AppWithWebhook
   let analytics: AppWithWebhook
   let outsider: AppWithWebhook
@@ -21,34 +43,18 @@ describe('app webhook notifications of contact changes', () => {
   let elsewhereOwnerId: string
 
   const delivered = (path: string) => receiver.requests.filter((request) => request.url === path)
-  const notificationOf = (request: RecordedRequest, secret: string) =>
-    new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as {
-      event: string
-      data: Record<string, unknown>
-      account_id: string
-      timestamp: string
-    }
-  const createContact = async (tenant: Tenant, email: string) => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/contacts',
-      headers: tenant.headers,
-      payload: { email, name: 'Grace Hopper' },
-    })
-    expect(response.statusCode).toBe(201)
-    return response.json().data as { _id: string; email: string }
-  }
-  const app = async (path: string, scopes: string[]) =>
-    (await registerApp(t.app, { scopes, webhook_url: `${receiver.url}${path}` })) as AppWithWebhook
 
   beforeAll(async () => {
     receiver = await startFakeServer((request, response) => {
       response.statusCode = failures.get(request.url)?.shift() ?? 200
       response.end()
     })
-    t = await buildTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
-    home = await createTenant(t.app)
-    elsewhere = await createTenant(t.app)
+  })
+  afterAll(() => receiver.close())
+
+  test.beforeAll(async ({ t, owner: home, stranger: elsewhere }) => {
+    const app = async (path: string, scopes: string[]) =>
+      (await registerApp(t.app, { scopes, webhook_url: `${receiver.url}${path}` })) as AppWithWebhook
     await createUser(t.app, 'owner@home.example', [home.accountId])
     elsewhereOwnerId = (await createUser(t.app, 'owner@elsewhere.example', [elsewhere.accountId]))._id
     listener = await app('/listener', ['crm.contacts.read', 'crm.contacts.write'])
@@ -60,14 +66,14 @@ describe('app webhook notifications of contact changes', () => {
     await obtainTokens(t.app, outsider, 'owner@elsewhere.example')
     await obtainTokens(t.app, quiet, 'owner@home.example')
   })
-  afterAll(async () => {
-    await t.close()
-    await receiver.close()
-  })
 
-  it('signs contact.created to each app authorized to read contacts in the account, and to no other', async () => {
-    const contact = await createContact(home, 'grace@home.example')
-    await createContact(elsewhere, 'grace@elsewhere.example')
+  test('signs contact.created to each app authorized to read contacts in the account, and to no other', async ({
+    t,
+    owner: home,
+    stranger: elsewhere,
+  }) => {
+    const contact = await createContact(t, home, 'grace@home.example')
+    await createContact(t, elsewhere, 'grace@elsewhere.example')
 
     await vi.waitFor(() => expect(delivered('/outsider')).toHaveLength(1), { timeout: 10_000 })
     await vi.waitFor(() => expect(delivered('/listener')).toHaveLength(1), { timeout: 10_000 })
@@ -99,8 +105,11 @@ describe('app webhook notifications of contact changes', () => {
     expect(delivered('/analytics')).toHaveLength(0)
   })
 
-  it('tells of contact.updated when a change alters the contact, made with the app’s own write scope too', async () => {
-    const contact = await createContact(home, 'ada@home.example')
+  test('tells of contact.updated when a change alters the contact, made with the app’s own write scope too', async ({
+    t,
+    owner: home,
+  }) => {
+    const contact = await createContact(t, home, 'ada@home.example')
     await vi.waitFor(() => expect(delivered('/listener')).toHaveLength(2), { timeout: 10_000 })
     const patch = (payload: object, headers = bearer(writerToken)) =>
       t.app.inject({ method: 'PATCH', url: `/v1/contacts/${contact._id}`, headers, payload })
@@ -127,9 +136,12 @@ describe('app webhook notifications of contact changes', () => {
     })
   })
 
-  it('retries a failed delivery with the same webhook-id and a fresh signature', async () => {
+  test('retries a failed delivery with the same webhook-id and a fresh signature', async ({
+    t,
+    stranger: elsewhere,
+  }) => {
     failures.set('/outsider', [500, 503])
-    await createContact(elsewhere, 'retry@elsewhere.example')
+    await createContact(t, elsewhere, 'retry@elsewhere.example')
     await vi.waitFor(() => expect(delivered('/outsider')).toHaveLength(4), { timeout: 30_000, interval: 200 })
     const attempts = delivered('/outsider').slice(1)
     expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).toBe(1)
@@ -139,7 +151,10 @@ describe('app webhook notifications of contact changes', () => {
       })
   }, 40_000)
 
-  it('signs with a rotated webhook secret at once, and stores secrets only sealed', async () => {
+  test('signs with a rotated webhook secret at once, and stores secrets only sealed', async ({
+    t,
+    owner: home,
+  }) => {
     const rotated = await t.app.inject({
       method: 'POST',
       url: `/v1/admin/oauth/apps/${listener._id}/webhook-secret`,
@@ -155,14 +170,18 @@ describe('app webhook notifications of contact changes', () => {
     expect(JSON.stringify(stored)).not.toContain(secret.slice('whsec_'.length))
 
     const before = delivered('/listener').length
-    await createContact(home, 'rotated@home.example')
+    await createContact(t, home, 'rotated@home.example')
     await vi.waitFor(() => expect(delivered('/listener')).toHaveLength(before + 1), { timeout: 10_000 })
     const request = delivered('/listener')[before] as RecordedRequest
     expect(notificationOf(request, secret)).toMatchObject({ data: { email: 'rotated@home.example' } })
     expect(() => notificationOf(request, listener.webhook_secret)).toThrow()
   })
 
-  it('tells an app nothing more once its access to the account is taken back', async () => {
+  test('tells an app nothing more once its access to the account is taken back', async ({
+    t,
+    owner: home,
+    stranger: elsewhere,
+  }) => {
     const minted = await t.app.inject({
       method: 'POST',
       url: '/v1/admin/tokens',
@@ -177,8 +196,8 @@ describe('app webhook notifications of contact changes', () => {
     expect(revoked.statusCode).toBe(200)
     const before = delivered('/outsider').length
     // The listener in the other account is the signal that the change's jobs have run.
-    await createContact(elsewhere, 'after@elsewhere.example')
-    await createContact(home, 'signal@home.example')
+    await createContact(t, elsewhere, 'after@elsewhere.example')
+    await createContact(t, home, 'signal@home.example')
     const told = delivered('/listener').length
     await vi.waitFor(() => expect(delivered('/listener').length).toBeGreaterThan(told), { timeout: 10_000 })
     await new Promise((resolve) => setTimeout(resolve, 1_500))

@@ -1,28 +1,23 @@
 import { sql } from 'drizzle-orm'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { adminHeaders, buildTestApp, captureLogs, type TestApp } from '../../../test/helpers/app.js'
+import { describe, expect } from 'vitest'
+import { adminHeaders, captureLogs } from '../../../test/helpers/app.js'
+import { test } from '../../../test/helpers/tenant-test.js'
 import { MAX_LOGGED_TEXT, serializeError } from './error-serializer.js'
 
-describe('errors in the log', () => {
-  let t: TestApp
-  const logs = captureLogs()
-  beforeAll(async () => {
-    t = await buildTestApp({ LOG_LEVEL: 'info' }, { logStream: logs.stream })
-  })
-  afterAll(() => t.close())
+const logs = captureLogs()
+test.override('appEnv', { LOG_LEVEL: 'info' })
+test.override('appOptions', { logStream: logs.stream })
 
-  it('names a failed insert of a user by SQL state and constraint, without its hash or email', async () => {
+describe('errors in the log', () => {
+  test('names a failed insert of a user by SQL state and constraint, without its hash or email', async ({
+    t,
+    owner,
+  }) => {
     const { db } = t.app.platform
     // The database refuses the next user, as a check constraint added by a later migration would.
     await db.execute(
       sql`alter table users add constraint users_refused check (email <> 'secret.person@example.com')`,
     )
-    const account = await t.app.inject({
-      method: 'POST',
-      url: '/v1/admin/accounts',
-      headers: adminHeaders,
-      payload: { name: 'Acme' },
-    })
     const response = await t.app.inject({
       method: 'POST',
       url: '/v1/admin/users',
@@ -31,7 +26,7 @@ describe('errors in the log', () => {
         email: 'secret.person@example.com',
         password: 'correct horse battery',
         name: 'Secret Person',
-        account_id: account.json().data._id,
+        account_id: owner.accountId,
       },
     })
     expect(response.statusCode).toBe(500)
@@ -43,7 +38,7 @@ describe('errors in the log', () => {
     expect(failure?.err).toMatchObject({ sql_state: '23514', constraint: 'users_refused', table: 'users' })
   })
 
-  it('cuts a long message', () => {
+  test('cuts a long message', () => {
     const serialized = serializeError(new Error(`refused: ${'x'.repeat(1_000_000)}`))
     expect(serialized.message.length).toBeLessThan(MAX_LOGGED_TEXT + 40)
     expect(serialized.stack.length).toBeLessThan(MAX_LOGGED_TEXT + 10_000)
