@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import { exportPKCS8, exportSPKI, generateKeyPair, SignJWT } from 'jose'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   adminHeaders,
   bearer,
@@ -37,6 +37,8 @@ describe('bearer JWT on account-scoped routes', () => {
     ['no header', {}],
     ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
     ['a malformed token', { authorization: 'Bearer not.a.jwt' }],
+    ['a scheme without a token', { authorization: 'Bearer' }],
+    ['a token followed by another word', { authorization: 'Bearer abc.def.ghi extra' }],
   ])('answers 401 in the error envelope for %s', async ([_name, headers], { t }) => {
     const response = await t.app.inject({ url, headers })
     expect(response.statusCode).toBe(401)
@@ -72,6 +74,19 @@ describe('bearer JWT on account-scoped routes', () => {
     const expired = await t.app.inject({ url, headers: bearer(await sign(claims, nowSeconds() - 360)) })
     expect(expired.statusCode).toBe(401)
     expect(expired.json().additional_info).toBe('token expired')
+  })
+
+  test('accepts a remembered token again, in any case of "Bearer", until it expires', async ({ t }) => {
+    const token = await sign({ uid: USER, account_id: ACCOUNT }, nowSeconds() - 290)
+    expect(await statusWith(t, bearer(token))).toBe(200)
+    expect(await statusWith(t, { authorization: `bearer ${token}` })).toBe(200)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(Date.now() + 20_000)
+      expect(await statusWith(t, bearer(token))).toBe(401)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 

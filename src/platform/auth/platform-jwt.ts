@@ -16,6 +16,8 @@ export interface AuthContext {
 
 export interface PlatformTokens {
   verify(token: string): Promise<AuthContext>
+  /** The caller of a token verified before and not yet expired, without a promise; else undefined. */
+  remembered(token: string): AuthContext | undefined
   sign(context: AuthContext, ttlSeconds: number): Promise<string>
   /** A short-lived token this service presents to other platform services for an account. */
   signService(accountId: string): Promise<string>
@@ -88,11 +90,19 @@ export function createPlatformTokens(jwt: Config['jwt']): PlatformTokens {
     }
   }
 
+  function remembered(token: string): AuthContext | undefined {
+    const hit = verified.get(token)
+    if (hit === undefined) return undefined
+    if (hit.expiresAt > Date.now()) return hit.context
+    verified.delete(token)
+    return undefined
+  }
+
   return {
+    remembered,
     async verify(token) {
-      const hit = verified.get(token)
-      if (hit && hit.expiresAt > Date.now()) return hit.context
-      if (hit) verified.delete(token)
+      const known = remembered(token)
+      if (known) return known
       const entry = await verifyUncached(token)
       if (verified.size >= CACHE_LIMIT) verified.delete(verified.keys().next().value as string)
       verified.set(token, entry)

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { Forbidden, Unauthorized } from '../http/errors.js'
 import { isAccessToken } from './access-tokens.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
@@ -17,7 +17,7 @@ declare module 'fastify' {
      * onRequest hook: verifies the bearer token (a platform JWT, or an OAuth access token carrying the
      * route's `oauthScope`) and sets `request.auth`.
      */
-    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    authenticate: onRequestHookHandler
     /** preHandler hook: refuses accounts whose status is not `active` (after `authenticate`). */
     requireActiveAccount: (request: FastifyRequest) => Promise<void>
     /** onRequest hook: admin API bearer token. */
@@ -42,11 +42,13 @@ export const bearerOrOAuth = (scope: string): Record<string, string[]>[] => [
   { oauth2: [scope] },
 ]
 
+const BEARER = 'bearer '
+
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization
   if (!header) throw new Unauthorized('missing Authorization header')
-  const [scheme, token] = header.split(' ')
-  if (scheme?.toLowerCase() !== 'bearer' || !token)
+  const token = header.slice(BEARER.length)
+  if (header.slice(0, BEARER.length).toLowerCase() !== BEARER || !token || token.includes(' '))
     throw new Unauthorized('Authorization must be "Bearer <token>"')
   return token
 }
@@ -57,12 +59,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const adminDigest = digest(options.adminToken)
   app.decorateRequest('auth', null as unknown as AuthContext)
 
-  app.decorate('authenticate', async (request: FastifyRequest, reply: FastifyReply) => {
-    const token = bearerToken(request)
-    if (!isAccessToken(token)) {
-      request.auth = await options.tokens.verify(token)
-      return
-    }
+  async function authenticateApp(request: FastifyRequest, reply: FastifyReply, token: string) {
     const auth = await options.verifyAccessToken(token)
     const scope = request.routeOptions.config.oauthScope
     if (!scope || !auth.oauth?.scopes.includes(scope)) {
@@ -75,7 +72,33 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     }
     await options.limitOAuthApp(auth)
     request.auth = auth
-  })
+  }
+
+  // A callback hook, so that a platform JWT verified before (most calls) costs no promise.
+  app.decorate(
+    'authenticate',
+    (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      let token: string
+      try {
+        token = bearerToken(request)
+      } catch (error) {
+        return done(error as Error)
+      }
+      if (isAccessToken(token)) {
+        authenticateApp(request, reply, token).then(() => done(), done)
+        return
+      }
+      const known = options.tokens.remembered(token)
+      if (known) {
+        request.auth = known
+        return done()
+      }
+      options.tokens.verify(token).then((auth) => {
+        request.auth = auth
+        done()
+      }, done)
+    },
+  )
 
   app.decorate('requireActiveAccount', async (request: FastifyRequest) => {
     const status = await options.accountStatus(request.auth.account_id)

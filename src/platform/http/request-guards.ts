@@ -131,6 +131,7 @@ function guarded(validate: Validate, route: CompileRequest): Validate {
   const { httpPart, method } = route
   if (httpPart !== 'querystring' && httpPart !== 'params' && httpPart !== 'body') return validate
   const settable = method === 'PATCH' && httpPart === 'body' ? settableFields(route.schema) : undefined
+  const numeric = numericFields(route.schema)
   const wrapped: Validate = (data, context) => {
     const fromText = !(typeof data === 'object' && data !== null && checkedBodies.has(data))
     const nulAt = fromText ? findNul(data) : undefined
@@ -141,7 +142,7 @@ function guarded(validate: Validate, route: CompileRequest): Validate {
     const valid = validate(data, context)
     wrapped.errors = validate.errors
     // Ajv coerces "1e400" to Infinity and then skips `maximum` (it compares finite numbers only).
-    const infiniteAt = valid && fromText ? findInfinite(data) : undefined
+    const infiniteAt = valid && fromText && numeric.length > 0 ? findInfinite(data, numeric) : undefined
     if (infiniteAt !== undefined) {
       wrapped.errors = [issue('finite', infiniteAt, 'must be a finite number')]
       return false
@@ -161,18 +162,39 @@ function guarded(validate: Validate, route: CompileRequest): Validate {
   return wrapped
 }
 
-/** The pointer of a top-level value coerced from text to an infinite number, or undefined. */
-function findInfinite(data: unknown): string | undefined {
+/** The pointer of a numeric field coerced from text to an infinite number, or undefined. */
+function findInfinite(data: unknown, numeric: string[]): string | undefined {
   if (typeof data !== 'object' || data === null) return undefined
-  for (const [key, value] of Object.entries(data)) {
+  for (const key of numeric) {
+    const value = (data as Record<string, unknown>)[key]
     if (typeof value === 'number' && !Number.isFinite(value)) return pointer('', key)
   }
   return undefined
 }
 
+interface PropertySchema {
+  type?: unknown
+  anyOf?: PropertySchema[]
+  oneOf?: PropertySchema[]
+}
+
+const propertiesOf = (schema: unknown) =>
+  (schema as { properties?: Record<string, PropertySchema> } | undefined)?.properties ?? {}
+
 function settableFields(schema: unknown): string[] | undefined {
-  const properties = (schema as { properties?: Record<string, unknown> }).properties
-  return properties && Object.keys(properties).length > 0 ? Object.keys(properties) : undefined
+  const fields = Object.keys(propertiesOf(schema))
+  return fields.length > 0 ? fields : undefined
+}
+
+/** The top-level fields a number may be coerced into: only they are checked for Infinity. */
+function numericFields(schema: unknown): string[] {
+  const isNumericType = (type: unknown): boolean =>
+    type === 'number' || type === 'integer' || (Array.isArray(type) && type.some(isNumericType))
+  const isNumeric = (property: PropertySchema | undefined): boolean =>
+    isNumericType(property?.type) || [...(property?.anyOf ?? []), ...(property?.oneOf ?? [])].some(isNumeric)
+  return Object.entries(propertiesOf(schema))
+    .filter(([, property]) => isNumeric(property))
+    .map(([field]) => field)
 }
 
 /** Fastify's `schemaController.compilersFactory.buildValidator`: its Ajv compiler, each validator guarded. */
