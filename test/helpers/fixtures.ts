@@ -32,11 +32,22 @@ export async function createAccount(app: FastifyInstance, account: AccountFields
 
 /** An account with one user and a platform token, provisioned through the admin API. */
 export async function createTenant(app: FastifyInstance, account: AccountFields = {}): Promise<Tenant> {
-  const accountId = await createAccount(app, account)
+  return addUser(app, await createAccount(app, account))
+}
+
+/**
+ * Another user of an existing account (a colleague: their own chat identity in the same account), with a
+ * platform token carrying it.
+ */
+export async function addUser(
+  app: FastifyInstance,
+  accountId: string,
+  name = 'Ada Lovelace',
+): Promise<Tenant> {
   const user = await adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(app, '/users', {
     email: `user-${randomBytes(4).toString('hex')}@example.com`,
     password: 'correct horse battery',
-    name: 'Ada Lovelace',
+    name,
     account_id: accountId,
     main: true,
   })

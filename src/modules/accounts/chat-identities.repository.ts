@@ -1,0 +1,24 @@
+import { and, eq, inArray } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { chatIdentities, users } from './tables.js'
+
+export interface ChatIdentityRow {
+  conversationId: string
+  name: string
+  email: string
+  image: string
+}
+
+/** The account's chat identities among `ids`, with their users; ids of other accounts are not found. */
+export function findChatIdentitiesIn(
+  db: Database,
+  accountId: string,
+  ids: string[],
+): Promise<ChatIdentityRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db
+    .select({ conversationId: chatIdentities.id, name: users.name, email: users.email, image: users.image })
+    .from(chatIdentities)
+    .innerJoin(users, eq(users.id, chatIdentities.userId))
+    .where(and(eq(chatIdentities.accountId, accountId), inArray(chatIdentities.id, ids)))
+}

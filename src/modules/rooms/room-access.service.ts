@@ -1,0 +1,38 @@
+import type { Database } from '../../platform/db/connection.js'
+import { isId } from '../../platform/db/ids.js'
+import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { findMemberRole, findRoom, type RoomRow } from './room-access.repository.js'
+import type { RoomRole } from './tables.js'
+
+/** The spec's chat-room error messages, one place for every feature of the module. */
+export const ROOM_DOES_NOT_EXIST = 'Room does not exist'
+export const CANNOT_ACCESS_THIS_ROOM = 'Cannot access this room'
+
+/** Who is calling a room endpoint: the account and the caller's chat identity (`conversation.id`). */
+export interface RoomCaller {
+  accountId: string
+  conversationId: string
+}
+
+export interface RoomAccess {
+  room: RoomRow
+  role: RoomRole
+}
+
+/**
+ * The room as its member sees it: 404 `Room does not exist` for an unknown id or another account's
+ * room (ids do not leak), 400 `Cannot access this room` when the caller is not a member. `forUpdate`
+ * locks the room row for the caller's transaction, so concurrent membership changes queue behind it.
+ */
+export async function requireRoomMember(
+  db: Database,
+  caller: RoomCaller,
+  roomId: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<RoomAccess> {
+  const room = isId(roomId) ? await findRoom(db, caller.accountId, roomId, options) : undefined
+  if (!room) throw new NotFound(ROOM_DOES_NOT_EXIST)
+  const role = await findMemberRole(db, caller.accountId, room.id, caller.conversationId)
+  if (!role) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
+  return { room, role }
+}

@@ -1,0 +1,140 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  foreignKey,
+  index,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+
+export const ROOM_TYPES = ['direct', 'group'] as const
+export type RoomType = (typeof ROOM_TYPES)[number]
+export const ROOM_ROLES = ['owner', 'admin', 'member'] as const
+export type RoomRole = (typeof ROOM_ROLES)[number]
+export const MESSAGE_KINDS = ['user', 'system'] as const
+export type MessageKind = (typeof MESSAGE_KINDS)[number]
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+/** A per-room message sequence number (Mattermost's model: unread = room sequence − read sequence). */
+const sequence = (name: string) => bigint(name, { mode: 'number' }).notNull().default(0)
+
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
+
+/**
+ * The spec's Room. Members are chat identities (`conversation.id` of tokens, accounts' chat_identities).
+ * `direct_pair` is the two identities of a direct room, ordered and joined by ':', unique per account,
+ * so that concurrent creations of the same direct room find one row.
+ */
+export const rooms = pgTable(
+  'rooms',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    type: text('type', { enum: ROOM_TYPES }).notNull(),
+    /** Group rooms only; null for direct rooms. */
+    name: text('name'),
+    ownerId: text('owner_id').notNull(),
+    directPair: text('direct_pair'),
+    /** The sequence of the room's latest message (0: none yet). */
+    lastSeq: sequence('last_seq'),
+    /** The latest message not deleted, for `last_message`. */
+    lastMessageId: text('last_message_id'),
+    lastActivity: at('last_activity').notNull().defaultNow(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('rooms_id_format', t.id),
+    check('rooms_type_valid', sql`${t.type} in ('direct', 'group')`),
+    check('rooms_direct_pair_for_direct_rooms', sql`(${t.type} = 'direct') = (${t.directPair} is not null)`),
+    uniqueIndex('rooms_account_direct_pair').on(t.accountId, t.directPair),
+    index('rooms_account_activity').on(t.accountId, t.lastActivity),
+  ],
+)
+
+/** Current members of a room, with each member's own state: role, favorite, snooze, read marker. */
+export const roomMembers = pgTable(
+  'room_members',
+  {
+    accountId: text('account_id').notNull(),
+    roomId: text('room_id')
+      .notNull()
+      .references(() => rooms.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id').notNull(),
+    role: text('role', { enum: ROOM_ROLES }).notNull().default('member'),
+    joinedAt: at('joined_at').notNull().defaultNow(),
+    isFavorite: boolean('is_favorite').notNull().default(false),
+    snoozedUntil: at('snoozed_until'),
+    /** The sequence of the last message this member has read (`last_message_read`). */
+    readSeq: sequence('read_seq'),
+    readMessageId: text('read_message_id'),
+    readAt: at('read_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.roomId, t.conversationId] }),
+    check('room_members_role_valid', sql`${t.role} in ('owner', 'admin', 'member')`),
+    index('room_members_account_identity').on(t.accountId, t.conversationId),
+  ],
+)
+
+/** The spec's `all_members`: every stay of an identity in a room; a rejoin opens a new entry. */
+export const roomMemberHistory = pgTable(
+  'room_member_history',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    roomId: text('room_id')
+      .notNull()
+      .references(() => rooms.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id').notNull(),
+    joinedAt: at('joined_at').notNull().defaultNow(),
+    leftAt: at('left_at'),
+  },
+  (t) => [
+    idFormat('room_member_history_id_format', t.id),
+    index('room_member_history_room').on(t.roomId, t.joinedAt),
+    // At most one open stay per identity and room.
+    uniqueIndex('room_member_history_one_open_stay')
+      .on(t.roomId, t.conversationId)
+      .where(sql`${t.leftAt} is null`),
+  ],
+)
+
+/**
+ * A message of a room: written by a member (`user`) or by the service about a change (`system`, its
+ * `sender_id` the member who made the change). Deleted messages keep their row and sequence.
+ */
+export const roomMessages = pgTable(
+  'room_messages',
+  {
+    id: idColumn(),
+    accountId: text('account_id').notNull(),
+    roomId: text('room_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    kind: text('kind', { enum: MESSAGE_KINDS }).notNull().default('user'),
+    senderId: text('sender_id').notNull(),
+    content: text('content').notNull(),
+    /** What full-text search looks in: the content, language-neutral ('simple'). */
+    searchVector: tsvector('search_vector').generatedAlwaysAs(sql`to_tsvector('simple', content)`),
+    createdAt: createdAt(),
+    editedAt: at('edited_at'),
+    deletedAt: at('deleted_at'),
+  },
+  (t) => [
+    idFormat('room_messages_id_format', t.id),
+    check('room_messages_kind_valid', sql`${t.kind} in ('user', 'system')`),
+    foreignKey({ columns: [t.roomId], foreignColumns: [rooms.id] }).onDelete('cascade'),
+    uniqueIndex('room_messages_room_seq').on(t.roomId, t.seq),
+    // Unread counts subtract the member's own and the deleted messages past the read marker.
+    index('room_messages_room_sender_seq').on(t.roomId, t.senderId, t.seq),
+    index('room_messages_room_deleted_seq').on(t.roomId, t.seq).where(sql`${t.deletedAt} is not null`),
+    index('room_messages_search').using('gin', t.searchVector),
+  ],
+)
