@@ -57,6 +57,7 @@ import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
 export interface BuildOptions {
@@ -124,6 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serviceToken: (accountId) => tokens.signService(accountId),
     logger: app.log,
   })
+  const realtime = createRealtimeGateway({ server: app.server, tokens, redis, logger: app.log })
   const storage = createObjectStorage(config)
   const platform: Platform = {
     config,
@@ -131,6 +133,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     queue,
     events,
+    realtime,
     changes: createChanges(),
     tokens,
     oauthKeys,
@@ -213,6 +216,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
+  // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
+  app.addHook('preClose', () => realtime.close())
   app.addHook('onClose', async () => {
     await queue.stop()
     await revokedGrants.close()

@@ -8,6 +8,7 @@ import type { Database } from './db/connection.js'
 import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
+import type { Realtime } from './realtime/gateway.js'
 import type { ObjectStorage } from './storage/storage.js'
 
 /** What every module is given: the platform services, passed explicitly (no container). */
@@ -18,6 +19,8 @@ export interface Platform {
   redis: Redis | undefined
   queue: JobQueue
   events: Events
+  /** The built-in Socket.IO gateway: events to chat identities' sockets, events from clients. */
+  realtime: Realtime
   /** Record changes one module announces and others act on (app webhooks, …). */
   changes: Changes
   tokens: PlatformTokens
