@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
@@ -8,6 +7,7 @@ import type { Database } from './db/connection.js'
 import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
+import type { Logger } from './log/logger.js'
 import type { Realtime } from './realtime/gateway.js'
 import type { ObjectStorage } from './storage/storage.js'
 
@@ -28,7 +28,7 @@ export interface Platform {
   /** The OAuth grants revoked, whose access tokens are refused. */
   revokedGrants: RevokedGrants
   storage: ObjectStorage
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 export interface ModuleOptions {
