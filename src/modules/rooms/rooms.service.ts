@@ -33,11 +33,12 @@ export const lastMessageView = (row: LastMessageRow | null | undefined): Room['l
 /** The room as its members see it: roles, current members, every stay (`all_members`), last message. */
 export async function loadRoom(db: Database, accountId: string, roomId: string): Promise<Room> {
   const room = (await findRoom(db, accountId, roomId)) as RoomRow
-  const [members, stays, lastMessage] = await Promise.all([
-    findMembers(db, accountId, [room.id]),
-    findStays(db, accountId, room.id),
-    room.lastMessageId ? findLastMessage(db, accountId, room.lastMessageId) : undefined,
-  ])
+  // One after the other: inside a transaction they share one connection.
+  const members = await findMembers(db, accountId, [room.id])
+  const stays = await findStays(db, accountId, room.id)
+  const lastMessage = room.lastMessageId
+    ? await findLastMessage(db, accountId, room.lastMessageId)
+    : undefined
   return {
     _id: room.id,
     type: room.type,
