@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
-import type { Config } from '../../config.js'
+import type { FastifyInstance, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler } from 'fastify'
+import type { Platform } from '../../platform/context.js'
 import { Unauthorized } from '../../platform/http/errors.js'
 import type { RoomCaller } from './room-access.service.js'
 
@@ -18,16 +18,35 @@ async function requireChatIdentity(request: FastifyRequest): Promise<void> {
 const byUser = (request: FastifyRequest) => `room-user:${request.auth.uid}`
 
 /**
- * What every route under `/api/conversation-v2/room` shares, set up on the plugin `app`: a bearer token
- * carrying a chat identity (`conversation.id`; 401 without one). Returns a maker of route options: the
- * per-user rate limit (`RATE_LIMIT_ROOMS_PER_MINUTE`), the OpenAPI description, and the route's schema.
+ * One budget per user for all the room routes of an app, whichever plugin holds them: one limiter (one
+ * counter store) per platform. Per-route `config.rateLimit` would count each route apart.
  */
-export function roomRouteOptions(app: FastifyInstance, config: Config) {
+const limiters = new WeakMap<Platform, preHandlerAsyncHookHandler>()
+
+function roomRateLimit(app: FastifyInstance, platform: Platform): preHandlerAsyncHookHandler {
+  let limiter = limiters.get(platform)
+  if (!limiter) {
+    limiter = app.rateLimit({
+      max: platform.config.rateLimits.roomPerMinute,
+      timeWindow: '1 minute',
+      keyGenerator: byUser,
+    })
+    limiters.set(platform, limiter)
+  }
+  return limiter
+}
+
+/**
+ * What every route under `/api/conversation-v2/room` shares, set up on the plugin `app`: a bearer token
+ * carrying a chat identity (`conversation.id`; 401 without one), and the per-user rate limit
+ * (`RATE_LIMIT_ROOMS_PER_MINUTE`) across all room routes. Returns a maker of route options: the OpenAPI
+ * description with the route's schema.
+ */
+export function roomRouteOptions(app: FastifyInstance, platform: Platform) {
   app.addHook('onRequest', app.authenticate)
   app.addHook('onRequest', requireChatIdentity)
-  const rateLimit = { max: config.rateLimits.roomPerMinute, timeWindow: '1 minute', keyGenerator: byUser }
+  app.addHook('preHandler', roomRateLimit(app, platform))
   return <S extends FastifySchema>(operationId: string, summary: string, schema: S) => ({
-    config: { rateLimit },
     schema: { operationId, tags: ['rooms'], summary, security: [{ bearer: [] }], ...schema },
   })
 }

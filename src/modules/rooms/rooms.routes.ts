@@ -54,7 +54,7 @@ export interface RoomsRoutesOptions extends ModuleOptions {
 export const roomsRoutes: FastifyPluginAsyncTypebox<RoomsRoutesOptions> = async (app, { platform, sink }) => {
   const { db } = platform
   const deps = { db, events: platform.events, sink }
-  const route = roomRouteOptions(app, platform.config)
+  const route = roomRouteOptions(app, platform)
   // Every room route may answer these: no token or no chat identity, the rate limit.
   const denied = errorResponses(401, 429)
   // And these when it names a room: not a member, another account's or an unknown room.
