@@ -3,10 +3,8 @@ import { alias } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { unreadCount } from './messages.repository.js'
+import type { RoomListStatus } from './room-list.schemas.js'
 import { type RoomType, roomMembers, roomMessages, rooms } from './tables.js'
-
-export const ROOM_LIST_STATUSES = ['all', 'unread', 'favorites', 'snoozed'] as const
-export type RoomListStatus = (typeof ROOM_LIST_STATUSES)[number]
 
 export interface RoomListFilter {
   status: RoomListStatus

@@ -9,8 +9,8 @@ import {
   type RoomListFilter,
   type RoomListRow,
 } from './room-list.repository.js'
-import { findMembers, type MemberRow } from './rooms.repository.js'
-import type { ListedMember, ListQuery, RoomListItem } from './rooms.schemas.js'
+import type { ListedMember, ListQuery, RoomListItem } from './room-list.schemas.js'
+import { findMembers } from './rooms.repository.js'
 import { lastMessageView } from './rooms.service.js'
 
 /** The list's filter; a search also looks for members whose name matches (the caller's own name aside). */
@@ -35,7 +35,7 @@ async function listedMembers(
     members.map((member) => member.conversationId),
   )
   const byRoom = new Map<string, ListedMember[]>()
-  for (const member of members as MemberRow[]) {
+  for (const member of members) {
     const listed = byRoom.get(member.roomId) ?? []
     listed.push({
       conversation_id: member.conversationId,
@@ -53,7 +53,7 @@ const listItem = (row: RoomListRow, members: ListedMember[]): RoomListItem => ({
   name: row.room.name,
   owner: row.room.ownerId,
   members,
-  last_message: lastMessageView(row.lastMessage?.content == null ? null : row.lastMessage),
+  last_message: lastMessageView(row.lastMessage),
   last_activity: row.room.lastActivity.toISOString(),
   unread_count: row.unreadCount,
   is_favorite: row.isFavorite,
@@ -93,7 +93,7 @@ export async function listFavorites(db: Database, caller: RoomCaller) {
     _id: row.room.id,
     name: row.room.name,
     type: row.room.type,
-    last_message: lastMessageView(row.lastMessage?.content == null ? null : row.lastMessage),
+    last_message: lastMessageView(row.lastMessage),
     unread_count: row.unreadCount,
   }))
 }

@@ -19,14 +19,12 @@ import {
 } from './membership.service.js'
 import { roomCaller, roomRouteOptions } from './room-access.routes.js'
 import type { RoomEventSink } from './room-events.js'
+import { FavoritesResponse, ListQuery, ListResponse } from './room-list.schemas.js'
 import { listFavorites, listRooms } from './room-list.service.js'
 import {
   CreateBody,
   Done,
   FavoriteResponse,
-  FavoritesResponse,
-  ListQuery,
-  ListResponse,
   RenameBody,
   RenameResponse,
   Room,

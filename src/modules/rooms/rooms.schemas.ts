@@ -1,10 +1,8 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { ROOM_LIST_STATUSES } from './room-list.repository.js'
 import { ROOM_ROLES, ROOM_TYPES } from './tables.js'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** A room id as callers send it: anything that is not one of the account's rooms is `Room does not exist`. */
 export const RoomId = () => Type.String({ maxLength: 64, description: 'The room _id' })
@@ -35,56 +33,6 @@ export const Room = Type.Object({
   updated_at: Timestamp(),
 })
 export type Room = Static<typeof Room>
-
-const User = Type.Object({ name: Type.String(), email: Type.String(), avatar: Type.String() })
-
-/** A member as room lists and `room:member_added` show it. */
-export const ListedMember = Type.Object({
-  conversation_id: Id(),
-  user: Nullable(User),
-  role: StringEnum(ROOM_ROLES),
-})
-export type ListedMember = Static<typeof ListedMember>
-
-export const RoomListItem = Type.Object({
-  _id: Id(),
-  type: StringEnum(ROOM_TYPES),
-  name: Nullable(Type.String()),
-  owner: Id(),
-  members: Type.Array(ListedMember),
-  last_message: LastMessage,
-  last_activity: Timestamp(),
-  unread_count: Type.Integer(),
-  is_favorite: Type.Boolean(),
-  snoozed_until: Nullable(Type.Integer({ description: 'Unix milliseconds; null when not snoozed' })),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
-export type RoomListItem = Static<typeof RoomListItem>
-
-export const ListQuery = Type.Composite([
-  PageQuery(20, 100),
-  Type.Object({
-    search: Type.Optional(Type.String({ maxLength: 200, description: 'In room names and member names' })),
-    status: StringEnum(ROOM_LIST_STATUSES, { default: 'all' }),
-    type: Type.Optional(StringEnum(ROOM_TYPES)),
-  }),
-])
-export type ListQuery = Static<typeof ListQuery>
-
-export const ListResponse = Type.Object({
-  rooms: Type.Array(RoomListItem),
-  pagination: Type.Object({
-    page: Type.Integer(),
-    limit: Type.Integer(),
-    total: Type.Integer(),
-    pages: Type.Integer(),
-  }),
-})
-
-export const FavoritesResponse = Type.Object({
-  favorites: Type.Array(Type.Pick(RoomListItem, ['_id', 'name', 'type', 'last_message', 'unread_count'])),
-})
 
 export const CreateBody = Type.Object({
   type: StringEnum(ROOM_TYPES),
