@@ -33,6 +33,7 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { roomsRoutes } from './modules/rooms/rooms.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
@@ -214,6 +215,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
+  // The sink is the Socket.IO gateway's (platform.realtime) once it is merged; until then room events
+  // leave through platform.events only.
+  await app.register(roomsRoutes, {
+    platform,
+    sink: { toIdentities: () => undefined },
+    prefix: '/api/conversation-v2/room',
+  })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

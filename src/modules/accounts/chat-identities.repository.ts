@@ -1,5 +1,6 @@
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, ilike, inArray } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { containsPattern } from '../../platform/db/search.js'
 import { chatIdentities, users } from './tables.js'
 
 export interface ChatIdentityRow {
@@ -21,4 +22,18 @@ export function findChatIdentitiesIn(
     .from(chatIdentities)
     .innerJoin(users, eq(users.id, chatIdentities.userId))
     .where(and(eq(chatIdentities.accountId, accountId), inArray(chatIdentities.id, ids)))
+}
+
+/** The ids of the account's chat identities whose user's name contains `search` (case-insensitive). */
+export async function findChatIdentityIdsByName(
+  db: Database,
+  accountId: string,
+  search: string,
+): Promise<string[]> {
+  const rows = await db
+    .select({ id: chatIdentities.id })
+    .from(chatIdentities)
+    .innerJoin(users, eq(users.id, chatIdentities.userId))
+    .where(and(eq(chatIdentities.accountId, accountId), ilike(users.name, containsPattern(search))))
+  return rows.map((row) => row.id)
 }

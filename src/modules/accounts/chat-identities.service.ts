@@ -1,5 +1,5 @@
 import type { Database } from '../../platform/db/connection.js'
-import { findChatIdentitiesIn } from './chat-identities.repository.js'
+import { findChatIdentitiesIn, findChatIdentityIdsByName } from './chat-identities.repository.js'
 
 /** A chat identity (a user's `conversation.id` in an account) as rooms show their members. */
 export interface ChatIdentity {
@@ -23,4 +23,9 @@ export async function findChatIdentities(
       { conversation_id: row.conversationId, user: { name: row.name, email: row.email, avatar: row.image } },
     ]),
   )
+}
+
+/** The account's chat identities whose user's name contains `search`, in any case (room search by member). */
+export function findChatIdentitiesNamed(db: Database, accountId: string, search: string): Promise<string[]> {
+  return findChatIdentityIdsByName(db, accountId, search)
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 
 /**
@@ -40,4 +41,26 @@ export class RoomEvents {
     for (const { event, data, recipients } of this.#staged) sink.toIdentities(recipients, event, data)
     this.#staged.length = 0
   }
+}
+
+/** What a room write needs to publish its events: the platform's emit, and the gateway. */
+export interface RoomEventDeps {
+  db: Database
+  events: Events
+  sink: RoomEventSink
+}
+
+/**
+ * Runs a room write in one transaction, its events staged as it goes and delivered to the gateway once
+ * it has committed (none when it rolls back).
+ */
+export async function inRoomTransaction<T>(
+  deps: RoomEventDeps,
+  accountId: string,
+  work: (tx: Database, events: RoomEvents) => Promise<T>,
+): Promise<T> {
+  const events = new RoomEvents(deps.events, accountId)
+  const result = await inTransaction(deps.db, (tx) => work(tx, events))
+  events.deliverAfterCommit(deps.sink)
+  return result
 }

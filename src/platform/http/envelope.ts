@@ -21,7 +21,7 @@ export function errorBody(errno: number, message: string, additionalInfo?: unkno
     : { success: false as const, errno, message, additional_info: additionalInfo }
 }
 
-const PaginationSchema = Type.Object({
+export const PaginationSchema = Type.Object({
   total: Type.Integer(),
   page: Type.Integer(),
   limit: Type.Integer(),

@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler } from 'fastify'
+import type { Platform } from '../../platform/context.js'
+import { Unauthorized } from '../../platform/http/errors.js'
+import type { RoomCaller } from './room-access.service.js'
+
+/** The caller of a room route: its account and its chat identity (checked by `requireChatIdentity`). */
+export function roomCaller(request: FastifyRequest): RoomCaller {
+  return {
+    accountId: request.auth.account_id,
+    conversationId: (request.auth.conversation as { id: string }).id,
+  }
+}
+
+async function requireChatIdentity(request: FastifyRequest): Promise<void> {
+  if (!request.auth.conversation) throw new Unauthorized('token lacks conversation.id')
+}
+
+const byUser = (request: FastifyRequest) => `room-user:${request.auth.uid}`
+
+/**
+ * One budget per user for all the room routes of an app, whichever plugin holds them: one limiter (one
+ * counter store) per platform. Per-route `config.rateLimit` would count each route apart.
+ */
+const limiters = new WeakMap<Platform, preHandlerAsyncHookHandler>()
+
+function roomRateLimit(app: FastifyInstance, platform: Platform): preHandlerAsyncHookHandler {
+  let limiter = limiters.get(platform)
+  if (!limiter) {
+    limiter = app.rateLimit({
+      max: platform.config.rateLimits.roomPerMinute,
+      timeWindow: '1 minute',
+      keyGenerator: byUser,
+    })
+    limiters.set(platform, limiter)
+  }
+  return limiter
+}
+
+/**
+ * What every route under `/api/conversation-v2/room` shares, set up on the plugin `app`: a bearer token
+ * carrying a chat identity (`conversation.id`; 401 without one), and the per-user rate limit
+ * (`RATE_LIMIT_ROOMS_PER_MINUTE`) across all room routes. Returns a maker of route options: the OpenAPI
+ * description with the route's schema.
+ */
+export function roomRouteOptions(app: FastifyInstance, platform: Platform) {
+  app.addHook('onRequest', app.authenticate)
+  app.addHook('onRequest', requireChatIdentity)
+  app.addHook('preHandler', roomRateLimit(app, platform))
+  return <S extends FastifySchema>(operationId: string, summary: string, schema: S) => ({
+    schema: { operationId, tags: ['rooms'], summary, security: [{ bearer: [] }], ...schema },
+  })
+}

@@ -1,0 +1,162 @@
+import { describe, expect } from 'vitest'
+import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
+import { createDirect, createGroup, recordRoomEvents, roomCall } from '../../../test/helpers/rooms.js'
+import { test as base } from '../../../test/helpers/tenant-test.js'
+import type { EmittedEvent } from '../../platform/events/emit.js'
+
+const delivered = recordRoomEvents()
+
+const test = base.extend('crew', { scope: 'file' }, async ({ t, owner }) => ({
+  ann: await addUser(t.app, owner.accountId, 'Ann'),
+  bob: await addUser(t.app, owner.accountId, 'Bob'),
+  cy: await addUser(t.app, owner.accountId, 'Cy'),
+  outsider: await addUser(t.app, owner.accountId, 'Outsider'),
+}))
+
+/** The events delivered to the gateway while `act` ran, each with its recipients as a sorted list. */
+async function eventsOf(act: () => Promise<unknown>) {
+  delivered.length = 0
+  await act()
+  return delivered.map(({ event, data, recipients }) => ({ event, data, recipients: [...recipients].sort() }))
+}
+
+const to = (...tenants: Tenant[]) => tenants.map((tenant) => tenant.conversationId).sort()
+
+describe('room events: after commit, to the room members only', () => {
+  test('create, rename, add, roles, owner, remove, leave, delete', async ({
+    t,
+    owner,
+    stranger,
+    crew: { ann, bob, cy, outsider },
+  }) => {
+    let roomId = ''
+    const created = await eventsOf(async () => {
+      roomId = (await createGroup(t.app, owner, [ann, bob]))._id
+    })
+    expect(created).toEqual([
+      {
+        event: 'room:created',
+        data: { room: expect.objectContaining({ _id: roomId, type: 'group', owner: owner.conversationId }) },
+        recipients: to(owner, ann, bob),
+      },
+    ])
+
+    const updated = (update_type: string, ...members: Tenant[]) => ({
+      event: 'room:updated',
+      data: { room_id: roomId, update_type },
+      recipients: to(...members),
+    })
+
+    expect(
+      await eventsOf(() => roomCall(t.app, ann, 'PATCH', '/', { roomId, name: 'Refused: Ann is a member' })),
+    ).toEqual([])
+    expect(await eventsOf(() => roomCall(t.app, owner, 'PATCH', '/', { roomId, name: 'Renamed' }))).toEqual([
+      updated('name', owner, ann, bob),
+    ])
+
+    expect(
+      await eventsOf(() =>
+        roomCall(t.app, owner, 'POST', '/members', { roomId, conversation_ids: [cy.conversationId] }),
+      ),
+    ).toEqual([
+      {
+        event: 'room:member_added',
+        data: {
+          room_id: roomId,
+          member: {
+            conversation_id: cy.conversationId,
+            user: { name: 'Cy', email: expect.any(String), avatar: '' },
+            role: 'member',
+          },
+        },
+        recipients: to(owner, ann, bob, cy),
+      },
+      updated('members', owner, ann, bob, cy),
+    ])
+    expect(
+      await eventsOf(() =>
+        roomCall(t.app, owner, 'POST', '/members', { roomId, conversation_ids: [cy.conversationId] }),
+      ),
+    ).toEqual([])
+
+    const role = { roomId, conversationId: ann.conversationId, role: 'admin' }
+    expect(await eventsOf(() => roomCall(t.app, owner, 'PATCH', '/role', role))).toEqual([
+      updated('roles', owner, ann, bob, cy),
+    ])
+    expect(
+      await eventsOf(() =>
+        roomCall(t.app, owner, 'PATCH', '/owner', { roomId, conversationId: ann.conversationId }),
+      ),
+    ).toEqual([updated('roles', owner, ann, bob, cy)])
+
+    expect(
+      await eventsOf(() =>
+        roomCall(t.app, ann, 'DELETE', `/${roomId}/member?conversation_id=${bob.conversationId}`),
+      ),
+    ).toEqual([
+      // The removed member hears of its own removal.
+      {
+        event: 'room:member_removed',
+        data: { room_id: roomId, conversation_id: bob.conversationId },
+        recipients: to(owner, ann, cy, bob),
+      },
+      updated('members', owner, ann, cy),
+    ])
+
+    // Ann owns the room now; her leaving hands it to the one who joined first (Ada Lovelace, the creator).
+    expect(await eventsOf(() => roomCall(t.app, ann, 'POST', `/${roomId}/leave`))).toEqual([
+      updated('roles', owner, cy),
+      {
+        event: 'room:member_removed',
+        data: { room_id: roomId, conversation_id: ann.conversationId },
+        recipients: to(owner, cy, ann),
+      },
+      updated('members', owner, cy),
+    ])
+
+    expect(await eventsOf(() => roomCall(t.app, owner, 'POST', `/${roomId}/favorite`))).toEqual([])
+    expect(
+      await eventsOf(() => roomCall(t.app, owner, 'POST', `/${roomId}/snooze`, { preset: '30m' })),
+    ).toEqual([])
+    expect(await eventsOf(() => roomCall(t.app, stranger, 'DELETE', `/?roomId=${roomId}`))).toEqual([])
+
+    expect(await eventsOf(() => roomCall(t.app, owner, 'DELETE', `/?roomId=${roomId}`))).toEqual([
+      { event: 'room:deleted', data: { room_id: roomId }, recipients: to(owner, cy) },
+    ])
+    for (const tenant of [outsider, stranger]) {
+      expect(delivered.flatMap((e) => e.recipients)).not.toContain(tenant.conversationId)
+    }
+  })
+
+  test('the last one out deletes the room and hears room:deleted; a direct room found again raises nothing', async ({
+    t,
+    owner,
+    crew: { bob },
+  }) => {
+    const room = await createGroup(t.app, owner, [])
+    expect(await eventsOf(() => roomCall(t.app, owner, 'POST', `/${room._id}/leave`))).toEqual([
+      { event: 'room:deleted', data: { room_id: room._id }, recipients: to(owner) },
+    ])
+    await createDirect(t.app, owner, bob)
+    expect(await eventsOf(() => createDirect(t.app, bob, owner))).toEqual([])
+  })
+
+  test("room events also leave through the platform's emit, once committed", async ({
+    t,
+    owner,
+    crew: { ann },
+  }) => {
+    const emitted: EmittedEvent[] = []
+    const stop = t.app.platform.events.onLocal((event) => void emitted.push(event))
+    try {
+      const room = await createGroup(t.app, owner, [ann], { name: 'Emitted' })
+      const createdHere = (e: EmittedEvent) =>
+        e.event === 'room:created' && (e.data as { room: { _id: string } }).room._id === room._id
+      await expect
+        .poll(() => emitted.find(createdHere), { timeout: 10_000 })
+        .toMatchObject({ account_id: owner.accountId, data: { room: { name: 'Emitted' } } })
+    } finally {
+      stop()
+    }
+  })
+})

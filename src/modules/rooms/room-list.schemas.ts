@@ -1,0 +1,54 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { PaginationSchema } from '../../platform/http/envelope.js'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { LastMessage, Nullable } from './rooms.schemas.js'
+import { ROOM_ROLES, ROOM_TYPES } from './tables.js'
+
+export const ROOM_LIST_STATUSES = ['all', 'unread', 'favorites', 'snoozed'] as const
+export type RoomListStatus = (typeof ROOM_LIST_STATUSES)[number]
+
+const User = Type.Object({ name: Type.String(), email: Type.String(), avatar: Type.String() })
+
+/** A member as room lists and `room:member_added` show it. */
+export const ListedMember = Type.Object({
+  conversation_id: Id(),
+  user: Nullable(User),
+  role: StringEnum(ROOM_ROLES),
+})
+export type ListedMember = Static<typeof ListedMember>
+
+export const RoomListItem = Type.Object({
+  _id: Id(),
+  type: StringEnum(ROOM_TYPES),
+  name: Nullable(Type.String()),
+  owner: Id(),
+  members: Type.Array(ListedMember),
+  last_message: LastMessage,
+  last_activity: Timestamp(),
+  unread_count: Type.Integer(),
+  is_favorite: Type.Boolean(),
+  snoozed_until: Nullable(Type.Integer({ description: 'Unix milliseconds; null when not snoozed' })),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+})
+export type RoomListItem = Static<typeof RoomListItem>
+
+export const ListQuery = Type.Composite([
+  PageQuery(20, 100),
+  Type.Object({
+    search: Type.Optional(Type.String({ maxLength: 200, description: 'In room names and member names' })),
+    status: StringEnum(ROOM_LIST_STATUSES, { default: 'all' }),
+    type: Type.Optional(StringEnum(ROOM_TYPES)),
+  }),
+])
+export type ListQuery = Static<typeof ListQuery>
+
+export const ListResponse = Type.Object({
+  rooms: Type.Array(RoomListItem),
+  pagination: PaginationSchema,
+})
+
+export const FavoritesResponse = Type.Object({
+  favorites: Type.Array(Type.Pick(RoomListItem, ['_id', 'name', 'type', 'last_message', 'unread_count'])),
+})

@@ -1,0 +1,82 @@
+import type { FastifyInstance } from 'fastify'
+import { vi } from 'vitest'
+import { type RoomEvent, RoomEvents } from '../../src/modules/rooms/room-events.js'
+import type { Tenant } from './fixtures.js'
+
+export const ROOMS = '/api/conversation-v2/room'
+
+/** A call to a room route (`path` under the rooms prefix) as `tenant`. */
+export function roomCall(
+  app: FastifyInstance,
+  tenant: Tenant,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  payload?: object,
+) {
+  return app.inject({ method, url: `${ROOMS}${path}`, headers: tenant.headers, payload })
+}
+
+export interface CreatedRoom {
+  _id: string
+  type: 'direct' | 'group'
+  name: string | null
+  owner: string
+  members: { conversation_id: string; joined_at: string }[]
+  roles: { conversation_id: string; type: string }[]
+  all_members: { conversation_id: string; joined_at: string; left_at?: string }[]
+}
+
+/** A group room made by `creator` with `members`; `admins` among them are then made admins. */
+export async function createGroup(
+  app: FastifyInstance,
+  creator: Tenant,
+  members: Tenant[],
+  options: { name?: string; admins?: Tenant[] } = {},
+): Promise<CreatedRoom> {
+  const response = await roomCall(app, creator, 'POST', '/', {
+    type: 'group',
+    room_name: options.name ?? 'Team',
+    conversation_ids: members.map((member) => member.conversationId),
+  })
+  if (response.statusCode !== 201) throw new Error(`create answered ${response.statusCode}: ${response.body}`)
+  const room = response.json() as CreatedRoom
+  for (const admin of options.admins ?? []) {
+    const promoted = await roomCall(app, creator, 'PATCH', '/role', {
+      roomId: room._id,
+      conversationId: admin.conversationId,
+      role: 'admin',
+    })
+    if (promoted.statusCode !== 200) throw new Error(`role answered ${promoted.statusCode}: ${promoted.body}`)
+  }
+  return room
+}
+
+/** The direct room between `creator` and `other` (created, or the one there is). */
+export async function createDirect(
+  app: FastifyInstance,
+  creator: Tenant,
+  other: Tenant,
+): Promise<CreatedRoom> {
+  const response = await roomCall(app, creator, 'POST', '/', {
+    type: 'direct',
+    conversation_ids: [other.conversationId],
+  })
+  if (response.statusCode >= 300) throw new Error(`create answered ${response.statusCode}: ${response.body}`)
+  return response.json() as CreatedRoom
+}
+
+/**
+ * Records the room events delivered to the gateway from now on in this test file, each with its recipients
+ * (whatever sink the app was given).
+ */
+export function recordRoomEvents(): RoomEvent[] {
+  const delivered: RoomEvent[] = []
+  const deliver = RoomEvents.prototype.deliverAfterCommit
+  vi.spyOn(RoomEvents.prototype, 'deliverAfterCommit').mockImplementation(function (this: RoomEvents) {
+    deliver.call(this, {
+      toIdentities: (recipients, event, data) =>
+        void delivered.push({ event, data, recipients: [...recipients] }),
+    })
+  })
+  return delivered
+}
