@@ -215,13 +215,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
-  // The sink is the Socket.IO gateway's (platform.realtime) once it is merged; until then room events
-  // leave through platform.events only.
-  await app.register(roomsRoutes, {
-    platform,
-    sink: { toIdentities: () => undefined },
-    prefix: '/api/conversation-v2/room',
-  })
+  await app.register(roomsRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

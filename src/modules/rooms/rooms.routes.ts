@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
+import { relayTyping, TYPING_EVENT } from './gateway.service.js'
 import {
   AddMembersBody,
   LeaveResponse,
@@ -18,7 +19,6 @@ import {
   transferOwnership,
 } from './membership.service.js'
 import { roomCaller, roomRouteOptions } from './room-access.routes.js'
-import type { RoomEventSink } from './room-events.js'
 import { FavoritesResponse, ListQuery, ListResponse } from './room-list.schemas.js'
 import { listFavorites, listRooms } from './room-list.service.js'
 import {
@@ -43,15 +43,12 @@ import {
   toggleFavorite,
 } from './rooms.service.js'
 
-export interface RoomsRoutesOptions extends ModuleOptions {
-  /** Where room events reach connected clients once their write has committed (the Socket.IO gateway). */
-  sink: RoomEventSink
-}
-
 /** The chat rooms of the spec under `/api/conversation-v2/room` (messages, read markers, search and export aside). */
-export const roomsRoutes: FastifyPluginAsyncTypebox<RoomsRoutesOptions> = async (app, { platform, sink }) => {
+export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
-  const deps = { db, events: platform.events, sink }
+  // Events reach connected clients through the built-in Socket.IO gateway once their write commits.
+  const deps = { db, events: platform.events, sink: platform.realtime }
+  platform.realtime.onClientEvent(TYPING_EVENT, relayTyping(db, platform.realtime))
   const route = roomRouteOptions(app, platform)
   // Every room route may answer these: no token or no chat identity, the rate limit.
   const denied = errorResponses(401, 429)

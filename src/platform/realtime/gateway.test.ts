@@ -1,8 +1,8 @@
 import { SignJWT } from 'jose'
-import { io, type Socket } from 'socket.io-client'
 import { afterEach, describe, expect, vi } from 'vitest'
 import { anotherInstance, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { type RealtimeClient, realtimeClients } from '../../../test/helpers/realtime.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { Forbidden } from '../http/errors.js'
 import {
@@ -21,30 +21,14 @@ test.beforeAll(async ({ t }) => {
   url = await t.app.listen({ port: 0, host: '127.0.0.1' })
 })
 
-interface Client {
-  socket: Socket
-  /** Every event the server sent this client, in order. */
-  received: { event: string; data: unknown }[]
-}
-
-const clients: Socket[] = []
+type Client = RealtimeClient
+const connectTo = realtimeClients()
 afterEach(() => {
-  for (const socket of clients.splice(0)) socket.disconnect()
   vi.useRealTimers()
 })
 
-/** A socket.io-client connection to `at` with this handshake `auth`; resolves once connected. */
-async function connect(auth: Record<string, unknown>, at = url): Promise<Client> {
-  const socket = io(at, { auth, reconnection: false, forceNew: true })
-  clients.push(socket)
-  const received: Client['received'] = []
-  socket.onAny((event: string, data: unknown) => received.push({ event, data }))
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve)
-    socket.once('connect_error', reject)
-  })
-  return { socket, received }
-}
+/** A connection to `at` with this handshake `auth`; resolves once connected. */
+const connect = (auth: Record<string, unknown>, at = url) => connectTo(at, auth)
 
 /** The reason the server gives for refusing a connection with this `auth`. */
 async function refusal(auth: Record<string, unknown>): Promise<unknown> {
