@@ -1,4 +1,5 @@
 import { describe, expect, vi } from 'vitest'
+import { anotherInstance } from '../../../test/helpers/app.js'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
 import { type RealtimeClient, realtimeClients } from '../../../test/helpers/realtime.js'
 import { test } from '../../../test/helpers/tenant-test.js'
@@ -91,4 +92,28 @@ describe('room events over the built-in Socket.IO gateway', () => {
     })
     expect(eventsNamed(asOwner, TYPING_EVENT)).toHaveLength(1)
   })
+
+  test.skipIf(!redisUrl)(
+    'a member connected to one instance hears a room created through another (Redis adapter)',
+    async ({ t, owner }) => {
+      const other = await anotherInstance(t)
+      try {
+        const asColleague = await connect(colleague)
+        const created = await other.inject({
+          method: 'POST',
+          url: ROOMS,
+          headers: owner.headers,
+          payload: { type: 'group', conversation_ids: [colleague.conversationId], room_name: 'Across' },
+        })
+        expect(created.statusCode).toBe(201)
+        await vi.waitFor(() =>
+          expect(eventsNamed(asColleague, 'room:created')).toEqual([
+            expect.objectContaining({ room: expect.objectContaining({ _id: created.json()._id }) }),
+          ]),
+        )
+      } finally {
+        await other.close()
+      }
+    },
+  )
 })
