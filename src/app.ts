@@ -33,6 +33,7 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
@@ -131,6 +132,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     queue,
     events,
+    // Replaced by the Socket.IO gateway (platform/realtime) when its branch is merged.
+    realtime: {
+      toIdentities: (conversationIds, event) =>
+        app.log.debug({ event, recipients: conversationIds.length }, 'realtime event without a gateway'),
+    },
     changes: createChanges(),
     tokens,
     oauthKeys,
@@ -211,6 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
+  await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

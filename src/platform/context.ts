@@ -18,6 +18,8 @@ export interface Platform {
   redis: Redis | undefined
   queue: JobQueue
   events: Events
+  /** Events to the connected clients of chat identities (the built-in Socket.IO gateway). */
+  realtime: { toIdentities(conversationIds: readonly string[], event: string, data: unknown): void }
   /** Record changes one module announces and others act on (app webhooks, …). */
   changes: Changes
   tokens: PlatformTokens

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { type MessageKind, roomMembers, roomMessages, rooms } from './tables.js'
 
@@ -59,3 +59,154 @@ export const unreadCount = sql<number>`(
       and (m.sender_id = ${roomMembers.conversationId} or m.deleted_at is not null)
   )
 )::int`
+
+const inRoom = (accountId: string, roomId: string) =>
+  and(eq(roomMessages.accountId, accountId), eq(roomMessages.roomId, roomId))
+
+/** A message of the room, deleted or not (deleted ones keep their place for cursors and read markers). */
+export async function findMessage(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  messageId: string,
+): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(roomMessages)
+    .where(and(inRoom(accountId, roomId), eq(roomMessages.id, messageId)))
+  return row
+}
+
+/**
+ * Up to `limit` messages not deleted, by sequence: with `afterSeq` the ones right after it, oldest first
+ * (up to `beforeSeq` when given); otherwise the newest ones (before `beforeSeq` when given), newest first.
+ */
+export function listMessages(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  window: { beforeSeq?: number; afterSeq?: number; limit: number },
+): Promise<MessageRow[]> {
+  const filters = [inRoom(accountId, roomId), isNull(roomMessages.deletedAt)]
+  if (window.beforeSeq !== undefined) filters.push(lt(roomMessages.seq, window.beforeSeq))
+  if (window.afterSeq !== undefined) filters.push(gt(roomMessages.seq, window.afterSeq))
+  return db
+    .select()
+    .from(roomMessages)
+    .where(and(...filters))
+    .orderBy(window.afterSeq === undefined ? desc(roomMessages.seq) : asc(roomMessages.seq))
+    .limit(window.limit)
+}
+
+const notDeleted = (accountId: string, messageId: string) =>
+  and(eq(roomMessages.accountId, accountId), eq(roomMessages.id, messageId), isNull(roomMessages.deletedAt))
+
+/** Replaces the content of a message not deleted; undefined when it was deleted meanwhile. */
+export async function updateMessageContent(
+  db: Database,
+  accountId: string,
+  messageId: string,
+  content: string,
+): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .update(roomMessages)
+    .set({ content, editedAt: sql`now()` })
+    .where(notDeleted(accountId, messageId))
+    .returning()
+  return row
+}
+
+/**
+ * Marks the message deleted (its row and sequence stay, so counts and cursors keep working); when it was
+ * the room's last message, the room's last message becomes the latest one not deleted. False when it
+ * was deleted already.
+ */
+export async function markMessageDeleted(
+  tx: Database,
+  accountId: string,
+  message: Pick<MessageRow, 'id' | 'roomId'>,
+): Promise<boolean> {
+  const deleted = await tx
+    .update(roomMessages)
+    .set({ deletedAt: sql`now()` })
+    .where(notDeleted(accountId, message.id))
+    .returning({ id: roomMessages.id })
+  if (deleted.length === 0) return false
+  await tx
+    .update(rooms)
+    .set({
+      lastMessageId: sql`(
+        select m.id from ${roomMessages} m
+        where m.room_id = ${message.roomId} and m.deleted_at is null
+        order by m.seq desc limit 1
+      )`,
+    })
+    .where(
+      and(eq(rooms.accountId, accountId), eq(rooms.id, message.roomId), eq(rooms.lastMessageId, message.id)),
+    )
+  return true
+}
+
+/** Moves a member's read marker to the message, only forward: an older message leaves it where it is. */
+export async function moveReadMarker(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+  message: Pick<MessageRow, 'id' | 'roomId' | 'seq'>,
+): Promise<void> {
+  await db
+    .update(roomMembers)
+    .set({ readSeq: message.seq, readMessageId: message.id, readAt: sql`now()` })
+    .where(
+      and(
+        eq(roomMembers.accountId, accountId),
+        eq(roomMembers.roomId, message.roomId),
+        eq(roomMembers.conversationId, conversationId),
+        lt(roomMembers.readSeq, message.seq),
+      ),
+    )
+}
+
+export interface ReadState {
+  readMessageId: string | null
+  readAt: Date | null
+  unread: number
+}
+
+/** A member's read marker and unread count in the room; undefined when it is not a member. */
+export async function findReadState(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  conversationId: string,
+): Promise<ReadState | undefined> {
+  const [row] = await db
+    .select({ readMessageId: roomMembers.readMessageId, readAt: roomMembers.readAt, unread: unreadCount })
+    .from(roomMembers)
+    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
+    .where(
+      and(
+        eq(roomMembers.accountId, accountId),
+        eq(roomMembers.roomId, roomId),
+        eq(roomMembers.conversationId, conversationId),
+      ),
+    )
+  return row
+}
+
+export interface Recipient {
+  conversationId: string
+  /** Snoozed now: still a recipient of the room's events, but not to be notified. */
+  snoozed: boolean
+}
+
+/** The room's current members, as recipients of its events. */
+export function findRecipients(db: Database, accountId: string, roomId: string): Promise<Recipient[]> {
+  return db
+    .select({
+      conversationId: roomMembers.conversationId,
+      snoozed: sql<boolean>`coalesce(${roomMembers.snoozedUntil} > now(), false)`,
+    })
+    .from(roomMembers)
+    .where(and(eq(roomMembers.accountId, accountId), eq(roomMembers.roomId, roomId)))
+}

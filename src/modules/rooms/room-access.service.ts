@@ -1,6 +1,7 @@
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
-import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { Invalid, NotFound, Unauthorized } from '../../platform/http/errors.js'
 import { findMemberRole, findRoom, type RoomRow } from './room-access.repository.js'
 import type { RoomRole } from './tables.js'
 
@@ -12,6 +13,13 @@ export const CANNOT_ACCESS_THIS_ROOM = 'Cannot access this room'
 export interface RoomCaller {
   accountId: string
   conversationId: string
+}
+
+/** The caller of a room endpoint; a token without a chat identity (`conversation.id`) is a 401. */
+export function roomCaller(auth: AuthContext): RoomCaller {
+  const conversationId = auth.conversation?.id
+  if (!conversationId) throw new Unauthorized('token lacks conversation.id')
+  return { accountId: auth.account_id, conversationId }
 }
 
 export interface RoomAccess {
