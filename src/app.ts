@@ -34,6 +34,7 @@ import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
 import { messagesRoutes } from './modules/rooms/messages.routes.js'
+import { messageSearchRoutes } from './modules/rooms/search.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
@@ -218,6 +219,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {

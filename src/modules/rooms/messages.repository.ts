@@ -1,8 +1,12 @@
-import { and, asc, desc, eq, gt, isNull, lt, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, gt, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { type MessageKind, roomMembers, roomMessages, rooms } from './tables.js'
 
-export type MessageRow = typeof roomMessages.$inferSelect
+// Every column but the search vector, which only the search's WHERE reads.
+const { searchVector: _searchVector, ...messageColumnsWithVector } = getTableColumns(roomMessages)
+export const messageColumns = messageColumnsWithVector
+
+export type MessageRow = Omit<typeof roomMessages.$inferSelect, 'searchVector'>
 
 export interface NewMessage {
   accountId: string
@@ -27,7 +31,7 @@ export async function appendMessage(tx: Database, message: NewMessage): Promise<
   const [row] = await tx
     .insert(roomMessages)
     .values({ ...message, seq: room.seq })
-    .returning()
+    .returning(messageColumns)
   const inserted = row as MessageRow
   await tx
     .update(rooms)
@@ -71,7 +75,7 @@ export async function findMessage(
   messageId: string,
 ): Promise<MessageRow | undefined> {
   const [row] = await db
-    .select()
+    .select(messageColumns)
     .from(roomMessages)
     .where(and(inRoom(accountId, roomId), eq(roomMessages.id, messageId)))
   return row
@@ -91,7 +95,7 @@ export function listMessages(
   if (window.beforeSeq !== undefined) filters.push(lt(roomMessages.seq, window.beforeSeq))
   if (window.afterSeq !== undefined) filters.push(gt(roomMessages.seq, window.afterSeq))
   return db
-    .select()
+    .select(messageColumns)
     .from(roomMessages)
     .where(and(...filters))
     .orderBy(window.afterSeq === undefined ? desc(roomMessages.seq) : asc(roomMessages.seq))
@@ -112,7 +116,7 @@ export async function updateMessageContent(
     .update(roomMessages)
     .set({ content, editedAt: sql`now()` })
     .where(notDeleted(accountId, messageId))
-    .returning()
+    .returning(messageColumns)
   return row
 }
 
