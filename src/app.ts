@@ -33,6 +33,7 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { roomExportRoutes } from './modules/rooms/export.routes.js'
 import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { messageSearchRoutes } from './modules/rooms/search.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
@@ -220,6 +221,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   app.addHook('onClose', async () => {
