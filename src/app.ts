@@ -60,6 +60,7 @@ import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
 export interface BuildOptions {
@@ -127,6 +128,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serviceToken: (accountId) => tokens.signService(accountId),
     logger: app.log,
   })
+  const realtime = createRealtimeGateway({ server: app.server, tokens, redis, logger: app.log })
   const storage = createObjectStorage(config)
   const platform: Platform = {
     config,
@@ -134,11 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     queue,
     events,
-    // Replaced by the Socket.IO gateway (platform/realtime) when its branch is merged.
-    realtime: {
-      toIdentities: (conversationIds, event) =>
-        app.log.debug({ event, recipients: conversationIds.length }, 'realtime event without a gateway'),
-    },
+    realtime,
     changes: createChanges(),
     tokens,
     oauthKeys,
@@ -224,6 +222,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
+  // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
+  app.addHook('preClose', () => realtime.close())
   app.addHook('onClose', async () => {
     await queue.stop()
     await revokedGrants.close()

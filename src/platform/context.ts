@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
@@ -8,6 +7,8 @@ import type { Database } from './db/connection.js'
 import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
+import type { Logger } from './log/logger.js'
+import type { Realtime } from './realtime/gateway.js'
 import type { ObjectStorage } from './storage/storage.js'
 
 /** What every module is given: the platform services, passed explicitly (no container). */
@@ -18,8 +19,8 @@ export interface Platform {
   redis: Redis | undefined
   queue: JobQueue
   events: Events
-  /** Events to the connected clients of chat identities (the built-in Socket.IO gateway). */
-  realtime: { toIdentities(conversationIds: readonly string[], event: string, data: unknown): void }
+  /** The built-in Socket.IO gateway: events to chat identities' sockets, events from clients. */
+  realtime: Realtime
   /** Record changes one module announces and others act on (app webhooks, …). */
   changes: Changes
   tokens: PlatformTokens
@@ -27,7 +28,7 @@ export interface Platform {
   /** The OAuth grants revoked, whose access tokens are refused. */
   revokedGrants: RevokedGrants
   storage: ObjectStorage
-  log: FastifyBaseLogger
+  log: Logger
 }
 
 export interface ModuleOptions {

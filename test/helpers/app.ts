@@ -64,6 +64,13 @@ export async function buildTestApp(
   }
 }
 
+/** Another instance of the service on the same database (and the same Redis when the config names one). */
+export async function anotherInstance(t: TestApp): Promise<FastifyInstance> {
+  const app = await buildApp(t.config, { database: t.database.handle })
+  await app.ready()
+  return app
+}
+
 /** A port that was free a moment ago on 127.0.0.1. */
 async function freePort(): Promise<number> {
   const server = createServer()

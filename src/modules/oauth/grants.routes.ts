@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
-import { listGrants, revokeGrant } from './consents.service.js'
 import { Grant, GrantParams, RevokedGrant } from './grants.schemas.js'
+import { listGrants, revokeGrant } from './grants.service.js'
 
 /** `/grants`: the apps a user allowed in their account, and taking an app's access back (platform JWT). */
 export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {

@@ -8,7 +8,7 @@ export const Grant = Type.Object({
   created_at: Timestamp(),
   updated_at: Timestamp(),
 })
-export type GrantView = Static<typeof Grant>
+export type Grant = Static<typeof Grant>
 
 export const GrantParams = Type.Object({ client_id: Id() })
 

@@ -1,6 +1,12 @@
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, vi } from 'vitest'
-import { adminHeaders, bearer, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import {
+  adminHeaders,
+  anotherInstance,
+  bearer,
+  buildTestApp,
+  type TestApp,
+} from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import {
   allowIfAsked,
@@ -15,7 +21,6 @@ import {
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { buildApp } from '../../app.js'
 
 /**
  * Section "Revoking access stops it": once a grant is revoked (the user takes the app's access back, the
@@ -51,13 +56,6 @@ async function signedInUser(app: FastifyInstance, accountId: string) {
 
 const takeAccessBack = (app: FastifyInstance, headers: { authorization: string }, client: RegisteredApp) =>
   app.inject({ method: 'DELETE', url: `/v1/auth/oauth/grants/${client._id}`, headers })
-
-/** Another instance of the service on the same database (and the same Redis when the config names one). */
-async function anotherInstance(t: TestApp): Promise<FastifyInstance> {
-  const app = await buildApp(t.config, { database: t.database.handle })
-  await app.ready()
-  return app
-}
 
 afterEach(() => {
   vi.useRealTimers()

@@ -4,11 +4,11 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { recordAudit } from './audit.service.js'
-import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './consents.repository.js'
-import type { GrantView } from './grants.schemas.js'
+import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './grants.repository.js'
+import type { Grant } from './grants.schemas.js'
 
 /** The apps the caller allowed in their account, with the scopes allowed. */
-export async function listGrants(db: Database, auth: AuthContext): Promise<GrantView[]> {
+export async function listGrants(db: Database, auth: AuthContext): Promise<Grant[]> {
   return (await listConsents(db, auth.account_id, auth.uid)).map((row) => ({
     client_id: row.clientId,
     app_name: row.appName,

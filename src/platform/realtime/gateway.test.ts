@@ -1,0 +1,234 @@
+import { SignJWT } from 'jose'
+import { io, type Socket } from 'socket.io-client'
+import { afterEach, describe, expect, vi } from 'vitest'
+import { anotherInstance, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
+import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { Forbidden } from '../http/errors.js'
+import {
+  type ChatCaller,
+  CLIENT_EVENT_LIMIT,
+  CLIENT_EVENT_WINDOW_MS,
+  type ClientEventAnswer,
+} from './gateway.js'
+
+const redisUrl = process.env.REDIS_URL
+// With REDIS_URL set, every test here delivers through the Redis adapter.
+test.override('appEnv', redisUrl ? { REDIS_URL: redisUrl } : {})
+
+let url: string
+test.beforeAll(async ({ t }) => {
+  url = await t.app.listen({ port: 0, host: '127.0.0.1' })
+})
+
+interface Client {
+  socket: Socket
+  /** Every event the server sent this client, in order. */
+  received: { event: string; data: unknown }[]
+}
+
+const clients: Socket[] = []
+afterEach(() => {
+  for (const socket of clients.splice(0)) socket.disconnect()
+  vi.useRealTimers()
+})
+
+/** A socket.io-client connection to `at` with this handshake `auth`; resolves once connected. */
+async function connect(auth: Record<string, unknown>, at = url): Promise<Client> {
+  const socket = io(at, { auth, reconnection: false, forceNew: true })
+  clients.push(socket)
+  const received: Client['received'] = []
+  socket.onAny((event: string, data: unknown) => received.push({ event, data }))
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve)
+    socket.once('connect_error', reject)
+  })
+  return { socket, received }
+}
+
+/** The reason the server gives for refusing a connection with this `auth`. */
+async function refusal(auth: Record<string, unknown>): Promise<unknown> {
+  const error = await connect(auth).then(
+    () => expect.fail('the connection was accepted'),
+    (error: Error & { data?: { reason?: string } }) => error,
+  )
+  expect(error.message).toBe('Unauthorized')
+  return error.data?.reason
+}
+
+/**
+ * Sends a last event to every client and waits until each has it: events to one socket keep their
+ * order, so whatever an earlier call would have delivered has arrived by then.
+ */
+async function settle(
+  raise: (ids: string[], event: string, data: unknown) => void,
+  ...all: [Client, Tenant][]
+) {
+  raise(
+    all.map(([, tenant]) => tenant.conversationId),
+    'test:settled',
+    {},
+  )
+  await vi.waitFor(
+    () => {
+      for (const [client] of all) expect(client.received.at(-1)?.event).toBe('test:settled')
+    },
+    { timeout: 5_000, interval: 20 },
+  )
+}
+
+const eventsOf = (client: Client) => client.received.filter(({ event }) => event !== 'test:settled')
+
+describe('connecting', () => {
+  test('refuses a handshake without a valid platform JWT carrying a chat identity', async ({ t, owner }) => {
+    expect(await refusal({})).toBe('token required')
+    expect(await refusal({ token: 42 })).toBe('token required')
+    expect(await refusal({ token: 'not-a-jwt' })).toBe('invalid token')
+    const claims = {
+      uid: owner.userId,
+      account_id: owner.accountId,
+      conversation: { id: owner.conversationId },
+    }
+    const forged = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode('another-secret-another-secret-another-0'))
+    expect(await refusal({ token: forged })).toBe('invalid token')
+    // Expired beyond the 5 minutes of clock skew.
+    const expired = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 600)
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET))
+    expect(await refusal({ token: expired })).toBe('token expired')
+    const withoutIdentity = await t.app.platform.tokens.sign(
+      { uid: owner.userId, account_id: owner.accountId, parent_account: null },
+      60,
+    )
+    expect(await refusal({ token: withoutIdentity })).toBe('token lacks conversation.id')
+  })
+
+  test('accepts the platform JWT of a chat identity', async ({ owner }) => {
+    const { socket } = await connect({ token: owner.token })
+    expect(socket.connected).toBe(true)
+  })
+})
+
+describe('delivery to chat identities', () => {
+  test("reaches each socket of the identities named, once, and no one else's", async ({
+    t,
+    owner,
+    stranger,
+  }) => {
+    const raise = t.app.platform.realtime.toIdentities
+    const phone = await connect({ token: owner.token })
+    const laptop = await connect({ token: owner.token })
+    const other = await connect({ token: stranger.token })
+
+    raise([owner.conversationId, owner.conversationId], 'room:created', { room: { _id: 'r1' } })
+    await settle(raise, [phone, owner], [laptop, owner], [other, stranger])
+
+    for (const client of [phone, laptop])
+      expect(eventsOf(client)).toEqual([{ event: 'room:created', data: { room: { _id: 'r1' } } }])
+    expect(eventsOf(other)).toEqual([])
+  })
+
+  test('an empty list of identities reaches no one', async ({ t, owner }) => {
+    const raise = t.app.platform.realtime.toIdentities
+    const client = await connect({ token: owner.token })
+    raise([], 'room:created', {})
+    await settle(raise, [client, owner])
+    expect(eventsOf(client)).toEqual([])
+  })
+})
+
+describe('events from clients', () => {
+  const calls: { caller: ChatCaller; payload: unknown }[] = []
+  test.beforeAll(({ t }) => {
+    const { realtime } = t.app.platform
+    realtime.onClientEvent('test:typing', (caller, payload) => void calls.push({ caller, payload }))
+    realtime.onClientEvent('test:other', () => undefined)
+    realtime.onClientEvent('test:refused', () => {
+      throw new Forbidden('Cannot access this room')
+    })
+    realtime.onClientEvent('test:broken', () => {
+      throw new Error('a bug')
+    })
+  })
+
+  const send = (client: Client, event: string, payload: unknown = {}): Promise<ClientEventAnswer> =>
+    client.socket.emitWithAck(event, payload)
+
+  test("calls the event's handler with the socket's caller and the payload", async ({ owner }) => {
+    const client = await connect({ token: owner.token })
+    expect(await send(client, 'test:typing', { room_id: 'r1' })).toEqual({ ok: true })
+    expect(calls.at(-1)).toEqual({
+      caller: {
+        uid: owner.userId,
+        account_id: owner.accountId,
+        parent_account: null,
+        conversation: { id: owner.conversationId },
+      },
+      payload: { room_id: 'r1' },
+    })
+    // Without an acknowledgement callback too.
+    client.socket.emit('test:typing', { room_id: 'r2' })
+    await vi.waitFor(() => expect(calls.at(-1)?.payload).toEqual({ room_id: 'r2' }))
+  })
+
+  test('answers unknown events and failed handlers without the details of a failure', async ({ owner }) => {
+    const client = await connect({ token: owner.token })
+    expect(await send(client, 'test:unknown')).toEqual({ ok: false, error: 'Unknown event test:unknown' })
+    expect(await send(client, 'test:refused')).toEqual({ ok: false, error: 'Cannot access this room' })
+    expect(await send(client, 'test:broken')).toEqual({ ok: false, error: 'Internal error' })
+    expect(client.socket.connected).toBe(true)
+  })
+
+  test(`takes at most ${CLIENT_EVENT_LIMIT} events of a name per socket in ${CLIENT_EVENT_WINDOW_MS} ms`, async ({
+    owner,
+  }) => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const client = await connect({ token: owner.token })
+    const before = calls.length
+    const answers = []
+    for (let i = 0; i < CLIENT_EVENT_LIMIT + 3; i++) answers.push(await send(client, 'test:typing', { i }))
+    expect(answers.filter((answer) => answer.ok)).toHaveLength(CLIENT_EVENT_LIMIT)
+    expect(answers.slice(CLIENT_EVENT_LIMIT)).toEqual(Array(3).fill({ ok: false, error: 'Too many events' }))
+    expect(calls.slice(before).map(({ payload }) => payload)).toEqual(
+      Array.from({ length: CLIENT_EVENT_LIMIT }, (_, i) => ({ i })),
+    )
+    // Another event name, and another socket of the same identity, have their own allowance.
+    expect(await send(client, 'test:other')).toEqual({ ok: true })
+    expect(await send(await connect({ token: owner.token }), 'test:typing')).toEqual({ ok: true })
+    // The window slides: once it has passed, the socket may send again.
+    vi.setSystemTime(Date.now() + CLIENT_EVENT_WINDOW_MS - 1)
+    expect(await send(client, 'test:typing')).toEqual({ ok: false, error: 'Too many events' })
+    vi.setSystemTime(Date.now() + 1)
+    expect(await send(client, 'test:typing')).toEqual({ ok: true })
+  })
+})
+
+describe.skipIf(!redisUrl)('across instances sharing Redis', () => {
+  test('an event raised on one instance reaches the clients of another, once', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
+    const other = await anotherInstance(t)
+    try {
+      const otherUrl = await other.listen({ port: 0, host: '127.0.0.1' })
+      const here = await connect({ token: owner.token })
+      const there = await connect({ token: owner.token }, otherUrl)
+      const elsewhere = await connect({ token: stranger.token }, otherUrl)
+      const raise = other.platform.realtime.toIdentities
+
+      raise([owner.conversationId, owner.conversationId], 'message:new', { message: { _id: 'm1' } })
+      await settle(raise, [here, owner], [there, owner], [elsewhere, stranger])
+
+      for (const client of [here, there])
+        expect(eventsOf(client)).toEqual([{ event: 'message:new', data: { message: { _id: 'm1' } } }])
+      expect(eventsOf(elsewhere)).toEqual([])
+    } finally {
+      await other.close()
+    }
+  })
+})

@@ -1,0 +1,144 @@
+import type { Server as HttpServer } from 'node:http'
+import { createAdapter } from '@socket.io/redis-adapter'
+import type { Redis } from 'ioredis'
+import { type DefaultEventsMap, Server, type Socket } from 'socket.io'
+import type { AuthContext, PlatformTokens } from '../auth/platform-jwt.js'
+import { DomainError, Unauthorized } from '../http/errors.js'
+import type { Logger } from '../log/logger.js'
+
+export const REALTIME_PATH = '/socket.io'
+/** A client may send at most this many events of one name per socket within the window; the rest are refused. */
+export const CLIENT_EVENT_LIMIT = 10
+export const CLIENT_EVENT_WINDOW_MS = 5_000
+
+/** A connected client: the context of its platform JWT, which carries a chat identity. */
+export type ChatCaller = AuthContext & { conversation: { id: string } }
+
+/** Handles one client event; a DomainError thrown is answered to the client with its message. */
+export type ClientEventHandler = (caller: ChatCaller, payload: unknown) => Promise<void> | void
+
+/** What a client's acknowledgement callback receives, when the client asks for one. */
+export type ClientEventAnswer = { ok: true } | { ok: false; error: string }
+
+export interface Realtime {
+  /**
+   * Sends `event` with `data` to every socket of these chat identities, on every instance; a socket gets
+   * it once even when its identity is listed twice. Call it after the transaction that caused it commits.
+   */
+  toIdentities(conversationIds: readonly string[], event: string, data: unknown): void
+  /** Calls `handler` for each `event` a client sends, within the per-socket rate limit. One handler per name. */
+  onClientEvent(event: string, handler: ClientEventHandler): void
+  /** Disconnects this instance's clients and leaves the Redis channels. */
+  close(): Promise<void>
+}
+
+export interface RealtimeOptions {
+  /** The HTTP server the gateway answers on, at REALTIME_PATH; none for a process that never listens. */
+  server: HttpServer | undefined
+  tokens: PlatformTokens
+  /** With Redis, events reach the clients of every instance. */
+  redis: Redis | undefined
+  logger: Logger
+}
+
+interface SocketData {
+  caller: ChatCaller
+  /** When each client event name was last accepted, oldest first, within the rate-limit window. */
+  accepted: Map<string, number[]>
+}
+
+type GatewaySocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>
+
+const identityRoom = (conversationId: string) => `identity:${conversationId}`
+
+/** The connection refusal the client sees as `connect_error`: message `Unauthorized`, `data.reason`. */
+function refusal(reason: string): Error {
+  return Object.assign(new Error('Unauthorized'), { data: { reason } })
+}
+
+/** Counts an event against the sliding window `accepted`; false when the limit is reached. */
+function withinLimit(accepted: number[], now: number): boolean {
+  while (accepted.length > 0 && (accepted[0] as number) <= now - CLIENT_EVENT_WINDOW_MS) accepted.shift()
+  if (accepted.length >= CLIENT_EVENT_LIMIT) return false
+  accepted.push(now)
+  return true
+}
+
+/**
+ * The built-in Socket.IO gateway: clients connect with their platform JWT in `auth.token` and join their
+ * chat identity's room; modules deliver events to identities and handle the events clients send.
+ */
+export function createRealtimeGateway(options: RealtimeOptions): Realtime {
+  const io = new Server<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>({
+    path: REALTIME_PATH,
+    serveClient: false,
+    // Clients authenticate with a token in the handshake, never a cookie, so any origin may connect.
+    cors: { origin: '*' },
+    // Client events are small (typing); a larger message closes the connection.
+    maxHttpBufferSize: 65_536,
+  })
+  const redisClients = options.redis ? [options.redis.duplicate(), options.redis.duplicate()] : []
+  for (const client of redisClients)
+    client.on('error', (error: Error) => options.logger.warn({ err: error }, 'realtime Redis connection'))
+  const [pub, sub] = redisClients
+  if (pub && sub) io.adapter(createAdapter(pub, sub))
+  const handlers = new Map<string, ClientEventHandler>()
+
+  io.use((socket, next) => {
+    const token: unknown = socket.handshake.auth.token
+    if (typeof token !== 'string' || token === '') return next(refusal('token required'))
+    options.tokens.verify(token).then(
+      (auth) => {
+        if (!auth.conversation) return next(refusal('token lacks conversation.id'))
+        socket.data.caller = auth as ChatCaller
+        socket.data.accepted = new Map()
+        next()
+      },
+      (error: unknown) =>
+        next(refusal(error instanceof Unauthorized ? String(error.additionalInfo) : 'invalid token')),
+    )
+  })
+
+  async function handleClientEvent(socket: GatewaySocket, event: string, args: unknown[]) {
+    const ack =
+      typeof args.at(-1) === 'function' ? (args.pop() as (answer: ClientEventAnswer) => void) : undefined
+    const answer = (result: ClientEventAnswer) => ack?.(result)
+    const handler = handlers.get(event)
+    if (!handler) return answer({ ok: false, error: `Unknown event ${event}` })
+    const accepted = socket.data.accepted.get(event) ?? []
+    socket.data.accepted.set(event, accepted)
+    if (!withinLimit(accepted, Date.now())) return answer({ ok: false, error: 'Too many events' })
+    try {
+      await handler(socket.data.caller, args[0])
+      answer({ ok: true })
+    } catch (error) {
+      if (error instanceof DomainError) return answer({ ok: false, error: error.message })
+      options.logger.error({ err: error, event }, 'client event handler failed')
+      answer({ ok: false, error: 'Internal error' })
+    }
+  }
+
+  io.on('connection', (socket) => {
+    socket.join(identityRoom(socket.data.caller.conversation.id))
+    socket.onAny((event: string, ...args: unknown[]) => void handleClientEvent(socket, event, args))
+  })
+
+  if (options.server) io.attach(options.server)
+
+  return {
+    toIdentities(conversationIds, event, data) {
+      // An empty list of rooms would be a broadcast to everyone.
+      if (conversationIds.length === 0) return
+      io.to(conversationIds.map(identityRoom)).emit(event, data)
+    },
+    onClientEvent(event, handler) {
+      if (handlers.has(event)) throw new Error(`a handler for client event ${event} is already set`)
+      handlers.set(event, handler)
+    },
+    async close() {
+      // Also closes the HTTP server, which Fastify closes next anyway.
+      await io.close()
+      await Promise.all(redisClients.map((client) => client.quit()))
+    },
+  }
+}
