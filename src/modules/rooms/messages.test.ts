@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm'
-import { describe, expect, vi } from 'vitest'
+import { io, type Socket } from 'socket.io-client'
+import { afterAll, describe, expect, vi } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { bearer } from '../../../test/helpers/app.js'
 import { addUser, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
@@ -428,5 +429,46 @@ describe('isolation', () => {
       { method: 'DELETE' as const, url: `${ROOMS}/${roomId}/messages/${message._id}` },
     ]
     for (const call of calls) await expectHiddenFromOtherAccounts(t.app, call, owner, stranger)
+  })
+})
+
+describe('real time', () => {
+  const sockets: Socket[] = []
+  afterAll(() => {
+    for (const socket of sockets) socket.disconnect()
+  })
+
+  /** A client of the gateway for the member, recording the message events it receives. */
+  async function listen(url: string, member: Tenant) {
+    const socket = io(url, { auth: { token: member.token }, reconnection: false, forceNew: true })
+    sockets.push(socket)
+    const received: { event: string; data: { message: { content: string } } }[] = []
+    socket.onAny((event: string, data) => received.push({ event, data }))
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('connect_error', reject))
+    return received
+  }
+
+  test('each member receives message:new once; nobody else does', async ({ t, owner, stranger }) => {
+    const url = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { ada, roomId } = await team(t, owner)
+    const outsider = await addUser(t.app, owner.accountId, 'Outsider')
+    const outsiderRoom = await createRoomWithMembers(t.app, 'group', [outsider])
+    const strangerRoom = await createRoomWithMembers(t.app, 'group', [stranger])
+    const [forOwner, forAda, forOutsider, forStranger] = await Promise.all(
+      [owner, ada, outsider, stranger].map((member) => listen(url, member)),
+    )
+    await post(t, ada, roomId, 'to the team')
+    // Each outsider's own message comes after the team's on the same server: once they have it, they
+    // would have had the team's too.
+    await post(t, outsider, outsiderRoom, 'alone')
+    await post(t, stranger, strangerRoom, 'elsewhere')
+    const seen = (received: typeof forOwner) =>
+      received.map(({ event, data }) => `${event} ${data.message.content}`)
+    await vi.waitFor(() => {
+      expect(seen(forOwner)).toEqual(['message:new to the team'])
+      expect(seen(forAda)).toEqual(['message:new to the team'])
+      expect(seen(forOutsider)).toEqual(['message:new alone'])
+      expect(seen(forStranger)).toEqual(['message:new elsewhere'])
+    })
   })
 })
