@@ -1,5 +1,7 @@
 import { and, asc, desc, eq, getTableColumns, gt, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { type MessageKind, roomMembers, roomMessages, rooms } from './tables.js'
 
 // Every column but the search vector, which only the search's WHERE reads.
@@ -16,39 +18,81 @@ export interface NewMessage {
   content: string
 }
 
-/**
- * Appends a message to its room: takes the room's next sequence number (the row update serialises
- * concurrent senders of one room), makes it the room's last message and activity, and moves the
- * sender's read marker past it when the sender had read everything before (the sender has seen it).
- */
-export async function appendMessage(tx: Database, message: NewMessage): Promise<MessageRow> {
-  const [room] = await tx
-    .update(rooms)
-    .set({ lastSeq: sql`${rooms.lastSeq} + 1`, lastActivity: sql`now()`, updatedAt: sql`now()` })
-    .where(and(eq(rooms.accountId, message.accountId), eq(rooms.id, message.roomId)))
-    .returning({ seq: rooms.lastSeq })
-  if (!room) throw new Error(`appendMessage: room ${message.roomId} not found`)
-  const [row] = await tx
-    .insert(roomMessages)
-    .values({ ...message, seq: room.seq })
-    .returning(messageColumns)
-  const inserted = row as MessageRow
-  await tx
-    .update(rooms)
-    .set({ lastMessageId: inserted.id })
-    .where(and(eq(rooms.accountId, message.accountId), eq(rooms.id, message.roomId)))
-  await tx
-    .update(roomMembers)
-    .set({ readSeq: inserted.seq, readMessageId: inserted.id, readAt: inserted.createdAt })
-    .where(
-      and(
-        eq(roomMembers.accountId, message.accountId),
-        eq(roomMembers.roomId, message.roomId),
-        eq(roomMembers.conversationId, message.senderId),
-        eq(roomMembers.readSeq, inserted.seq - 1),
-      ),
+export interface Recipient {
+  conversationId: string
+  /** Snoozed now: still a recipient of the room's events, but not to be notified. */
+  snoozed: boolean
+}
+
+/** A message just appended, with the room's members as they stand after it: its event's recipients. */
+export interface AppendedMessage extends MessageRow {
+  recipients: Recipient[]
+}
+
+const value = (name: string) => sql.placeholder(name)
+
+/** The room's current members who are (not) snoozed now, as an array; `$accountId`, `$roomId`. */
+const membersWhoseSnooze = (snoozed: boolean) => sql`array(
+  select conversation_id from ${roomMembers}
+  where account_id = ${value('accountId')} and room_id = ${value('roomId')}
+    and coalesce(snoozed_until > now(), false) = ${snoozed}
+)`
+
+const appendStatement = preparedStatement<{
+  seq: number
+  created_ms: number
+  notified: string[]
+  snoozed: string[]
+}>(
+  'room_message_append',
+  sql`with advanced as (
+      update ${rooms}
+      set last_seq = last_seq + 1, last_message_id = ${value('id')}, last_activity = now(), updated_at = now()
+      where account_id = ${value('accountId')} and id = ${value('roomId')}
+      returning last_seq
+    ),
+    inserted as (
+      insert into ${roomMessages} (id, account_id, room_id, seq, kind, sender_id, content)
+      select ${value('id')}::text, ${value('accountId')}::text, ${value('roomId')}::text, last_seq,
+        ${value('kind')}::text, ${value('senderId')}::text, ${value('content')}::text
+      from advanced
+      returning seq, created_at
+    ),
+    sender_caught_up as (
+      update ${roomMembers} as m
+      set read_seq = inserted.seq, read_message_id = ${value('id')}, read_at = inserted.created_at
+      from inserted
+      where m.account_id = ${value('accountId')} and m.room_id = ${value('roomId')}
+        and m.conversation_id = ${value('senderId')} and m.read_seq = inserted.seq - 1
     )
-  return inserted
+    select seq::float8 as seq, (extract(epoch from created_at) * 1000)::float8 as created_ms,
+      ${membersWhoseSnooze(false)} as notified, ${membersWhoseSnooze(true)} as snoozed
+    from inserted`,
+)
+
+/**
+ * Appends a message to its room in one statement (a prepared one): takes the room's next sequence number
+ * (the room row's update serialises concurrent senders of one room), makes the message the room's last
+ * message and activity, moves the sender's read marker past it when the sender had read everything before
+ * (the sender has seen it), and reads the room's members for its event. The members are current when the
+ * caller holds the room row's lock from an earlier statement, as membership changes take it too.
+ */
+export async function appendMessage(tx: Database, message: NewMessage): Promise<AppendedMessage> {
+  const id = newId()
+  const [row] = await appendStatement(tx, { id, ...message })
+  if (!row) throw new Error(`appendMessage: room ${message.roomId} not found`)
+  return {
+    ...message,
+    id,
+    seq: row.seq,
+    createdAt: new Date(row.created_ms),
+    editedAt: null,
+    deletedAt: null,
+    recipients: [
+      ...row.notified.map((conversationId) => ({ conversationId, snoozed: false })),
+      ...row.snoozed.map((conversationId) => ({ conversationId, snoozed: true })),
+    ],
+  }
 }
 
 /**
@@ -196,12 +240,6 @@ export async function findReadState(
       ),
     )
   return row
-}
-
-export interface Recipient {
-  conversationId: string
-  /** Snoozed now: still a recipient of the room's events, but not to be notified. */
-  snoozed: boolean
 }
 
 /** The room's current members, as recipients of its events. */

@@ -4,6 +4,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Forbidden, Invalid, NotFound } from '../../platform/http/errors.js'
 import {
+  type AppendedMessage,
   appendMessage,
   findMessage,
   findReadState,
@@ -15,7 +16,12 @@ import {
   updateMessageContent,
 } from './messages.repository.js'
 import type { Message, MessageList, MessageListQuery, ReadMarker } from './messages.schemas.js'
-import { CANNOT_ACCESS_THIS_ROOM, type RoomCaller, requireRoomMember } from './room-access.service.js'
+import {
+  CANNOT_ACCESS_THIS_ROOM,
+  lockRoomAsMember,
+  type RoomCaller,
+  requireRoomMember,
+} from './room-access.service.js'
 import { type RoomEventSink, RoomEvents } from './room-events.js'
 
 export const MESSAGE_NOT_FOUND = 'Message not found'
@@ -91,7 +97,7 @@ export function sendMessage(
   content: string,
 ): Promise<Message> {
   return writeToRoom(deps, caller.accountId, async (tx, roomEvents) => {
-    await requireRoomMember(tx, caller, roomId, { forUpdate: true })
+    await lockRoomAsMember(tx, caller, roomId)
     const row = await appendMessage(tx, {
       accountId: caller.accountId,
       roomId,

@@ -442,9 +442,13 @@ describe('real time', () => {
   async function listen(url: string, member: Tenant) {
     const socket = io(url, { auth: { token: member.token }, reconnection: false, forceNew: true })
     sockets.push(socket)
-    const received: { event: string; data: { message: { content: string } } }[] = []
-    socket.onAny((event: string, data) => received.push({ event, data }))
-    await new Promise((resolve, reject) => socket.once('connect', resolve).once('connect_error', reject))
+    const received: string[] = []
+    socket.onAny((event: string, data: { message: { content: string } }) =>
+      received.push(`${event} ${data.message.content}`),
+    )
+    await new Promise<void>((resolve, reject) =>
+      socket.once('connect', () => resolve()).once('connect_error', reject),
+    )
     return received
   }
 
@@ -462,13 +466,11 @@ describe('real time', () => {
     // would have had the team's too.
     await post(t, outsider, outsiderRoom, 'alone')
     await post(t, stranger, strangerRoom, 'elsewhere')
-    const seen = (received: typeof forOwner) =>
-      received.map(({ event, data }) => `${event} ${data.message.content}`)
     await vi.waitFor(() => {
-      expect(seen(forOwner)).toEqual(['message:new to the team'])
-      expect(seen(forAda)).toEqual(['message:new to the team'])
-      expect(seen(forOutsider)).toEqual(['message:new alone'])
-      expect(seen(forStranger)).toEqual(['message:new elsewhere'])
+      expect(forOwner).toEqual(['message:new to the team'])
+      expect(forAda).toEqual(['message:new to the team'])
+      expect(forOutsider).toEqual(['message:new alone'])
+      expect(forStranger).toEqual(['message:new elsewhere'])
     })
   })
 })
