@@ -19,6 +19,8 @@ export async function adminPost<T>(target: Target, path: string, body: unknown):
 export interface Member {
   accountId: string
   userId: string
+  /** The user's chat identity in the account (`conversation.id` in the token). */
+  conversationId: string
   /** A platform JWT (Bearer) of the user in the account. */
   token: string
 }
@@ -27,17 +29,28 @@ export interface Member {
 export async function createMember(target: Target, ttlSeconds = 3600): Promise<Member> {
   const suffix = randomBytes(4).toString('hex')
   const account = await adminPost<{ _id: string }>(target, '/v1/admin/accounts', { name: `bench ${suffix}` })
-  const user = await adminPost<{ _id: string }>(target, '/v1/admin/users', {
-    email: `bench-${suffix}@example.com`,
-    password: randomBytes(12).toString('hex'),
-    name: `Bench ${suffix}`,
-    account_id: account._id,
-    main: true,
-  })
+  return addMember(target, account._id, ttlSeconds)
+}
+
+/** Another user of the account (their own chat identity) holding a platform JWT valid for `ttlSeconds`. */
+export async function addMember(target: Target, accountId: string, ttlSeconds = 3600): Promise<Member> {
+  const suffix = randomBytes(4).toString('hex')
+  const user = await adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(
+    target,
+    '/v1/admin/users',
+    {
+      email: `bench-${suffix}@example.com`,
+      password: randomBytes(12).toString('hex'),
+      name: `Bench ${suffix}`,
+      account_id: accountId,
+      main: true,
+    },
+  )
   const { token } = await adminPost<{ token: string }>(target, '/v1/admin/tokens', {
     user_id: user._id,
-    account_id: account._id,
+    account_id: accountId,
     ttl: ttlSeconds,
   })
-  return { accountId: account._id, userId: user._id, token }
+  const conversationId = user.memberships[0]?.conversation_id ?? ''
+  return { accountId, userId: user._id, conversationId, token }
 }

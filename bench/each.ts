@@ -2,6 +2,9 @@ import autocannon from 'autocannon'
 
 /** One request of a run that sends each request once: what differs between them. */
 export interface EachRequest {
+  /** Method and path (with query) of this request when they differ from the run's POST to its URL. */
+  method?: 'GET' | 'POST'
+  path?: string
   headers?: Record<string, string>
   body: string
 }
@@ -53,8 +56,14 @@ export function postEach(
         requests: [
           {
             setupRequest: (request) => {
-              const { headers, body } = requests[next++] ?? spare
-              return { ...request, headers: { ...request.headers, ...headers }, body }
+              const { method, path, headers, body } = requests[next++] ?? spare
+              return {
+                ...request,
+                ...(method && { method }),
+                ...(path && { path }),
+                headers: { ...request.headers, ...headers },
+                body,
+              }
             },
             onResponse: (status, body) => {
               lastAnswerAt = performance.now()

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os'
 import type { BaselineResponse } from './baseline.js'
 import { type LoadOptions, type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
 import type { ComparedScenario } from './scenario.js'
@@ -70,3 +71,9 @@ export function formatReport({ name, scenario, options, response, outcome }: Rep
     ...(outcome.failed ? ['errors or non-2xx answers: the figures are not valid'] : []),
   ].join('\n')
 }
+
+/** The machine's load average (1, 5, 15 min), printed beside measured figures: a busy machine gives less. */
+export const loadAverage = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')

@@ -3,6 +3,7 @@ import { changelog } from './scenarios/changelog.js'
 import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
 import { oauthToken } from './scenarios/oauth-token.js'
+import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
@@ -10,4 +11,7 @@ export const scenarios: Record<string, Scenario> = {
   'contacts-oauth': contactsOAuth,
   'delivery-events': deliveryEvents,
   'oauth-token': oauthToken,
+  'room-list': roomList,
+  'room-search': roomSearch,
+  'room-send': roomSend,
 }

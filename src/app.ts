@@ -33,7 +33,10 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { roomExportRoutes } from './modules/rooms/export.routes.js'
+import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { roomsRoutes } from './modules/rooms/rooms.routes.js'
+import { messageSearchRoutes } from './modules/rooms/search.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
@@ -216,6 +219,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(roomsRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

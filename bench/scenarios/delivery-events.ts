@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { loadavg } from 'node:os'
 import { setTimeout as delay } from 'node:timers/promises'
 import pg from 'pg'
 import { createMember } from '../admin.js'
+import { loadAverage } from '../report.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
 const EVENTS_PER_BATCH = 1_000
@@ -162,11 +162,6 @@ async function waitUntilProcessed(db: pg.Pool): Promise<Stored | undefined> {
 const percentile = (sorted: number[], fraction: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0
 
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')
-
 async function measure(target: Target, options: MeasureOptions): Promise<Measured> {
   if (!target.databaseUrl) throw new Error('delivery-events needs the server on PostgreSQL (--postgres)')
   const db = new pg.Pool({ connectionString: target.databaseUrl, max: 2 })
@@ -183,13 +178,13 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
     const bodies = Array.from({ length: batches }, (_, b) => batchBody(runId, b, records, uid))
     const order = postingOrder(batches)
     const distinct = batches * EVENTS_PER_BATCH
-    const loadBefore = load()
+    const loadBefore = loadAverage()
 
     const startedAt = performance.now()
     const posted = await postAll(target.baseUrl, bodies, order, options.connections)
     const done = await waitUntilProcessed(db)
     const totalSeconds = (performance.now() - startedAt) / 1000
-    const loadAfter = load()
+    const loadAfter = loadAverage()
     const { rows: matchedRows } = await db.query<{ n: string }>(
       `select count(distinct communication_id) as n from communication_events where communication_id is not null`,
     )

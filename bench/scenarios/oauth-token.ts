@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { loadavg } from 'node:os'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import pg from 'pg'
 import { sha256 } from '../../src/modules/oauth/values.js'
 import { newId } from '../../src/platform/db/ids.js'
 import { adminPost, createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
+import { loadAverage } from '../report.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
 const TOKEN_PATH = '/v1/auth/oauth/token'
@@ -249,11 +249,6 @@ async function stored(db: pg.Pool): Promise<Stored> {
   ) as unknown as Stored
 }
 
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')
-
 async function measure(target: Target, options: MeasureOptions): Promise<Measured> {
   if (!target.databaseUrl) throw new Error('oauth-token needs the server on PostgreSQL (--postgres)')
   const db = new pg.Pool({ connectionString: target.databaseUrl, max: 2 })
@@ -275,11 +270,11 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
 
     const warmExchange = await runPhase(run, exchanges.slice(0, WARMUP_GRANTS))
     const warmRefresh = await runPhase(run, warmExchange.checked.refreshes)
-    const loadBefore = load()
+    const loadBefore = loadAverage()
     const exchange = await runPhase(run, exchanges.slice(WARMUP_GRANTS))
-    const loadBetween = load()
+    const loadBetween = loadAverage()
     const refresh = await runPhase(run, exchange.checked.refreshes)
-    const loadAfter = load()
+    const loadAfter = loadAverage()
 
     const found = await stored(db)
     // Every code used once; one refresh token per exchange and per refresh; each refreshed one replaced,

@@ -1,26 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { AttachmentParams, Communication, ListQuery } from './communications.schemas.js'
 import { getCommunication, listCommunicationsPage, readAttachment } from './communications.service.js'
-
-/**
- * `attachment; filename="..."` with quotes and backslashes escaped and anything outside printable
- * ASCII replaced (a header cannot carry it), plus RFC 6266 `filename*` with the exact name when it differs.
- */
-export function contentDisposition(fileName: string): string {
-  const name = fileName || 'attachment'
-  const plain = name.replace(/[^\x20-\x7e]/g, '_')
-  const header = `attachment; filename="${plain.replace(/["\\]/g, '\\$&')}"`
-  if (plain === name) return header
-  const encoded = encodeURIComponent(name).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  )
-  return `${header}; filename*=UTF-8''${encoded}`
-}
 
 /** The caller's email records, under `/mailprovider/communications` of both integration prefixes. */
 export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {

@@ -1,8 +1,14 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, getTableColumns, gt, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { type MessageKind, roomMembers, roomMessages, rooms } from './tables.js'
 
-export type MessageRow = typeof roomMessages.$inferSelect
+// Every column but the search vector, which only the search's WHERE reads.
+const { searchVector: _searchVector, ...messageColumnsWithVector } = getTableColumns(roomMessages)
+export const messageColumns = messageColumnsWithVector
+
+export type MessageRow = Omit<typeof roomMessages.$inferSelect, 'searchVector'>
 
 export interface NewMessage {
   accountId: string
@@ -12,39 +18,81 @@ export interface NewMessage {
   content: string
 }
 
-/**
- * Appends a message to its room: takes the room's next sequence number (the row update serialises
- * concurrent senders of one room), makes it the room's last message and activity, and moves the
- * sender's read marker past it when the sender had read everything before (the sender has seen it).
- */
-export async function appendMessage(tx: Database, message: NewMessage): Promise<MessageRow> {
-  const [room] = await tx
-    .update(rooms)
-    .set({ lastSeq: sql`${rooms.lastSeq} + 1`, lastActivity: sql`now()`, updatedAt: sql`now()` })
-    .where(and(eq(rooms.accountId, message.accountId), eq(rooms.id, message.roomId)))
-    .returning({ seq: rooms.lastSeq })
-  if (!room) throw new Error(`appendMessage: room ${message.roomId} not found`)
-  const [row] = await tx
-    .insert(roomMessages)
-    .values({ ...message, seq: room.seq })
-    .returning()
-  const inserted = row as MessageRow
-  await tx
-    .update(rooms)
-    .set({ lastMessageId: inserted.id })
-    .where(and(eq(rooms.accountId, message.accountId), eq(rooms.id, message.roomId)))
-  await tx
-    .update(roomMembers)
-    .set({ readSeq: inserted.seq, readMessageId: inserted.id, readAt: inserted.createdAt })
-    .where(
-      and(
-        eq(roomMembers.accountId, message.accountId),
-        eq(roomMembers.roomId, message.roomId),
-        eq(roomMembers.conversationId, message.senderId),
-        eq(roomMembers.readSeq, inserted.seq - 1),
-      ),
+export interface Recipient {
+  conversationId: string
+  /** Snoozed now: still a recipient of the room's events, but not to be notified. */
+  snoozed: boolean
+}
+
+/** A message just appended, with the room's members as they stand after it: its event's recipients. */
+export interface AppendedMessage extends MessageRow {
+  recipients: Recipient[]
+}
+
+const value = (name: string) => sql.placeholder(name)
+
+/** The room's current members who are (not) snoozed now, as an array; `$accountId`, `$roomId`. */
+const membersWhoseSnooze = (snoozed: boolean) => sql`array(
+  select conversation_id from ${roomMembers}
+  where account_id = ${value('accountId')} and room_id = ${value('roomId')}
+    and coalesce(snoozed_until > now(), false) = ${snoozed}
+)`
+
+const appendStatement = preparedStatement<{
+  seq: number
+  created_ms: number
+  notified: string[]
+  snoozed: string[]
+}>(
+  'room_message_append',
+  sql`with advanced as (
+      update ${rooms}
+      set last_seq = last_seq + 1, last_message_id = ${value('id')}, last_activity = now(), updated_at = now()
+      where account_id = ${value('accountId')} and id = ${value('roomId')}
+      returning last_seq
+    ),
+    inserted as (
+      insert into ${roomMessages} (id, account_id, room_id, seq, kind, sender_id, content)
+      select ${value('id')}::text, ${value('accountId')}::text, ${value('roomId')}::text, last_seq,
+        ${value('kind')}::text, ${value('senderId')}::text, ${value('content')}::text
+      from advanced
+      returning seq, created_at
+    ),
+    sender_caught_up as (
+      update ${roomMembers} as m
+      set read_seq = inserted.seq, read_message_id = ${value('id')}, read_at = inserted.created_at
+      from inserted
+      where m.account_id = ${value('accountId')} and m.room_id = ${value('roomId')}
+        and m.conversation_id = ${value('senderId')} and m.read_seq = inserted.seq - 1
     )
-  return inserted
+    select seq::float8 as seq, (extract(epoch from created_at) * 1000)::float8 as created_ms,
+      ${membersWhoseSnooze(false)} as notified, ${membersWhoseSnooze(true)} as snoozed
+    from inserted`,
+)
+
+/**
+ * Appends a message to its room in one statement (a prepared one): takes the room's next sequence number
+ * (the room row's update serialises concurrent senders of one room), makes the message the room's last
+ * message and activity, moves the sender's read marker past it when the sender had read everything before
+ * (the sender has seen it), and reads the room's members for its event. The members are current when the
+ * caller holds the room row's lock from an earlier statement, as membership changes take it too.
+ */
+export async function appendMessage(tx: Database, message: NewMessage): Promise<AppendedMessage> {
+  const id = newId()
+  const [row] = await appendStatement(tx, { id, ...message })
+  if (!row) throw new Error(`appendMessage: room ${message.roomId} not found`)
+  return {
+    ...message,
+    id,
+    seq: row.seq,
+    createdAt: new Date(row.created_ms),
+    editedAt: null,
+    deletedAt: null,
+    recipients: [
+      ...row.notified.map((conversationId) => ({ conversationId, snoozed: false })),
+      ...row.snoozed.map((conversationId) => ({ conversationId, snoozed: true })),
+    ],
+  }
 }
 
 /**
@@ -59,3 +107,148 @@ export const unreadCount = sql<number>`(
       and (m.sender_id = ${roomMembers.conversationId} or m.deleted_at is not null)
   )
 )::int`
+
+const inRoom = (accountId: string, roomId: string) =>
+  and(eq(roomMessages.accountId, accountId), eq(roomMessages.roomId, roomId))
+
+/** A message of the room, deleted or not (deleted ones keep their place for cursors and read markers). */
+export async function findMessage(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  messageId: string,
+): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .select(messageColumns)
+    .from(roomMessages)
+    .where(and(inRoom(accountId, roomId), eq(roomMessages.id, messageId)))
+  return row
+}
+
+/**
+ * Up to `limit` messages not deleted, by sequence: with `afterSeq` the ones right after it, oldest first
+ * (up to `beforeSeq` when given); otherwise the newest ones (before `beforeSeq` when given), newest first.
+ */
+export function listMessages(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  window: { beforeSeq?: number; afterSeq?: number; limit: number },
+): Promise<MessageRow[]> {
+  const filters = [inRoom(accountId, roomId), isNull(roomMessages.deletedAt)]
+  if (window.beforeSeq !== undefined) filters.push(lt(roomMessages.seq, window.beforeSeq))
+  if (window.afterSeq !== undefined) filters.push(gt(roomMessages.seq, window.afterSeq))
+  return db
+    .select(messageColumns)
+    .from(roomMessages)
+    .where(and(...filters))
+    .orderBy(window.afterSeq === undefined ? desc(roomMessages.seq) : asc(roomMessages.seq))
+    .limit(window.limit)
+}
+
+const notDeleted = (accountId: string, messageId: string) =>
+  and(eq(roomMessages.accountId, accountId), eq(roomMessages.id, messageId), isNull(roomMessages.deletedAt))
+
+/** Replaces the content of a message not deleted; undefined when it was deleted meanwhile. */
+export async function updateMessageContent(
+  db: Database,
+  accountId: string,
+  messageId: string,
+  content: string,
+): Promise<MessageRow | undefined> {
+  const [row] = await db
+    .update(roomMessages)
+    .set({ content, editedAt: sql`now()` })
+    .where(notDeleted(accountId, messageId))
+    .returning(messageColumns)
+  return row
+}
+
+/**
+ * Marks the message deleted (its row and sequence stay, so counts and cursors keep working); when it was
+ * the room's last message, the room's last message becomes the latest one not deleted. False when it
+ * was deleted already.
+ */
+export async function markMessageDeleted(
+  tx: Database,
+  accountId: string,
+  message: Pick<MessageRow, 'id' | 'roomId'>,
+): Promise<boolean> {
+  const deleted = await tx
+    .update(roomMessages)
+    .set({ deletedAt: sql`now()` })
+    .where(notDeleted(accountId, message.id))
+    .returning({ id: roomMessages.id })
+  if (deleted.length === 0) return false
+  await tx
+    .update(rooms)
+    .set({
+      lastMessageId: sql`(
+        select m.id from ${roomMessages} m
+        where m.room_id = ${message.roomId} and m.deleted_at is null
+        order by m.seq desc limit 1
+      )`,
+    })
+    .where(
+      and(eq(rooms.accountId, accountId), eq(rooms.id, message.roomId), eq(rooms.lastMessageId, message.id)),
+    )
+  return true
+}
+
+/** Moves a member's read marker to the message, only forward: an older message leaves it where it is. */
+export async function moveReadMarker(
+  db: Database,
+  accountId: string,
+  conversationId: string,
+  message: Pick<MessageRow, 'id' | 'roomId' | 'seq'>,
+): Promise<void> {
+  await db
+    .update(roomMembers)
+    .set({ readSeq: message.seq, readMessageId: message.id, readAt: sql`now()` })
+    .where(
+      and(
+        eq(roomMembers.accountId, accountId),
+        eq(roomMembers.roomId, message.roomId),
+        eq(roomMembers.conversationId, conversationId),
+        lt(roomMembers.readSeq, message.seq),
+      ),
+    )
+}
+
+export interface ReadState {
+  readMessageId: string | null
+  readAt: Date | null
+  unread: number
+}
+
+/** A member's read marker and unread count in the room; undefined when it is not a member. */
+export async function findReadState(
+  db: Database,
+  accountId: string,
+  roomId: string,
+  conversationId: string,
+): Promise<ReadState | undefined> {
+  const [row] = await db
+    .select({ readMessageId: roomMembers.readMessageId, readAt: roomMembers.readAt, unread: unreadCount })
+    .from(roomMembers)
+    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
+    .where(
+      and(
+        eq(roomMembers.accountId, accountId),
+        eq(roomMembers.roomId, roomId),
+        eq(roomMembers.conversationId, conversationId),
+      ),
+    )
+  return row
+}
+
+/** The room's current members, as recipients of its events. */
+export function findRecipients(db: Database, accountId: string, roomId: string): Promise<Recipient[]> {
+  return db
+    .select({
+      conversationId: roomMembers.conversationId,
+      snoozed: sql<boolean>`coalesce(${roomMembers.snoozedUntil} > now(), false)`,
+    })
+    .from(roomMembers)
+    .where(and(eq(roomMembers.accountId, accountId), eq(roomMembers.roomId, roomId)))
+}

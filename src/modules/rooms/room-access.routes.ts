@@ -1,21 +1,14 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler } from 'fastify'
 import type { Platform } from '../../platform/context.js'
-import { Unauthorized } from '../../platform/http/errors.js'
-import type { RoomCaller } from './room-access.service.js'
+import { byUser } from '../../platform/http/rate-limit.js'
+import { type RoomCaller, roomCaller } from './room-access.service.js'
 
-/** The caller of a room route: its account and its chat identity (checked by `requireChatIdentity`). */
-export function roomCaller(request: FastifyRequest): RoomCaller {
-  return {
-    accountId: request.auth.account_id,
-    conversationId: (request.auth.conversation as { id: string }).id,
-  }
-}
+/** The caller of a room route: its account and its chat identity (401 without one). */
+export const callerOf = (request: FastifyRequest): RoomCaller => roomCaller(request.auth)
 
 async function requireChatIdentity(request: FastifyRequest): Promise<void> {
-  if (!request.auth.conversation) throw new Unauthorized('token lacks conversation.id')
+  callerOf(request)
 }
-
-const byUser = (request: FastifyRequest) => `room-user:${request.auth.uid}`
 
 /**
  * One budget per user for all the room routes of an app, whichever plugin holds them: one limiter (one

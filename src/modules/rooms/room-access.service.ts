@@ -1,7 +1,8 @@
+import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
-import { Invalid, NotFound } from '../../platform/http/errors.js'
-import { findMemberRole, findRoom, type RoomRow } from './room-access.repository.js'
+import { Invalid, NotFound, Unauthorized } from '../../platform/http/errors.js'
+import { findRoomAndRole, lockRoomForRole, type RoomRow } from './room-access.repository.js'
 import type { RoomRole } from './tables.js'
 
 /** The spec's chat-room error messages, one place for every feature of the module. */
@@ -12,6 +13,13 @@ export const CANNOT_ACCESS_THIS_ROOM = 'Cannot access this room'
 export interface RoomCaller {
   accountId: string
   conversationId: string
+}
+
+/** The caller of a room endpoint; a token without a chat identity (`conversation.id`) is a 401. */
+export function roomCaller(auth: AuthContext): RoomCaller {
+  const conversationId = auth.conversation?.id
+  if (!conversationId) throw new Unauthorized('token lacks conversation.id')
+  return { accountId: auth.account_id, conversationId }
 }
 
 export interface RoomAccess {
@@ -30,9 +38,27 @@ export async function requireRoomMember(
   roomId: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<RoomAccess> {
-  const room = isId(roomId) ? await findRoom(db, caller.accountId, roomId, options) : undefined
-  if (!room) throw new NotFound(ROOM_DOES_NOT_EXIST)
-  const role = await findMemberRole(db, caller.accountId, room.id, caller.conversationId)
-  if (!role) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
+  const found = isId(roomId)
+    ? await findRoomAndRole(db, caller.accountId, roomId, caller.conversationId, options)
+    : undefined
+  const { room, role } = asMember(found)
   return { room, role }
+}
+
+/** What was found of the room for a member, or the refusal for a room not found or a non-member. */
+function asMember<T extends { role: RoomRole | undefined }>(found: T | undefined): T & { role: RoomRole } {
+  if (!found) throw new NotFound(ROOM_DOES_NOT_EXIST)
+  if (!found.role) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
+  return found as T & { role: RoomRole }
+}
+
+/**
+ * `requireRoomMember` with the lock, for hot writes that need the caller's role but not the room row
+ * (sending a message): one prepared statement, refused the same way.
+ */
+export async function lockRoomAsMember(tx: Database, caller: RoomCaller, roomId: string): Promise<RoomRole> {
+  const found = isId(roomId)
+    ? await lockRoomForRole(tx, caller.accountId, roomId, caller.conversationId)
+    : undefined
+  return asMember(found).role
 }

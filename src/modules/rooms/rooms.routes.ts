@@ -18,7 +18,7 @@ import {
   removeMember,
   transferOwnership,
 } from './membership.service.js'
-import { roomCaller, roomRouteOptions } from './room-access.routes.js'
+import { callerOf, roomRouteOptions } from './room-access.routes.js'
 import { FavoritesResponse, ListQuery, ListResponse } from './room-list.schemas.js'
 import { listFavorites, listRooms } from './room-list.service.js'
 import {
@@ -61,7 +61,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       querystring: ListQuery,
       response: { 200: ListResponse, ...errorResponses(400), ...denied },
     }),
-    async (request) => listRooms(db, roomCaller(request), request.query),
+    async (request) => listRooms(db, callerOf(request), request.query),
   )
 
   app.post(
@@ -71,7 +71,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       response: { 200: Room, 201: Room, ...errorResponses(400), ...denied },
     }),
     async (request, reply) => {
-      const { room, created } = await createRoom(deps, roomCaller(request), request.body)
+      const { room, created } = await createRoom(deps, callerOf(request), request.body)
       return reply.status(created ? 201 : 200).send(room)
     },
   )
@@ -81,7 +81,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     route('roomsFavorites', "The caller's favorite rooms (most recent activity first)", {
       response: { 200: FavoritesResponse, ...denied },
     }),
-    async (request) => ({ favorites: await listFavorites(db, roomCaller(request)) }),
+    async (request) => ({ favorites: await listFavorites(db, callerOf(request)) }),
   )
 
   app.post(
@@ -92,7 +92,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     }),
     async (request) => ({
       success: true as const,
-      room: await toggleFavorite(db, roomCaller(request), request.params.roomId),
+      room: await toggleFavorite(db, callerOf(request), request.params.roomId),
     }),
   )
 
@@ -103,7 +103,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       response: { 200: Done, ...inRoom, ...errorResponses(403) },
     }),
     async (request) => {
-      await deleteRoom(deps, roomCaller(request), request.query.roomId)
+      await deleteRoom(deps, callerOf(request), request.query.roomId)
       return { success: true as const, message: ROOM_DELETED }
     },
   )
@@ -116,7 +116,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     }),
     async (request) => ({
       success: true as const,
-      room: await renameRoom(deps, roomCaller(request), request.body),
+      room: await renameRoom(deps, callerOf(request), request.body),
     }),
   )
 
@@ -129,7 +129,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     }),
     async (request) => ({
       success: true as const,
-      room: await snoozeRoom(db, roomCaller(request), request.params.roomId, request.body),
+      room: await snoozeRoom(db, callerOf(request), request.params.roomId, request.body),
     }),
   )
 
@@ -141,7 +141,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     }),
     async (request) => ({
       success: true as const,
-      room: await leaveRoom(deps, roomCaller(request), request.params.roomId),
+      room: await leaveRoom(deps, callerOf(request), request.params.roomId),
     }),
   )
 
@@ -157,7 +157,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     ),
     async (request) => ({
       success: true as const,
-      room: await addMembers(deps, roomCaller(request), request.body),
+      room: await addMembers(deps, callerOf(request), request.body),
     }),
   )
 
@@ -168,7 +168,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       response: { 200: Done, ...inRoom, ...errorResponses(403) },
     }),
     async (request) => {
-      await transferOwnership(deps, roomCaller(request), request.body)
+      await transferOwnership(deps, callerOf(request), request.body)
       return { success: true as const, message: 'Owner changed' }
     },
   )
@@ -184,7 +184,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       },
     ),
     async (request) => {
-      await changeRole(deps, roomCaller(request), request.body)
+      await changeRole(deps, callerOf(request), request.body)
       return { success: true as const, message: 'Role changed' }
     },
   )
@@ -200,7 +200,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       try {
         const room = await removeMember(
           deps,
-          roomCaller(request),
+          callerOf(request),
           request.params.roomId,
           request.query.conversation_id,
         )

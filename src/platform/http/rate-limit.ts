@@ -20,3 +20,4 @@ export async function registerRateLimit(app: FastifyInstance, redis: Redis | und
 
 export const byIp = (request: FastifyRequest) => `ip:${request.ip}`
 export const byAccount = (request: FastifyRequest) => `account:${request.auth.account_id}`
+export const byUser = (request: FastifyRequest) => `user:${request.auth.account_id}:${request.auth.uid}`

@@ -1,0 +1,40 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, StringEnum } from '../../platform/http/schemas.js'
+import { Message } from './messages.schemas.js'
+import { ROOM_TYPES } from './tables.js'
+
+export const SearchQuery = Type.Composite([
+  Type.Object({
+    q: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '\\S',
+      description:
+        'Words to find (web search syntax: "a phrase", or, -excluded), matched whole and case-insensitively',
+    }),
+  }),
+  PageQuery(20, 100),
+])
+export type SearchQuery = Static<typeof SearchQuery>
+
+export const SearchHit = Type.Object({
+  room: Type.Object({
+    _id: Id(),
+    name: Type.Union([Type.String(), Type.Null()], { description: 'Null for direct rooms' }),
+    type: StringEnum(ROOM_TYPES),
+  }),
+  message: Message,
+})
+export type SearchHit = Static<typeof SearchHit>
+
+export const SearchResults = Type.Object({
+  results: Type.Array(SearchHit, { description: 'Best matches first, then newest first' }),
+  pagination: Type.Object({
+    page: Type.Integer(),
+    limit: Type.Integer(),
+    total: Type.Integer(),
+    pages: Type.Integer(),
+  }),
+})
+export type SearchResults = Static<typeof SearchResults>

@@ -1,0 +1,127 @@
+import { describe, expect } from 'vitest'
+import type { TestApp } from '../../../test/helpers/app.js'
+import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
+import { createRoomWithMembers, removeMember } from '../../../test/helpers/rooms.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+const ROOMS = '/api/conversation-v2/room'
+
+async function post(t: TestApp, member: Tenant, roomId: string, content: string) {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: `${ROOMS}/${roomId}/messages`,
+    headers: member.headers,
+    payload: { content },
+  })
+  expect(response.statusCode, response.body).toBe(201)
+  return response.json().message as { _id: string }
+}
+
+const search = (t: TestApp, member: Tenant, query: string) =>
+  t.app.inject({ url: `${ROOMS}/search?${query}`, headers: member.headers })
+
+async function found(t: TestApp, member: Tenant, q: string) {
+  const response = await search(t, member, new URLSearchParams({ q }).toString())
+  expect(response.statusCode, response.body).toBe(200)
+  return (response.json().results as { message: { content: string } }[]).map((hit) => hit.message.content)
+}
+
+describe('message search', () => {
+  test('finds words in the rooms the caller is a member of, each hit with its room', async ({ t, owner }) => {
+    const ada = await addUser(t.app, owner.accountId, 'Ada')
+    const roomId = await createRoomWithMembers(t.app, 'group', [owner, ada], 'Launch plans')
+    const direct = await createRoomWithMembers(t.app, 'direct', [owner, ada])
+    const message = await post(t, ada, roomId, 'The rocket launch is on Friday')
+    await post(t, owner, direct, 'Is the ROCKET ready?')
+    await post(t, owner, roomId, 'Lunch at noon')
+
+    const response = await search(t, owner, 'q=rocket')
+    expect(response.json()).toEqual({
+      results: expect.arrayContaining([
+        {
+          room: { _id: roomId, name: 'Launch plans', type: 'group' },
+          message: expect.objectContaining({ _id: message._id, content: 'The rocket launch is on Friday' }),
+        },
+        {
+          room: { _id: direct, name: null, type: 'direct' },
+          message: expect.objectContaining({ content: 'Is the ROCKET ready?' }),
+        },
+      ]),
+      pagination: { page: 1, limit: 20, total: 2, pages: 1 },
+    })
+    expect(await found(t, ada, 'friday')).toEqual(['The rocket launch is on Friday'])
+  })
+
+  test('ranks better matches first, then newer; takes phrases and exclusions', async ({ t, owner }) => {
+    const roomId = await createRoomWithMembers(t.app, 'group', [owner])
+    await post(t, owner, roomId, 'zebra once among many other words here')
+    await post(t, owner, roomId, 'zebra zebra zebra')
+    await post(t, owner, roomId, 'a zebra crossing')
+    expect(await found(t, owner, 'zebra')).toEqual([
+      'zebra zebra zebra',
+      'a zebra crossing',
+      'zebra once among many other words here',
+    ])
+    expect(await found(t, owner, '"zebra crossing"')).toEqual(['a zebra crossing'])
+    expect(await found(t, owner, 'zebra -crossing -once')).toEqual(['zebra zebra zebra'])
+    expect(await found(t, owner, 'zebra or walrus')).toHaveLength(3)
+    // Only punctuation or stop characters: nothing to search for, nothing found.
+    expect(await found(t, owner, '!!!')).toEqual([])
+  })
+
+  test('pages through hits', async ({ t, owner }) => {
+    const roomId = await createRoomWithMembers(t.app, 'group', [owner])
+    for (let n = 1; n <= 5; n++) await post(t, owner, roomId, `pagination probe ${n}`)
+    const page = (await search(t, owner, 'q=probe&limit=2&page=3')).json()
+    expect(page.pagination).toEqual({ page: 3, limit: 2, total: 5, pages: 3 })
+    expect(page.results.map((hit: { message: { content: string } }) => hit.message.content)).toEqual([
+      'pagination probe 1',
+    ])
+  })
+
+  test('never finds deleted messages, rooms the caller is not (or no longer) in, other accounts', async ({
+    t,
+    owner,
+    stranger,
+  }) => {
+    const ada = await addUser(t.app, owner.accountId, 'Ada')
+    const shared = await createRoomWithMembers(t.app, 'group', [owner, ada])
+    const adaOnly = await createRoomWithMembers(t.app, 'group', [ada])
+    const strangers = await createRoomWithMembers(t.app, 'group', [stranger])
+    const deleted = await post(t, owner, shared, 'secret plan deleted')
+    await t.app.inject({
+      method: 'DELETE',
+      url: `${ROOMS}/${shared}/messages/${deleted._id}`,
+      headers: owner.headers,
+    })
+    await post(t, owner, shared, 'secret plan shared')
+    await post(t, ada, adaOnly, 'secret plan of Ada alone')
+    await post(t, stranger, strangers, 'secret plan of another account')
+
+    expect(await found(t, owner, 'secret')).toEqual(['secret plan shared'])
+    expect((await found(t, ada, 'secret')).sort()).toEqual(['secret plan of Ada alone', 'secret plan shared'])
+    expect(await found(t, stranger, 'secret')).toEqual(['secret plan of another account'])
+    await removeMember(t.app, shared, owner)
+    expect(await found(t, owner, 'secret')).toEqual([])
+  })
+
+  test('refuses a missing or empty query and limits beyond 100; needs a chat identity', async ({
+    t,
+    owner,
+  }) => {
+    for (const query of ['', 'q=', 'q=%20%20', 'q=x&limit=101', `q=${'x'.repeat(201)}`]) {
+      const response = await search(t, owner, query)
+      expect(response.statusCode, query).toBe(400)
+      expect(response.json().message).toMatch(/^(q|limit) /)
+    }
+    const token = await t.app.platform.tokens.sign(
+      { uid: owner.userId, account_id: owner.accountId, parent_account: null },
+      300,
+    )
+    const response = await t.app.inject({
+      url: `${ROOMS}/search?q=x`,
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(response.statusCode).toBe(401)
+  })
+})
