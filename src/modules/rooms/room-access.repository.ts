@@ -42,16 +42,16 @@ export async function findMemberRole(
 
 /**
  * The account's room and the identity's role among its current members (undefined when it is not one),
- * in one query; `forUpdate` locks the room row for the rest of the transaction.
+ * in one query. Not for locking: a row lock waits for a concurrent change of the room, and the role read
+ * in the same statement would be the one from before that change; `lockRoomAndRole` reads it after.
  */
 export async function findRoomAndRole(
   db: Database,
   accountId: string,
   roomId: string,
   conversationId: string,
-  options: { forUpdate?: boolean } = {},
 ): Promise<{ room: RoomRow; role: RoomRole | undefined } | undefined> {
-  const query = db
+  const [row] = await db
     .select({ room: rooms, role: roomMembers.role })
     .from(rooms)
     .leftJoin(
@@ -63,22 +63,42 @@ export async function findRoomAndRole(
       ),
     )
     .where(and(eq(rooms.accountId, accountId), eq(rooms.id, roomId)))
-  const [row] = options.forUpdate ? await query.for('update', { of: rooms }) : await query
   return row && { room: row.room, role: row.role ?? undefined }
 }
 
-const lockRoomStatement = preparedStatement<{ role: RoomRole | null }>(
-  'room_lock_for_role',
-  sql`select m.role from ${rooms} r
-    left join ${roomMembers} m
-      on m.account_id = r.account_id and m.room_id = r.id and m.conversation_id = ${sql.placeholder('conversationId')}
+/**
+ * Locks the account's room row for the rest of the transaction, then reads the identity's role: in its
+ * own statement, so that it sees what a concurrent change the lock waited for (an owner leaving, a
+ * member removed) committed.
+ */
+export async function lockRoomAndRole(
+  tx: Database,
+  accountId: string,
+  roomId: string,
+  conversationId: string,
+): Promise<{ room: RoomRow; role: RoomRole | undefined } | undefined> {
+  const room = await findRoom(tx, accountId, roomId, { forUpdate: true })
+  return room && { room, role: await findMemberRole(tx, accountId, roomId, conversationId) }
+}
+
+const lockRoomStatement = preparedStatement<{ id: string }>(
+  'room_lock',
+  sql`select r.id from ${rooms} r
     where r.account_id = ${sql.placeholder('accountId')} and r.id = ${sql.placeholder('roomId')}
-    for update of r`,
+    for update`,
+)
+
+const memberRoleStatement = preparedStatement<{ role: RoomRole }>(
+  'room_member_role',
+  sql`select m.role from ${roomMembers} m
+    where m.account_id = ${sql.placeholder('accountId')} and m.room_id = ${sql.placeholder('roomId')}
+      and m.conversation_id = ${sql.placeholder('conversationId')}`,
 )
 
 /**
- * Locks the account's room row for the rest of the transaction and answers the identity's role in it:
- * `{ role: undefined }` when it is not a member, undefined when there is no such room.
+ * `lockRoomAndRole` for hot writes that need the role but not the room row (sending a message), in two
+ * prepared statements: `{ role: undefined }` when the identity is not a member, undefined when there is
+ * no such room.
  */
 export async function lockRoomForRole(
   tx: Database,
@@ -86,6 +106,8 @@ export async function lockRoomForRole(
   roomId: string,
   conversationId: string,
 ): Promise<{ role: RoomRole | undefined } | undefined> {
-  const [row] = await lockRoomStatement(tx, { accountId, roomId, conversationId })
-  return row && { role: row.role ?? undefined }
+  const [locked] = await lockRoomStatement(tx, { accountId, roomId })
+  if (!locked) return undefined
+  const [member] = await memberRoleStatement(tx, { accountId, roomId, conversationId })
+  return { role: member?.role }
 }

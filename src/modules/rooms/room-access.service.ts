@@ -2,7 +2,7 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { Invalid, NotFound, Unauthorized } from '../../platform/http/errors.js'
-import { findRoomAndRole, lockRoomForRole, type RoomRow } from './room-access.repository.js'
+import { findRoomAndRole, lockRoomAndRole, lockRoomForRole, type RoomRow } from './room-access.repository.js'
 import type { RoomRole } from './tables.js'
 
 /** The spec's chat-room error messages, one place for every feature of the module. */
@@ -38,9 +38,8 @@ export async function requireRoomMember(
   roomId: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<RoomAccess> {
-  const found = isId(roomId)
-    ? await findRoomAndRole(db, caller.accountId, roomId, caller.conversationId, options)
-    : undefined
+  const lookUp = options.forUpdate ? lockRoomAndRole : findRoomAndRole
+  const found = isId(roomId) ? await lookUp(db, caller.accountId, roomId, caller.conversationId) : undefined
   const { room, role } = asMember(found)
   return { room, role }
 }
