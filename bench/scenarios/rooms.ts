@@ -51,7 +51,7 @@ interface Seeded {
 }
 
 /**
- * One member of 1,000 rooms (19 direct, the rest groups of three to five) holding 200,000 messages of 6 to
+ * One member of 1,000 rooms (19 direct, the rest groups of up to five) holding 200,000 messages of 6 to
  * 14 words drawn from a 5,000-word vocabulary, sent over the last 30 days by the rooms' members, the
  * member's read marker somewhere in each room's last 50 messages: written with SQL, as the routes
  * would have left them, then vacuumed and analysed.
