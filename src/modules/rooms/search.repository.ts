@@ -32,17 +32,32 @@ export async function searchMessages(
     sql`${roomMessages.searchVector} @@ ${query}`,
   )
   const rank: SQL<number> = sql`ts_rank(${roomMessages.searchVector}, ${query})`
-  const [rows, [totals]] = await Promise.all([
-    db
-      .select({ message: messageColumns, roomName: rooms.name, roomType: rooms.type })
-      .from(roomMessages)
-      .innerJoin(roomMembers, membership)
-      .innerJoin(rooms, eq(rooms.id, roomMessages.roomId))
-      .where(matching)
-      .orderBy(desc(rank), desc(roomMessages.createdAt), desc(roomMessages.id))
-      .limit(search.limit)
-      .offset(search.offset),
-    db.select({ total: count() }).from(roomMessages).innerJoin(roomMembers, membership).where(matching),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  // The total rides along on every row of the page (one scan of the hits); a page past the last has no
+  // row to carry it, and counts apart.
+  const page = await db
+    .select({
+      message: messageColumns,
+      roomName: rooms.name,
+      roomType: rooms.type,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
+    })
+    .from(roomMessages)
+    .innerJoin(roomMembers, membership)
+    .innerJoin(rooms, eq(rooms.id, roomMessages.roomId))
+    .where(matching)
+    .orderBy(desc(rank), desc(roomMessages.createdAt), desc(roomMessages.id))
+    .limit(search.limit)
+    .offset(search.offset)
+  const total =
+    page[0]?.total ??
+    (search.offset > 0
+      ? (
+          await db
+            .select({ total: count() })
+            .from(roomMessages)
+            .innerJoin(roomMembers, membership)
+            .where(matching)
+        )[0]?.total
+      : 0)
+  return { rows: page, total: total ?? 0 }
 }

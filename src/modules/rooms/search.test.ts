@@ -77,6 +77,11 @@ describe('message search', () => {
     expect(page.results.map((hit: { message: { content: string } }) => hit.message.content)).toEqual([
       'pagination probe 1',
     ])
+    // Past the last page: no hit, the total still told.
+    expect((await search(t, owner, 'q=probe&limit=2&page=4')).json()).toEqual({
+      results: [],
+      pagination: { page: 4, limit: 2, total: 5, pages: 3 },
+    })
   })
 
   test('never finds deleted messages, rooms the caller is not (or no longer) in, other accounts', async ({
