@@ -64,11 +64,11 @@ export function leaveRoom(
       return { _id: room.id, name: room.name, members: [] }
     }
     const nameOf = await displayNames(tx, accountId, successor ? [me, successor] : [me])
-    await postSystemMessage(tx, caller, room.id, `${nameOf(me)} left the room`)
+    await postSystemMessage(tx, events, caller, room.id, `${nameOf(me)} left the room`)
     if (successor) {
       await setRole(tx, accountId, room.id, successor, 'owner')
       await updateRoom(tx, accountId, room.id, { ownerId: successor })
-      await postSystemMessage(tx, caller, room.id, `${nameOf(successor)} is now the owner`)
+      await postSystemMessage(tx, events, caller, room.id, `${nameOf(successor)} is now the owner`)
       await stageRoomUpdated(tx, events, accountId, room.id, 'roles')
     }
     const members = await findMemberIds(tx, accountId, room.id)
@@ -108,7 +108,7 @@ export function addMembers(
     if (added.length > 0) {
       const nameOf = await displayNames(tx, accountId, [me])
       const names = added.map((id) => identities.get(id)?.user.name || id).join(', ')
-      const message = await postSystemMessage(tx, caller, room.id, `${nameOf(me)} added ${names}`)
+      const message = await postSystemMessage(tx, events, caller, room.id, `${nameOf(me)} added ${names}`)
       await markRead(tx, accountId, room.id, added, message)
       const recipients = await findMemberIds(tx, accountId, room.id)
       for (const id of added) {
@@ -145,7 +145,7 @@ export function transferOwnership(
     await setRole(tx, accountId, room.id, target, 'owner')
     await updateRoom(tx, accountId, room.id, { ownerId: target })
     const nameOf = await displayNames(tx, accountId, [me, target])
-    await postSystemMessage(tx, caller, room.id, `${nameOf(me)} made ${nameOf(target)} the owner`)
+    await postSystemMessage(tx, events, caller, room.id, `${nameOf(me)} made ${nameOf(target)} the owner`)
     await stageRoomUpdated(tx, events, accountId, room.id, 'roles')
   })
 }
@@ -168,6 +168,7 @@ export function changeRole(
     const nameOf = await displayNames(tx, accountId, [me, target])
     await postSystemMessage(
       tx,
+      events,
       caller,
       room.id,
       `${nameOf(me)} made ${nameOf(target)} ${roleNames[body.role]}`,
@@ -192,7 +193,7 @@ export function removeMember(
     if (targetRole === 'owner') throw new Invalid(OWNER_NOT_REMOVABLE)
     await deleteMember(tx, accountId, room.id, target)
     const nameOf = await displayNames(tx, accountId, [me, target])
-    await postSystemMessage(tx, caller, room.id, `${nameOf(me)} removed ${nameOf(target)}`)
+    await postSystemMessage(tx, events, caller, room.id, `${nameOf(me)} removed ${nameOf(target)}`)
     const members = await findMemberIds(tx, accountId, room.id)
     await events.stage(tx, {
       event: 'room:member_removed',

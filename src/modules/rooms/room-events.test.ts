@@ -13,11 +13,16 @@ const test = base.extend('crew', { scope: 'file' }, async ({ t, owner }) => ({
   outsider: await addUser(t.app, owner.accountId, 'Outsider'),
 }))
 
-/** The events delivered to the gateway while `act` ran, each with its recipients as a sorted list. */
-async function eventsOf(act: () => Promise<unknown>) {
+/**
+ * The events delivered to the gateway while `act` ran, each with its recipients as a sorted list: the
+ * room events, or with `prefix` the others (the system messages' `message:new`).
+ */
+async function eventsOf(act: () => Promise<unknown>, prefix = 'room:') {
   delivered.length = 0
   await act()
-  return delivered.map(({ event, data, recipients }) => ({ event, data, recipients: [...recipients].sort() }))
+  return delivered
+    .filter(({ event }) => event.startsWith(prefix))
+    .map(({ event, data, recipients }) => ({ event, data, recipients: [...recipients].sort() }))
 }
 
 const to = (...tenants: Tenant[]) => tenants.map((tenant) => tenant.conversationId).sort()
@@ -126,6 +131,29 @@ describe('room events: after commit, to the room members only', () => {
     for (const tenant of [outsider, stranger]) {
       expect(delivered.flatMap((e) => e.recipients)).not.toContain(tenant.conversationId)
     }
+  })
+
+  test('each system message reaches the members as message:new', async ({ t, owner, crew: { ann, bob } }) => {
+    const room = await createGroup(t.app, owner, [ann])
+    const added = await eventsOf(
+      () =>
+        roomCall(t.app, owner, 'POST', '/members', {
+          roomId: room._id,
+          conversation_ids: [bob.conversationId],
+        }),
+      'message:',
+    )
+    expect(added).toEqual([
+      {
+        event: 'message:new',
+        data: {
+          room_id: room._id,
+          notify: true,
+          message: expect.objectContaining({ kind: 'system', content: 'Ada Lovelace added Bob' }),
+        },
+        recipients: to(owner, ann, bob),
+      },
+    ])
   })
 
   test('the last one out deletes the room and hears room:deleted; a direct room found again raises nothing', async ({

@@ -4,6 +4,7 @@ import { Forbidden, Invalid } from '../../platform/http/errors.js'
 import { type ChatIdentity, findChatIdentities } from '../accounts/chat-identities.service.js'
 import { findMemberIds, insertMembers, setSnoozedUntil, toggleFavoriteFlag } from './membership.repository.js'
 import { appendMessage, type MessageRow } from './messages.repository.js'
+import { stageNewMessage } from './messages.service.js'
 import { findRoom, type RoomRow } from './room-access.repository.js'
 import { type RoomCaller, requireRoomMember } from './room-access.service.js'
 import { inRoomTransaction, type RoomEventDeps, type RoomEvents } from './room-events.js'
@@ -88,20 +89,23 @@ export async function displayNames(
   return (id) => identities.get(id)?.user.name || id
 }
 
-/** A system message about a change, sent by the member who made it. */
-export function postSystemMessage(
+/** A system message about a change, sent by the member who made it, and its `message:new` to the members. */
+export async function postSystemMessage(
   tx: Database,
+  events: RoomEvents,
   caller: RoomCaller,
   roomId: string,
   content: string,
 ): Promise<MessageRow> {
-  return appendMessage(tx, {
+  const message = await appendMessage(tx, {
     accountId: caller.accountId,
     roomId,
     senderId: caller.conversationId,
     kind: 'system',
     content,
   })
+  await stageNewMessage(tx, events, message)
+  return message
 }
 
 /** Stages `room:updated` with its `update_type` for the room's current members. */
@@ -188,6 +192,7 @@ export function renameRoom(
     const nameOf = await displayNames(tx, caller.accountId, [caller.conversationId])
     await postSystemMessage(
       tx,
+      events,
       caller,
       room.id,
       `${nameOf(caller.conversationId)} renamed the room to "${name}"`,
