@@ -2,6 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { Forbidden, Invalid, NotFound } from '../../platform/http/errors.js'
 import {
+  type AppendedMessage,
   appendMessage,
   findMessage,
   findReadState,
@@ -36,19 +37,18 @@ export const messageView = (row: MessageRow): Message => ({
 })
 
 /**
- * Stages `message:new` for every current member of the message's room. Snoozed members receive it like
+ * Stages `message:new` for the room's members as its append read them. Snoozed members receive it like
  * the others (their clients stay in step) with `notify: false`, so that no client alerts them until the
  * snooze ends; everyone else gets `notify: true` (a client never alerts for its own identity's message).
  */
 export async function stageNewMessage(
   tx: Database,
   roomEvents: RoomEvents,
-  message: MessageRow,
+  message: AppendedMessage,
 ): Promise<void> {
-  const recipients = await findRecipients(tx, message.accountId, message.roomId)
   const data = { room_id: message.roomId, message: messageView(message) }
   for (const notify of [true, false]) {
-    const group = recipients.filter((r) => r.snoozed !== notify).map((r) => r.conversationId)
+    const group = message.recipients.filter((r) => r.snoozed !== notify).map((r) => r.conversationId)
     if (group.length > 0)
       await roomEvents.stage(tx, { event: 'message:new', data: { ...data, notify }, recipients: group })
   }

@@ -114,7 +114,7 @@ describe('message search', () => {
     t,
     owner,
   }) => {
-    for (const query of ['', 'q=', 'q=%20%20', 'q=x&limit=101', `q=${'x'.repeat(201)}`]) {
+    for (const query of ['', 'q=', 'q=%20%20', 'q=a%00b', 'q=x&limit=101', `q=${'x'.repeat(201)}`]) {
       const response = await search(t, owner, query)
       expect(response.statusCode, query).toBe(400)
       expect(response.json().message).toMatch(/^(q|limit) /)

@@ -60,6 +60,8 @@ export function createEvents(options: EventsOptions): Events {
     retryLimit: 8,
     retryDelaySeconds: 2,
     retryBackoff: true,
+    // Chat messages raise one event each: a burst drains 100 a fetch, each settled on its own.
+    batchSize: 100,
   })
 
   return {
