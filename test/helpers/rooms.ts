@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
-import { vi } from 'vitest'
+import { expect, vi } from 'vitest'
 import { type RoomEvent, RoomEvents } from '../../src/modules/rooms/room-events.js'
 import { roomMemberHistory, roomMembers, rooms } from '../../src/modules/rooms/tables.js'
 import type { Tenant } from './fixtures.js'
@@ -137,4 +137,11 @@ export async function removeMember(app: FastifyInstance, roomId: string, member:
   await app.platform.db
     .delete(roomMembers)
     .where(and(eq(roomMembers.roomId, roomId), eq(roomMembers.conversationId, member.conversationId)))
+}
+
+/** A message `member` posts to the room through the API (the test fails on any answer but 201). */
+export async function postMessage(app: FastifyInstance, member: Tenant, roomId: string, content: string) {
+  const response = await roomCall(app, member, 'POST', `/${roomId}/messages`, { content })
+  expect(response.statusCode, response.body).toBe(201)
+  return response.json().message as { _id: string; content: string; created_at: string }
 }

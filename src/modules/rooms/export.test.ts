@@ -3,23 +3,15 @@ import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { addUser, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createRoomWithMembers } from '../../../test/helpers/rooms.js'
+import { createRoomWithMembers, postMessage } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { EXPORT_BATCH } from './export.service.js'
 import { appendMessage } from './messages.repository.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
-async function post(t: TestApp, member: Tenant, roomId: string, content: string) {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: `${ROOMS}/${roomId}/messages`,
-    headers: member.headers,
-    payload: { content },
-  })
-  expect(response.statusCode, response.body).toBe(201)
-  return response.json().message as { _id: string; created_at: string }
-}
+const post = (t: TestApp, member: Tenant, roomId: string, content: string) =>
+  postMessage(t.app, member, roomId, content)
 
 const exportRoom = (t: TestApp, member: Tenant, roomId: string, query = '') =>
   t.app.inject({ url: `${ROOMS}/${roomId}/export${query}`, headers: member.headers })

@@ -103,7 +103,7 @@ export async function appendMessage(tx: Database, message: NewMessage): Promise<
 export const unreadCount = sql<number>`(
   ${rooms.lastSeq} - ${roomMembers.readSeq} - (
     select count(*) from ${roomMessages} m
-    where m.room_id = ${rooms.id} and m.seq > ${roomMembers.readSeq}
+    where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id} and m.seq > ${roomMembers.readSeq}
       and (m.sender_id = ${roomMembers.conversationId} or m.deleted_at is not null)
   )
 )::int`
@@ -231,7 +231,7 @@ export async function findReadState(
   const [row] = await db
     .select({ readMessageId: roomMembers.readMessageId, readAt: roomMembers.readAt, unread: unreadCount })
     .from(roomMembers)
-    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
+    .innerJoin(rooms, and(eq(rooms.accountId, accountId), eq(rooms.id, roomMembers.roomId)))
     .where(
       and(
         eq(roomMembers.accountId, accountId),

@@ -4,7 +4,12 @@ import { afterAll, describe, expect, vi } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { bearer } from '../../../test/helpers/app.js'
 import { addUser, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createRoomWithMembers, removeMember, snoozeMember } from '../../../test/helpers/rooms.js'
+import {
+  createRoomWithMembers,
+  postMessage,
+  removeMember,
+  snoozeMember,
+} from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { appendMessage } from './messages.repository.js'
 import { rooms } from './tables.js'
@@ -19,12 +24,8 @@ const send = (t: TestApp, member: Tenant, roomId: string, content: unknown) =>
     payload: { content },
   })
 
-/** Posts and returns the message (the test fails on any other answer). */
-async function post(t: TestApp, member: Tenant, roomId: string, content: string) {
-  const response = await send(t, member, roomId, content)
-  expect(response.statusCode, response.body).toBe(201)
-  return response.json().message as { _id: string; content: string }
-}
+const post = (t: TestApp, member: Tenant, roomId: string, content: string) =>
+  postMessage(t.app, member, roomId, content)
 
 const list = async (t: TestApp, member: Tenant, roomId: string, query = '') => {
   const response = await t.app.inject({ url: `${ROOMS}/${roomId}/messages${query}`, headers: member.headers })

@@ -43,7 +43,7 @@ export async function searchMessages(
     })
     .from(roomMessages)
     .innerJoin(roomMembers, membership)
-    .innerJoin(rooms, eq(rooms.id, roomMessages.roomId))
+    .innerJoin(rooms, and(eq(rooms.accountId, accountId), eq(rooms.id, roomMessages.roomId)))
     .where(matching)
     .orderBy(desc(rank), desc(roomMessages.createdAt), desc(roomMessages.id))
     .limit(search.limit)

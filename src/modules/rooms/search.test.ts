@@ -1,21 +1,13 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createRoomWithMembers, removeMember } from '../../../test/helpers/rooms.js'
+import { createRoomWithMembers, postMessage, removeMember } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
-async function post(t: TestApp, member: Tenant, roomId: string, content: string) {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: `${ROOMS}/${roomId}/messages`,
-    headers: member.headers,
-    payload: { content },
-  })
-  expect(response.statusCode, response.body).toBe(201)
-  return response.json().message as { _id: string }
-}
+const post = (t: TestApp, member: Tenant, roomId: string, content: string) =>
+  postMessage(t.app, member, roomId, content)
 
 const search = (t: TestApp, member: Tenant, query: string) =>
   t.app.inject({ url: `${ROOMS}/search?${query}`, headers: member.headers })
