@@ -52,6 +52,8 @@ export const users = pgTable(
     phone: optionalText('phone'),
     image: optionalText('image'),
     passwordHash: text('password_hash').notNull(),
+    /** Platform-wide permissions the operator grants (`funnel_templates:admin`), beyond account membership. */
+    permissions: text('permissions').array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,0 +1,281 @@
+import { sql } from 'drizzle-orm'
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+
+export const FUNNEL_STATUSES = ['active', 'inactive', 'draft'] as const
+export type FunnelStatus = (typeof FUNNEL_STATUSES)[number]
+export const STEP_TYPES = ['page', 'redirect'] as const
+export type StepType = (typeof STEP_TYPES)[number]
+
+/** The spec's `live_chat_widget`. */
+export interface LiveChatWidget {
+  enabled: boolean
+  provider: string
+  config: Record<string, unknown>
+}
+/** The spec's step `seo`: every field an optional string. */
+export interface StepSeo {
+  title?: string
+  description?: string
+  keywords?: string
+  image?: string
+  robots?: string
+  canonical?: string
+}
+/** The spec's step `tracking_code`. */
+export interface StepTrackingCode {
+  header?: string
+  footer?: string
+}
+/** The spec's builder components document: `{ version, components: [{ id, type, settings, content }] }`. */
+export interface BuilderComponents {
+  version: string
+  components: {
+    id: string
+    type: string
+    settings: Record<string, unknown>
+    content: Record<string, unknown>
+  }[]
+}
+
+const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+const accountId = () => text('account_id').notNull()
+
+/** A custom domain funnels are served on. A hostname belongs to one account: unique across accounts. */
+export const funnelDomains = pgTable(
+  'funnel_domains',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    name: text('name').notNull(),
+    sslEnabled: boolean('ssl_enabled').notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('funnel_domains_id_format', t.id),
+    uniqueIndex('funnel_domains_name_unique').on(sql`lower(${t.name})`),
+    index('funnel_domains_account').on(t.accountId),
+  ],
+)
+
+export const funnelTags = pgTable(
+  'funnel_tags',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('funnel_tags_id_format', t.id),
+    uniqueIndex('funnel_tags_account_name').on(t.accountId, sql`lower(${t.name})`),
+  ],
+)
+
+/**
+ * The spec's Funnel. `base_path` is stored normalised (lower case, one leading slash, no trailing slash)
+ * and is unique among live funnels of a domain; funnels without a domain share the account's default
+ * host, so they are unique among that account's funnels without a domain.
+ */
+export const funnels = pgTable(
+  'funnels',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    name: text('name').notNull(),
+    domainId: text('domain_id').references(() => funnelDomains.id, { onDelete: 'set null' }),
+    basePath: text('base_path').notNull(),
+    status: text('status', { enum: FUNNEL_STATUSES }).notNull().default('draft'),
+    favicon: text('favicon'),
+    headerTrackingCode: text('header_tracking_code'),
+    footerTrackingCode: text('footer_tracking_code'),
+    liveChatWidget: jsonb('live_chat_widget').$type<LiveChatWidget>(),
+    /** Template category id; changing it needs the funnel-template admin permission. */
+    category: text('category'),
+    deleted: boolean('deleted').notNull().default(false),
+    deletedAt: at('deleted_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    updatedBy: text('updated_by'),
+  },
+  (t) => [
+    idFormat('funnels_id_format', t.id),
+    check('funnels_status_valid', sql`${t.status} in ('active', 'inactive', 'draft')`),
+    uniqueIndex('funnels_domain_base_path')
+      .on(t.domainId, t.basePath)
+      .where(sql`not ${t.deleted} and ${t.domainId} is not null`),
+    uniqueIndex('funnels_default_host_base_path')
+      .on(t.accountId, t.basePath)
+      .where(sql`not ${t.deleted} and ${t.domainId} is null`),
+    index('funnels_account_updated').on(t.accountId, t.updatedAt),
+  ],
+)
+
+export const funnelTagLinks = pgTable(
+  'funnel_tag_links',
+  {
+    accountId: accountId(),
+    funnelId: text('funnel_id')
+      .notNull()
+      .references(() => funnels.id, { onDelete: 'cascade' }),
+    tagId: text('tag_id')
+      .notNull()
+      .references(() => funnelTags.id, { onDelete: 'cascade' }),
+  },
+  (t) => [primaryKey({ columns: [t.funnelId, t.tagId] }), index('funnel_tag_links_tag').on(t.tagId)],
+)
+
+/**
+ * The spec's funnel step. `path` is stored normalised like a funnel's base path, unique within its
+ * funnel. `checksum` is the hash of `html` as the edge last synced it (the state table's "Step HTML sync").
+ */
+export const funnelSteps = pgTable(
+  'funnel_steps',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    funnelId: text('funnel_id')
+      .notNull()
+      .references(() => funnels.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    path: text('path').notNull(),
+    type: text('type', { enum: STEP_TYPES }).notNull().default('page'),
+    order: integer('order').notNull(),
+    html: text('html'),
+    seo: jsonb('seo').$type<StepSeo>().notNull().default({}),
+    trackingCode: jsonb('tracking_code').$type<StepTrackingCode>().notNull().default({}),
+    css: text('css'),
+    externalFonts: jsonb('external_fonts').$type<string[]>().notNull().default([]),
+    checksum: text('checksum'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('funnel_steps_id_format', t.id),
+    check('funnel_steps_type_valid', sql`${t.type} in ('page', 'redirect')`),
+    uniqueIndex('funnel_steps_funnel_path').on(t.funnelId, t.path),
+    index('funnel_steps_funnel_order').on(t.funnelId, t.order),
+  ],
+)
+
+/** The current builder components of a step (one row per step). */
+export const funnelStepComponents = pgTable(
+  'funnel_step_components',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    stepId: text('step_id')
+      .notNull()
+      .references(() => funnelSteps.id, { onDelete: 'cascade' }),
+    funnelId: text('funnel_id').notNull(),
+    components: jsonb('components').$type<BuilderComponents>().notNull(),
+    checksum: text('checksum'),
+    savedAt: at('saved_at').notNull().defaultNow(),
+  },
+  (t) => [
+    idFormat('funnel_step_components_id_format', t.id),
+    uniqueIndex('funnel_step_components_step').on(t.stepId),
+  ],
+)
+
+/** Earlier versions of a step's components; only the last 10 per step are kept. */
+export const funnelStepBackups = pgTable(
+  'funnel_step_backups',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    stepId: text('step_id')
+      .notNull()
+      .references(() => funnelSteps.id, { onDelete: 'cascade' }),
+    funnelId: text('funnel_id').notNull(),
+    backupDate: at('backup_date').notNull().defaultNow(),
+    description: text('description').notNull(),
+    componentsChecksum: text('components_checksum').notNull(),
+    components: jsonb('components').$type<BuilderComponents>().notNull(),
+  },
+  (t) => [
+    idFormat('funnel_step_backups_id_format', t.id),
+    index('funnel_step_backups_step_date').on(t.stepId, t.backupDate),
+  ],
+)
+
+/**
+ * What a published page's form sent. A step deleted later leaves its submissions (and their step id);
+ * `contact_id` is the account's contact created or updated from the submission, when it had an email or phone.
+ */
+export const funnelFormSubmissions = pgTable(
+  'funnel_form_submissions',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    funnelId: text('funnel_id')
+      .notNull()
+      .references(() => funnels.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    formId: text('form_id').notNull(),
+    fields: jsonb('fields').$type<Record<string, string>>().notNull(),
+    visitorId: text('visitor_id'),
+    ipAddress: text('ip_address'),
+    userAgent: text('user_agent'),
+    contactId: text('contact_id'),
+    submittedAt: at('submitted_at').notNull().defaultNow(),
+  },
+  (t) => [
+    idFormat('funnel_form_submissions_id_format', t.id),
+    index('funnel_form_submissions_funnel_time').on(t.accountId, t.funnelId, t.submittedAt),
+  ],
+)
+
+/** A short link to a funnel: a 6-character code over 62 characters, unique by key. */
+export const funnelShortLinks = pgTable(
+  'funnel_short_links',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    funnelId: text('funnel_id')
+      .notNull()
+      .references(() => funnels.id, { onDelete: 'cascade' }),
+    code: text('code').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('funnel_short_links_id_format', t.id),
+    check('funnel_short_links_code_format', sql`${t.code} ~ '^[0-9A-Za-z]{6}$'`),
+    uniqueIndex('funnel_short_links_code').on(t.code),
+    index('funnel_short_links_funnel').on(t.accountId, t.funnelId),
+  ],
+)
+
+/** One click on a short link; bots and repeat clicks (same visitor within an hour) are kept apart. */
+export const funnelShortLinkClicks = pgTable(
+  'funnel_short_link_clicks',
+  {
+    id: idColumn(),
+    accountId: accountId(),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => funnelShortLinks.id, { onDelete: 'cascade' }),
+    clickedAt: at('clicked_at').notNull().defaultNow(),
+    referrer: text('referrer'),
+    userAgent: text('user_agent'),
+    /** A salted hash of the visitor (IP and user agent), never the IP itself. */
+    visitorHash: text('visitor_hash').notNull(),
+    isBot: boolean('is_bot').notNull(),
+    isRepeat: boolean('is_repeat').notNull(),
+  },
+  (t) => [
+    idFormat('funnel_short_link_clicks_id_format', t.id),
+    index('funnel_short_link_clicks_link_time').on(t.linkId, t.clickedAt),
+  ],
+)

@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify'
+import { normalisePath } from '../../src/modules/funnels/funnel-access.service.js'
+import {
+  type FunnelStatus,
+  funnelDomains,
+  funnelSteps,
+  funnels,
+  type StepType,
+} from '../../src/modules/funnels/tables.js'
+import { newId } from '../../src/platform/db/ids.js'
+import type { Tenant } from './fixtures.js'
+
+export const FUNNELS = '/v1/funnels'
+
+/** A call to a funnel route (`path` under `/v1/funnels`) as `tenant`. */
+export function funnelCall(
+  app: FastifyInstance,
+  tenant: Tenant,
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+  path: string,
+  payload?: object,
+) {
+  return app.inject({ method, url: `${FUNNELS}${path}`, headers: tenant.headers, payload })
+}
+
+export interface SeedFunnel {
+  name?: string
+  basePath?: string
+  status?: FunnelStatus
+  /** A domain of the tenant's account created with the funnel (a unique hostname by default). */
+  domainName?: string
+  steps?: { name?: string; path?: string; type?: StepType; html?: string }[]
+}
+
+export interface SeededFunnel {
+  funnelId: string
+  domainId: string | undefined
+  domainName: string | undefined
+  basePath: string
+  stepIds: string[]
+}
+
+/**
+ * A funnel with steps written straight into the tables: for tests of features that read funnels (forms,
+ * short links, edge delivery) and for the bench's 10,000 steps, independent of the builder routes.
+ */
+export async function seedFunnel(
+  app: FastifyInstance,
+  tenant: Pick<Tenant, 'accountId'>,
+  seed: SeedFunnel = {},
+): Promise<SeededFunnel> {
+  const { db } = app.platform
+  const { accountId } = tenant
+  const domainId = seed.domainName ? newId() : undefined
+  if (domainId)
+    await db.insert(funnelDomains).values({ id: domainId, accountId, name: seed.domainName ?? '' })
+  const funnelId = newId()
+  const basePath = normalisePath(seed.basePath ?? `/funnel-${funnelId.slice(-8)}`)
+  await db.insert(funnels).values({
+    id: funnelId,
+    accountId,
+    name: seed.name ?? 'Spring sale',
+    domainId,
+    basePath,
+    status: seed.status ?? 'active',
+  })
+  const steps = (seed.steps ?? [{}]).map((step, order) => ({
+    id: newId(),
+    accountId,
+    funnelId,
+    name: step.name ?? `Step ${order + 1}`,
+    path: normalisePath(step.path ?? `/step-${order + 1}`),
+    type: step.type ?? 'page',
+    order,
+    html: step.html ?? `<h1>Step ${order + 1}</h1>`,
+  }))
+  if (steps.length) await db.insert(funnelSteps).values(steps)
+  return { funnelId, domainId, domainName: seed.domainName, basePath, stepIds: steps.map((s) => s.id) }
+}
