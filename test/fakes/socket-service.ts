@@ -3,6 +3,8 @@ import { type FakeServer, sendJson, startFakeServer } from './http-server.js'
 export interface FakeSocketService extends FakeServer {
   /** The next `count` emits are answered 500, as a socket service that is restarting. */
   failNext(count: number): void
+  /** The events received so far (each attempt, retries included), with the account of their header. */
+  emitted(): { account_id: string; event: string; data: unknown }[]
 }
 
 /** The conversation socket service: accepts `POST /emit` with `{ event, data }` and a bearer token. */
@@ -27,5 +29,12 @@ export async function startFakeSocketService(): Promise<FakeSocketService> {
     failNext: (count) => {
       failures = count
     },
+    emitted: () =>
+      server.requests
+        .filter((request) => request.url === '/emit')
+        .map((request) => ({
+          account_id: String(request.headers['x-account-id']),
+          ...(JSON.parse(request.body) as { event: string; data: unknown }),
+        })),
   }
 }

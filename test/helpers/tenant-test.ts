@@ -1,6 +1,7 @@
 import { test as base } from 'vitest'
 import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
+import { startFakeSocketService } from '../fakes/socket-service.js'
 import { buildTestApp, type TestAppOptions } from './app.js'
 import { createTenant } from './fixtures.js'
 import { registerApp } from './oauth.js'
@@ -17,6 +18,9 @@ import { registerApp } from './oauth.js'
  * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
  * the fake, started once for the file. A file that talks to the listings API does the same with
  * `listingsApiOptions` and `listingsApi`.
+ *
+ * A file that checks what the service emits takes the fake conversation socket service into its environment:
+ * `test.override('appEnv', ({ socketService }) => ({ CONVERSATION_SOCKET_URL: socketService.url }))`.
  *
  * A file that reads the app's log sets `appOptions`: `const logs = captureLogs()`, then
  * `test.override('appOptions', { logStream: logs.stream })`.
@@ -37,6 +41,11 @@ export const test = base
     const listingsApi = await startFakeListingsApi(listingsApiOptions)
     onCleanup(() => listingsApi.close())
     return listingsApi
+  })
+  .extend('socketService', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const socketService = await startFakeSocketService()
+    onCleanup(() => socketService.close())
+    return socketService
   })
   .extend('appEnv', { scope: 'file' }, {} as Record<string, string>)
   .extend('appOptions', { scope: 'file' }, {} as TestAppOptions)

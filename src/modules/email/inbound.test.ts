@@ -12,22 +12,23 @@ import {
 } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
-import type { EmittedEvent } from '../../platform/events/emit.js'
 import { contacts } from '../accounts/tables.js'
 import { listSupportRoomMessages } from '../support/support.service.js'
 import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
 
-test.override('appEnv', { MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
+test.override('appEnv', ({ socketService }) => ({
+  MAIL_PROVIDER: 'sendgrid',
+  SENDGRID_API_KEY: 'SG.parent-key',
+  CONVERSATION_SOCKET_URL: socketService.url,
+}))
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex')
 
 describe('inbound reply webhook', () => {
   let inboxId: string
-  const emitted: EmittedEvent[] = []
   const announced: RecordChange[] = []
 
   test.beforeAll(async ({ t, subAccount: client }) => {
-    t.app.platform.events.onLocal((event) => emitted.push(event))
     t.app.platform.changes.listen(async (_tx, change) => {
       announced.push(change)
     })
@@ -60,6 +61,7 @@ describe('inbound reply webhook', () => {
 
   test('runs the nine steps for a reply to a sent email', async ({
     t,
+    socketService,
     owner: agency,
     subAccount: client,
   }) => {
@@ -136,12 +138,12 @@ describe('inbound reply webhook', () => {
 
     // Step 9: the sender of the original joins the room, and the message is announced.
     await vi.waitFor(() => {
-      expect(emitted).toContainEqual({
+      expect(socketService.emitted()).toContainEqual({
         account_id: client.accountId,
         event: 'joinRoom',
         data: { roomId, userId: client.userId },
       })
-      expect(emitted).toContainEqual({
+      expect(socketService.emitted()).toContainEqual({
         account_id: client.accountId,
         event: 'message',
         data: { support_message_id: messages[1]?._id, room_id: roomId },
@@ -165,7 +167,7 @@ describe('inbound reply webhook', () => {
     expect(open.statusCode).toBe(200)
     await vi.waitFor(
       () =>
-        expect(emitted).toContainEqual({
+        expect(socketService.emitted()).toContainEqual({
           account_id: client.accountId,
           event: 'supportMessageAck',
           data: { roomId, messageId: messages[0]?._id },

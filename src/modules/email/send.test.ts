@@ -5,7 +5,6 @@ import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import type { EmittedEvent } from '../../platform/events/emit.js'
 import { creditLedger } from '../accounts/tables.js'
 import { emailSendKeys } from './tables.js'
 
@@ -17,10 +16,11 @@ test.override('sendgridOptions', {
   apiKeys: [PARENT_KEY, SUBUSER_KEY],
   messageIdSuffix: '.filter0001.16648.5515E0B88.0',
 })
-test.override('appEnv', ({ sendgrid }) => ({
+test.override('appEnv', ({ sendgrid, socketService }) => ({
   MAIL_PROVIDER: 'sendgrid',
   SENDGRID_API_KEY: PARENT_KEY,
   SENDGRID_BASE_URL: sendgrid.url,
+  CONVERSATION_SOCKET_URL: socketService.url,
 }))
 
 const message = (overrides: Record<string, unknown> = {}) => ({
@@ -38,7 +38,6 @@ const message = (overrides: Record<string, unknown> = {}) => ({
 
 describe('send email through SendGrid', () => {
   let contactId: string
-  const emitted: EmittedEvent[] = []
 
   const admin = (t: TestApp, method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
     t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
@@ -49,7 +48,6 @@ describe('send email through SendGrid', () => {
   const mailCount = (sendgrid: FakeSendgrid) => sendgrid.messages.size
 
   test.beforeAll(async ({ t, owner: tenant }) => {
-    t.app.platform.events.onLocal((event) => emitted.push(event))
     await admin(t, 'POST', `/accounts/${tenant.accountId}/credits`, { amount: 100 })
     const contact = await admin(t, 'POST', `/accounts/${tenant.accountId}/contacts`, {
       email: 'Lead@Example.com',
@@ -60,6 +58,7 @@ describe('send email through SendGrid', () => {
 
   test('sends, records the communication, charges per recipient and threads the contact', async ({
     t,
+    socketService,
     owner: tenant,
     sendgrid,
   }) => {
@@ -122,10 +121,10 @@ describe('send email through SendGrid', () => {
     expect(record.conversation_id).toHaveLength(1)
     await vi.waitFor(
       () => {
-        expect(emitted).toContainEqual(
+        expect(socketService.emitted()).toContainEqual(
           expect.objectContaining({ event: 'new', data: { conversation_id: record.conversation_id[0] } }),
         )
-        expect(emitted).toContainEqual(
+        expect(socketService.emitted()).toContainEqual(
           expect.objectContaining({ event: 'message', data: { communication_id: record._id } }),
         )
       },

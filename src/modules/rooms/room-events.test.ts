@@ -2,7 +2,6 @@ import { describe, expect } from 'vitest'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
 import { createDirect, createGroup, recordRoomEvents, roomCall } from '../../../test/helpers/rooms.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
-import type { EmittedEvent } from '../../platform/events/emit.js'
 
 const delivered = recordRoomEvents()
 
@@ -12,6 +11,9 @@ const test = base.extend('crew', { scope: 'file' }, async ({ t, owner }) => ({
   cy: await addUser(t.app, owner.accountId, 'Cy'),
   outsider: await addUser(t.app, owner.accountId, 'Outsider'),
 }))
+
+// The events also leave for the conversation socket service (its fake here), queued in the write.
+test.override('appEnv', ({ socketService }) => ({ CONVERSATION_SOCKET_URL: socketService.url }))
 
 /**
  * The events delivered to the gateway while `act` ran, each with its recipients as a sorted list: the
@@ -172,19 +174,14 @@ describe('room events: after commit, to the room members only', () => {
   test("room events also leave through the platform's emit, once committed", async ({
     t,
     owner,
+    socketService,
     crew: { ann },
   }) => {
-    const emitted: EmittedEvent[] = []
-    const stop = t.app.platform.events.onLocal((event) => void emitted.push(event))
-    try {
-      const room = await createGroup(t.app, owner, [ann], { name: 'Emitted' })
-      const createdHere = (e: EmittedEvent) =>
-        e.event === 'room:created' && (e.data as { room: { _id: string } }).room._id === room._id
-      await expect
-        .poll(() => emitted.find(createdHere), { timeout: 10_000 })
-        .toMatchObject({ account_id: owner.accountId, data: { room: { name: 'Emitted' } } })
-    } finally {
-      stop()
-    }
+    const room = await createGroup(t.app, owner, [ann], { name: 'Emitted' })
+    const createdHere = ({ event, data }: { event: string; data: unknown }) =>
+      event === 'room:created' && (data as { room: { _id: string } }).room._id === room._id
+    await expect
+      .poll(() => socketService.emitted().find(createdHere), { timeout: 10_000 })
+      .toMatchObject({ account_id: owner.accountId, data: { room: { name: 'Emitted' } } })
   })
 })

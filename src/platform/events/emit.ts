@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events'
 import type { Database } from '../db/connection.js'
 import type { JobQueue } from '../jobs/queue.js'
 import type { Logger } from '../log/logger.js'
@@ -12,11 +11,14 @@ export interface EmittedEvent {
   data: unknown
 }
 
+/**
+ * Events for the conversation socket service (`CONVERSATION_SOCKET_URL`). Without one there is no one to
+ * emit to: clients of the built-in Socket.IO gateway get their events from the gateway directly, after
+ * the write commits (see the rooms module), so no job is queued for nobody.
+ */
 export interface Events {
   /** Queues the event in the caller's transaction; a job delivers it once that commits. */
   emit(executor: Database, accountId: string, event: string, data: unknown): Promise<void>
-  /** In-process delivery, used when no conversation socket service is configured. */
-  onLocal(listener: (event: EmittedEvent) => void): () => void
 }
 
 export interface EventsOptions {
@@ -27,18 +29,14 @@ export interface EventsOptions {
 }
 
 export function createEvents(options: EventsOptions): Events {
-  const local = new EventEmitter()
-  local.setMaxListeners(0)
+  const { socketUrl } = options
+  if (!socketUrl) return { emit: async () => {} }
 
   async function deliver(message: EmittedEvent): Promise<void> {
-    if (!options.socketUrl) {
-      local.emit('event', message)
-      return
-    }
     const response = await providerRequest(
       {
         method: 'POST',
-        url: `${options.socketUrl}/emit`,
+        url: `${socketUrl}/emit`,
         headers: {
           authorization: `Bearer ${await options.serviceToken(message.account_id)}`,
           'x-account-id': message.account_id,
@@ -67,10 +65,6 @@ export function createEvents(options: EventsOptions): Events {
   return {
     async emit(executor, accountId, event, data) {
       await options.queue.enqueue(executor, EMIT_JOB, { account_id: accountId, event, data })
-    },
-    onLocal(listener) {
-      local.on('event', listener)
-      return () => local.off('event', listener)
     },
   }
 }
