@@ -42,6 +42,7 @@ export const test = base
     onCleanup(() => listingsApi.close())
     return listingsApi
   })
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
   .extend('socketService', { scope: 'file' }, async ({}, { onCleanup }) => {
     const socketService = await startFakeSocketService()
     onCleanup(() => socketService.close())

@@ -6,7 +6,7 @@ import { addUser, expectHiddenFromOtherAccounts, type Tenant } from '../../../te
 import { createRoomWithMembers, postMessage } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { EXPORT_BATCH } from './export.service.js'
-import { appendMessage } from './messages.repository.js'
+import { appendSystemMessage } from './messages.repository.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
@@ -27,11 +27,10 @@ async function conversation(t: TestApp, owner: Tenant) {
     url: `${ROOMS}/${roomId}/messages/${gone._id}`,
     headers: ada.headers,
   })
-  await appendMessage(t.app.platform.db, {
+  await appendSystemMessage(t.app.platform.db, {
     accountId: owner.accountId,
     roomId,
     senderId: owner.conversationId,
-    kind: 'system',
     content: 'Grace Hopper was made an admin',
   })
   const last = await post(t, ada, roomId, 'Line one\nLine two')

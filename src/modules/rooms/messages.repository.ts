@@ -49,6 +49,11 @@ const appendStatement = preparedStatement<{
       update ${rooms}
       set last_seq = last_seq + 1, last_message_id = ${value('id')}, last_activity = now(), updated_at = now()
       where account_id = ${value('accountId')} and id = ${value('roomId')}
+        and (${value('kind')}::text = 'system' or exists (
+          select 1 from ${roomMembers}
+          where account_id = ${value('accountId')} and room_id = ${value('roomId')}
+            and conversation_id = ${value('senderId')}
+        ))
       returning last_seq
     ),
     inserted as (
@@ -74,13 +79,15 @@ const appendStatement = preparedStatement<{
  * Appends a message to its room in one statement (a prepared one): takes the room's next sequence number
  * (the room row's update serialises concurrent senders of one room), makes the message the room's last
  * message and activity, moves the sender's read marker past it when the sender had read everything before
- * (the sender has seen it), and reads the room's members for its event. The members are current when the
- * caller holds the room row's lock from an earlier statement, as membership changes take it too.
+ * (the sender has seen it), and reads the room's members for its event. A user message is appended only
+ * when its sender is a member: undefined otherwise (or when there is no such room). The membership and the
+ * members are current when the caller holds the room row's lock from an earlier statement, as membership
+ * changes take it too.
  */
-export async function appendMessage(tx: Database, message: NewMessage): Promise<AppendedMessage> {
+export async function appendMessage(tx: Database, message: NewMessage): Promise<AppendedMessage | undefined> {
   const id = newId()
   const [row] = await appendStatement(tx, { id, ...message })
-  if (!row) throw new Error(`appendMessage: room ${message.roomId} not found`)
+  if (!row) return undefined
   return {
     ...message,
     id,
@@ -93,6 +100,16 @@ export async function appendMessage(tx: Database, message: NewMessage): Promise<
       ...row.snoozed.map((conversationId) => ({ conversationId, snoozed: true })),
     ],
   }
+}
+
+/** A system message about a change, in a room the caller has locked (so it exists). */
+export async function appendSystemMessage(
+  tx: Database,
+  message: Omit<NewMessage, 'kind'>,
+): Promise<AppendedMessage> {
+  const row = await appendMessage(tx, { ...message, kind: 'system' })
+  if (!row) throw new Error(`appendSystemMessage: room ${message.roomId} not found`)
+  return row
 }
 
 /**

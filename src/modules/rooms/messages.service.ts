@@ -16,7 +16,7 @@ import {
 import type { Message, MessageList, MessageListQuery, ReadMarker } from './messages.schemas.js'
 import {
   CANNOT_ACCESS_THIS_ROOM,
-  lockRoomAsMember,
+  lockRoomForWrite,
   type RoomCaller,
   requireRoomMember,
 } from './room-access.service.js'
@@ -75,7 +75,7 @@ export function sendMessage(
   content: string,
 ): Promise<Message> {
   return inRoomTransaction(deps, caller.accountId, async (tx, roomEvents) => {
-    await lockRoomAsMember(tx, caller, roomId)
+    await lockRoomForWrite(tx, caller, roomId)
     const row = await appendMessage(tx, {
       accountId: caller.accountId,
       roomId,
@@ -83,6 +83,7 @@ export function sendMessage(
       kind: 'user',
       content,
     })
+    if (!row) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
     await stageNewMessage(tx, roomEvents, row)
     return messageView(row)
   })

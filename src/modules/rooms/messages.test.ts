@@ -11,7 +11,7 @@ import {
   snoozeMember,
 } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { appendMessage } from './messages.repository.js'
+import { appendSystemMessage } from './messages.repository.js'
 import { rooms } from './tables.js'
 
 const ROOMS = '/api/conversation-v2/room'
@@ -280,11 +280,10 @@ describe('editing and deleting messages', () => {
   test("nobody changes another member's message or a system message: 403", async ({ t, owner }) => {
     const { ada, roomId } = await team(t, owner)
     const message = await post(t, ada, roomId, 'mine')
-    const system = await appendMessage(t.app.platform.db, {
+    const system = await appendSystemMessage(t.app.platform.db, {
       accountId: owner.accountId,
       roomId,
       senderId: owner.conversationId,
-      kind: 'system',
       content: 'Owner renamed the room',
     })
     for (const [id, member] of [

@@ -88,26 +88,8 @@ const lockRoomStatement = preparedStatement<{ id: string }>(
     for update`,
 )
 
-const memberRoleStatement = preparedStatement<{ role: RoomRole }>(
-  'room_member_role',
-  sql`select m.role from ${roomMembers} m
-    where m.account_id = ${sql.placeholder('accountId')} and m.room_id = ${sql.placeholder('roomId')}
-      and m.conversation_id = ${sql.placeholder('conversationId')}`,
-)
-
-/**
- * `lockRoomAndRole` for hot writes that need the role but not the room row (sending a message), in two
- * prepared statements: `{ role: undefined }` when the identity is not a member, undefined when there is
- * no such room.
- */
-export async function lockRoomForRole(
-  tx: Database,
-  accountId: string,
-  roomId: string,
-  conversationId: string,
-): Promise<{ role: RoomRole | undefined } | undefined> {
+/** Locks the room row for the caller's transaction (hot writes: sending a message); false when there is none. */
+export async function lockRoom(tx: Database, accountId: string, roomId: string): Promise<boolean> {
   const [locked] = await lockRoomStatement(tx, { accountId, roomId })
-  if (!locked) return undefined
-  const [member] = await memberRoleStatement(tx, { accountId, roomId, conversationId })
-  return { role: member?.role }
+  return locked !== undefined
 }

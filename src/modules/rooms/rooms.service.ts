@@ -3,7 +3,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import { Forbidden, Invalid } from '../../platform/http/errors.js'
 import { type ChatIdentity, findChatIdentities } from '../accounts/chat-identities.service.js'
 import { findMemberIds, insertMembers, setSnoozedUntil, toggleFavoriteFlag } from './membership.repository.js'
-import { appendMessage, type MessageRow } from './messages.repository.js'
+import { appendSystemMessage, type MessageRow } from './messages.repository.js'
 import { stageNewMessage } from './messages.service.js'
 import { findRoom, type RoomRow } from './room-access.repository.js'
 import { type RoomCaller, requireRoomMember } from './room-access.service.js'
@@ -97,11 +97,10 @@ export async function postSystemMessage(
   roomId: string,
   content: string,
 ): Promise<MessageRow> {
-  const message = await appendMessage(tx, {
+  const message = await appendSystemMessage(tx, {
     accountId: caller.accountId,
     roomId,
     senderId: caller.conversationId,
-    kind: 'system',
     content,
   })
   await stageNewMessage(tx, events, message)
