@@ -1,5 +1,6 @@
-import { and, eq, ilike, inArray } from 'drizzle-orm'
+import { and, eq, ilike, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { preparedOnce } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { chatIdentities, users } from './tables.js'
 
@@ -10,18 +11,31 @@ export interface ChatIdentityRow {
   image: string
 }
 
-/** The account's chat identities among `ids`, with their users; ids of other accounts are not found. */
+const identitiesIn = preparedOnce((db) =>
+  db
+    .select({ conversationId: chatIdentities.id, name: users.name, email: users.email, image: users.image })
+    .from(chatIdentities)
+    .innerJoin(users, eq(users.id, chatIdentities.userId))
+    .where(
+      and(
+        eq(chatIdentities.accountId, sql.placeholder('accountId')),
+        sql`${chatIdentities.id} = any(${sql.placeholder('ids')}::text[])`,
+      ),
+    )
+    .prepare('chat_identities_in'),
+)
+
+/**
+ * The account's chat identities among `ids`, with their users; ids of other accounts are not found. One
+ * prepared statement whatever the number of ids (room lists ask for a page's members on every call).
+ */
 export function findChatIdentitiesIn(
   db: Database,
   accountId: string,
   ids: string[],
 ): Promise<ChatIdentityRow[]> {
   if (ids.length === 0) return Promise.resolve([])
-  return db
-    .select({ conversationId: chatIdentities.id, name: users.name, email: users.email, image: users.image })
-    .from(chatIdentities)
-    .innerJoin(users, eq(users.id, chatIdentities.userId))
-    .where(and(eq(chatIdentities.accountId, accountId), inArray(chatIdentities.id, ids)))
+  return identitiesIn(db).execute({ accountId, ids })
 }
 
 /** The ids of the account's chat identities whose user's name contains `search` (case-insensitive). */

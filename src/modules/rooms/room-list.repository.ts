@@ -1,10 +1,11 @@
-import { and, count, desc, eq, exists, gt, ilike, inArray, ne, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, exists, gt, ilike, ne, or, type SQL, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
+import { preparedOnce } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { unreadCount } from './messages.repository.js'
 import type { RoomListStatus } from './room-list.schemas.js'
-import { type RoomType, roomMembers, roomMessages, rooms } from './tables.js'
+import { type RoomRole, type RoomType, roomMembers, roomMessages, rooms } from './tables.js'
 
 export interface RoomListFilter {
   status: RoomListStatus
@@ -19,45 +20,67 @@ const lastMessage = and(
   eq(roomMessages.id, rooms.lastMessageId),
   sql`${roomMessages.deletedAt} is null`,
 )
+const value = (name: string) => sql.placeholder(name)
 
-function conditions(db: Database, accountId: string, conversationId: string, filter: RoomListFilter): SQL[] {
+/**
+ * The list's conditions with placeholders for every value (`$accountId`, `$conversationId`, `$type`,
+ * `$pattern`, `$memberIds`), so that each shape of filter is one statement, prepared once.
+ */
+function conditions(db: Database, filter: RoomListFilter): SQL[] {
   const where = [
-    eq(roomMembers.accountId, accountId),
-    eq(roomMembers.conversationId, conversationId),
-    eq(rooms.accountId, accountId),
+    eq(roomMembers.accountId, value('accountId')),
+    eq(roomMembers.conversationId, value('conversationId')),
+    eq(rooms.accountId, value('accountId')),
   ]
-  if (filter.type) where.push(eq(rooms.type, filter.type))
+  if (filter.type) where.push(eq(rooms.type, value('type')))
   if (filter.status === 'unread') where.push(sql`${unreadCount} > 0`)
   if (filter.status === 'favorites') where.push(eq(roomMembers.isFavorite, true))
   if (filter.status === 'snoozed') where.push(gt(roomMembers.snoozedUntil, sql`now()`))
-  if (filter.search) where.push(matching(db, accountId, conversationId, filter.search) as SQL)
+  if (filter.search) where.push(matching(db, filter.search.memberIds.length > 0) as SQL)
   return where
 }
 
-/** A room named like the text, or with another member whose name matched. */
-function matching(
-  db: Database,
-  accountId: string,
-  conversationId: string,
-  search: NonNullable<RoomListFilter['search']>,
-) {
-  const named = ilike(rooms.name, containsPattern(search.text))
-  if (search.memberIds.length === 0) return named
+/** A room named like the text, or (`byMember`) with another member whose name matched. */
+function matching(db: Database, byMember: boolean) {
+  const named = ilike(rooms.name, value('pattern'))
+  if (!byMember) return named
   const withMember = exists(
     db
       .select({ one: sql`1` })
       .from(otherMembers)
       .where(
         and(
-          eq(otherMembers.accountId, accountId),
+          eq(otherMembers.accountId, value('accountId')),
           eq(otherMembers.roomId, rooms.id),
-          ne(otherMembers.conversationId, conversationId),
-          inArray(otherMembers.conversationId, search.memberIds),
+          ne(otherMembers.conversationId, value('conversationId')),
+          sql`${otherMembers.conversationId} = any(${value('memberIds')}::text[])`,
         ),
       ),
   )
   return or(named, withMember)
 }
+
+/** The values of the filter's placeholders. */
+function filterValues(accountId: string, conversationId: string, filter: RoomListFilter) {
+  return {
+    accountId,
+    conversationId,
+    type: filter.type,
+    pattern: filter.search && containsPattern(filter.search.text),
+    memberIds: filter.search?.memberIds,
+  }
+}
+
+/** The name of a filter's shape: the statements of one shape are the same text. */
+const shapeOf = (filter: RoomListFilter) =>
+  `${filter.status}_${filter.type ?? 'any'}_${filter.search ? (filter.search.memberIds.length > 0 ? 'members' : 'named') : 'all'}`
+
+/** The room's current members, oldest first, as `[{ conversation_id, role }]` (JSON). */
+const roomMemberList = sql<{ conversation_id: string; role: RoomRole }[]>`(
+  select coalesce(json_agg(json_build_object('conversation_id', m.conversation_id, 'role', m.role)
+    order by m.joined_at, m.conversation_id), '[]')
+  from ${roomMembers} m where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id}
+)`
 
 function selectRooms(db: Database, where: SQL | undefined) {
   return db
@@ -71,6 +94,7 @@ function selectRooms(db: Database, where: SQL | undefined) {
         createdAt: roomMessages.createdAt,
         senderId: roomMessages.senderId,
       },
+      members: roomMemberList,
     })
     .from(roomMembers)
     .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
@@ -81,10 +105,44 @@ function selectRooms(db: Database, where: SQL | undefined) {
 
 export type RoomListRow = Awaited<ReturnType<typeof selectRooms>>[number]
 
+/** One prepared query per shape of filter and database, built on first use. */
+function preparedByShape<T>(build: (db: Database, filter: RoomListFilter, name: string) => T) {
+  const byShape = new Map<string, (db: Database) => T>()
+  return (db: Database, filter: RoomListFilter): T => {
+    const shape = shapeOf(filter)
+    let prepared = byShape.get(shape)
+    if (!prepared) {
+      prepared = preparedOnce((on) => build(on, filter, shape))
+      byShape.set(shape, prepared)
+    }
+    return prepared(db)
+  }
+}
+
+const pageQuery = preparedByShape((db, filter, shape) =>
+  selectRooms(db, and(...conditions(db, filter)))
+    .limit(value('limit'))
+    .offset(value('offset'))
+    .prepare(`room_list_page_${shape}`),
+)
+
+const countQuery = preparedByShape((db, filter, shape) =>
+  db
+    .select({ total: count() })
+    .from(roomMembers)
+    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
+    .where(and(...conditions(db, filter)))
+    .prepare(`room_list_count_${shape}`),
+)
+
+const everyRoomQuery = preparedByShape((db, filter, shape) =>
+  selectRooms(db, and(...conditions(db, filter))).prepare(`room_list_every_${shape}`),
+)
+
 /**
  * A page of the rooms the identity is a member of, most recent activity first, each with the member's
- * own state (favorite, snooze, unread count) and the room's last message: one query for the page
- * whatever it holds, one for the total.
+ * own state (favorite, snooze, unread count), the room's last message and its members: one query for the
+ * page whatever it holds, one for the total, each prepared once per shape of filter.
  */
 export async function listRoomsOfMember(
   db: Database,
@@ -93,14 +151,10 @@ export async function listRoomsOfMember(
   filter: RoomListFilter,
   window: { offset: number; limit: number },
 ): Promise<{ rows: RoomListRow[]; total: number }> {
-  const where = and(...conditions(db, accountId, conversationId, filter))
+  const values = filterValues(accountId, conversationId, filter)
   const [rows, [totals]] = await Promise.all([
-    selectRooms(db, where).limit(window.limit).offset(window.offset),
-    db
-      .select({ total: count() })
-      .from(roomMembers)
-      .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
-      .where(where),
+    pageQuery(db, filter).execute({ ...values, ...window }),
+    countQuery(db, filter).execute(values),
   ])
   return { rows, total: totals?.total ?? 0 }
 }
@@ -112,5 +166,5 @@ export function listAllRoomsOfMember(
   conversationId: string,
   filter: RoomListFilter,
 ): Promise<RoomListRow[]> {
-  return selectRooms(db, and(...conditions(db, accountId, conversationId, filter)))
+  return everyRoomQuery(db, filter).execute(filterValues(accountId, conversationId, filter))
 }

@@ -10,7 +10,6 @@ import {
   type RoomListRow,
 } from './room-list.repository.js'
 import type { ListedMember, ListQuery, RoomListItem } from './room-list.schemas.js'
-import { findMembers } from './rooms.repository.js'
 import { lastMessageView } from './rooms.service.js'
 
 /** The list's filter; a search also looks for members whose name matches (the caller's own name aside). */
@@ -22,29 +21,27 @@ async function listFilter(db: Database, caller: RoomCaller, query: ListQuery): P
   return { status: query.status, type: query.type, search }
 }
 
-/** The members of the listed rooms with their users, by room: two queries for the whole page. */
+/** The listed rooms' members with their users, by room: one query for the whole page. */
 async function listedMembers(
   db: Database,
   accountId: string,
-  roomIds: string[],
+  rows: RoomListRow[],
 ): Promise<Map<string, ListedMember[]>> {
-  const members = await findMembers(db, accountId, roomIds)
   const identities = await findChatIdentities(
     db,
     accountId,
-    members.map((member) => member.conversationId),
+    rows.flatMap((row) => row.members.map((member) => member.conversation_id)),
   )
-  const byRoom = new Map<string, ListedMember[]>()
-  for (const member of members) {
-    const listed = byRoom.get(member.roomId) ?? []
-    listed.push({
-      conversation_id: member.conversationId,
-      user: identities.get(member.conversationId)?.user ?? null,
-      role: member.role,
-    })
-    byRoom.set(member.roomId, listed)
-  }
-  return byRoom
+  return new Map(
+    rows.map((row) => [
+      row.room.id,
+      row.members.map(({ conversation_id, role }) => ({
+        conversation_id,
+        user: identities.get(conversation_id)?.user ?? null,
+        role,
+      })),
+    ]),
+  )
 }
 
 const listItem = (row: RoomListRow, members: ListedMember[]): RoomListItem => ({
@@ -73,11 +70,7 @@ export async function listRooms(
     offset: pageOffset(query.page, query.limit),
     limit: query.limit,
   })
-  const members = await listedMembers(
-    db,
-    caller.accountId,
-    rows.map((row) => row.room.id),
-  )
+  const members = await listedMembers(db, caller.accountId, rows)
   return {
     rooms: rows.map((row) => listItem(row, members.get(row.room.id) ?? [])),
     pagination: pagination(total, query.page, query.limit),
