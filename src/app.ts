@@ -20,6 +20,9 @@ import { emailAdminRoutes } from './modules/email/mail-subusers.routes.js'
 import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
+import { componentsRoutes } from './modules/funnels/components.routes.js'
+import { previewRoutes } from './modules/funnels/preview.routes.js'
+import { stepsRoutes } from './modules/funnels/steps.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -222,6 +225,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(stepsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(componentsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(previewRoutes, { platform, prefix: '/v1/funnels' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import {
+  RollbackParams,
+  SaveComponentsBody,
+  StepBackup,
+  StepBackupWithComponents,
+  StepComponents,
+} from './components.schemas.js'
+import { getBackup, getBackups, getComponents, restoreBackup, saveComponents } from './components.service.js'
+import { funnelRoute } from './funnel-access.routes.js'
+import { stepCacheOf } from './step-cache.js'
+import { StepParams } from './steps.schemas.js'
+
+/** Builder documents run larger than the service's 1 MB default body (the edge's HTML limit). */
+export const BUILDER_BODY_LIMIT = 5 * 1_048_576
+
+/** A step's builder components, their backups, and rollback to one, under `/v1/funnels`. */
+export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  const deps = { db, stepCache: stepCacheOf(platform) }
+  app.addHook('onRequest', app.authenticate)
+
+  app.post(
+    '/:id/steps/:step_id/components',
+    {
+      bodyLimit: BUILDER_BODY_LIMIT,
+      ...funnelRoute(
+        'componentsSave',
+        "Save a step's builder components (the previous version is backed up first)",
+        'write',
+        {
+          params: StepParams,
+          body: SaveComponentsBody,
+          response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 413, 429) },
+        },
+      ),
+    },
+    async (request) => {
+      const { id, step_id } = request.params
+      const { builderComponents } = request.body
+      return ok(await saveComponents(deps, request.auth.account_id, id, step_id, builderComponents))
+    },
+  )
+
+  app.get(
+    '/:id/steps/:step_id/components',
+    funnelRoute('componentsRead', "Read a step's builder components", 'read', {
+      params: StepParams,
+      response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
+    async (request) =>
+      ok(await getComponents(db, request.auth.account_id, request.params.id, request.params.step_id)),
+  )
+
+  app.get(
+    '/:id/steps/:step_id/backups',
+    funnelRoute('componentsBackups', "List a step's component backups, newest first", 'read', {
+      params: StepParams,
+      response: { 200: Envelope(Type.Array(StepBackup)), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
+    async (request) =>
+      ok(await getBackups(db, request.auth.account_id, request.params.id, request.params.step_id)),
+  )
+
+  app.get(
+    '/rollback/:rollback_id',
+    funnelRoute('componentsBackupRead', 'Read a backup with its full components', 'read', {
+      params: RollbackParams,
+      response: { 200: Envelope(StepBackupWithComponents), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
+    async (request) => ok(await getBackup(db, request.auth.account_id, request.params.rollback_id)),
+  )
+
+  app.post(
+    '/rollback/:rollback_id',
+    funnelRoute(
+      'componentsRollback',
+      "Restore a backup as its step's components (what it replaces is backed up first)",
+      'write',
+      {
+        params: RollbackParams,
+        response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    ),
+    async (request) => ok(await restoreBackup(deps, request.auth.account_id, request.params.rollback_id)),
+  )
+}

@@ -1,0 +1,59 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Timestamp } from '../../platform/http/schemas.js'
+
+const Settings = Type.Record(Type.String({ maxLength: 200 }), Type.Unknown())
+
+/**
+ * The spec's builder components document: `{ version, components: [{ id, type, settings, content }] }`.
+ * A component's other fields (a builder's own additions) are kept and returned as sent.
+ */
+export const BuilderComponents = Type.Object({
+  version: Type.String({ minLength: 1, maxLength: 50 }),
+  components: Type.Array(
+    Type.Object(
+      {
+        id: Type.String({ minLength: 1, maxLength: 200 }),
+        type: Type.String({ minLength: 1, maxLength: 200 }),
+        settings: Settings,
+        content: Settings,
+      },
+      { additionalProperties: true },
+    ),
+    { maxItems: 5_000 },
+  ),
+})
+export type BuilderComponents = Static<typeof BuilderComponents>
+
+export const SaveComponentsBody = Type.Object({ builderComponents: BuilderComponents })
+export type SaveComponentsBody = Static<typeof SaveComponentsBody>
+
+/** The spec's step components record. */
+export const StepComponents = Type.Object({
+  _id: Id(),
+  step_id: Id(),
+  funnel_id: Id(),
+  components: BuilderComponents,
+  checksum: Type.String(),
+  saved_at: Timestamp(),
+})
+export type StepComponents = Static<typeof StepComponents>
+
+/** The spec's step backup as listed. */
+export const StepBackup = Type.Object({
+  _id: Id(),
+  step_id: Id(),
+  funnel_id: Id(),
+  backup_date: Timestamp(),
+  description: Type.String(),
+  components_checksum: Type.String(),
+})
+export type StepBackup = Static<typeof StepBackup>
+
+/** One backup as retrieved: with its full components. */
+export const StepBackupWithComponents = Type.Composite([
+  StepBackup,
+  Type.Object({ components: BuilderComponents }),
+])
+export type StepBackupWithComponents = Static<typeof StepBackupWithComponents>
+
+export const RollbackParams = Type.Object({ rollback_id: Id() })

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { byIp } from '../../platform/http/rate-limit.js'
+import { FunnelPreview, PreviewQuery } from './preview.schemas.js'
+import { previewFunnel } from './preview.service.js'
+
+/** The public funnel preview under `/v1/funnels`: no credentials (a token, if sent, is not needed). */
+export const previewRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+
+  app.get(
+    '/preview',
+    {
+      // Public and answering by id: limited per IP, so that ids cannot be tried in bulk.
+      config: {
+        rateLimit: {
+          max: platform.config.rateLimits.funnelPreviewPerMinute,
+          timeWindow: '1 minute',
+          keyGenerator: byIp,
+        },
+      },
+      schema: {
+        operationId: 'previewRead',
+        tags: ['funnels'],
+        summary: 'Preview a funnel: its steps in order, tracking codes empty, preview_mode true (public)',
+        security: [],
+        querystring: PreviewQuery,
+        response: { 200: Envelope(FunnelPreview), ...errorResponses(400, 404, 429) },
+      },
+    },
+    async (request) => ok(await previewFunnel(db, request.query.funnel_id)),
+  )
+}

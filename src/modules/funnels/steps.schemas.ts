@@ -1,0 +1,89 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { BuilderComponents } from './components.schemas.js'
+import { STEP_TYPES } from './tables.js'
+
+/** `:id` is checked by requireFunnel, so that a malformed one gets the spec's 400 `Invalid funnel ID`. */
+const FunnelId = Type.String({ maxLength: 64, description: 'The funnel id' })
+export const StepParams = Type.Object({ id: FunnelId, step_id: Id() })
+export const FunnelParams = Type.Object({ id: FunnelId })
+export const StepIdParams = Type.Object({ step_id: Id() })
+
+const Name = Type.String({ minLength: 1, maxLength: 200 })
+const Path = Type.String({ maxLength: 500, description: 'Stored lower case, with one leading slash' })
+const SeoText = Type.Optional(Type.String({ maxLength: 5_000 }))
+const Code = Type.Optional(Type.String({ maxLength: 200_000 }))
+
+/** The spec's step `seo`. */
+export const StepSeo = Type.Object({
+  title: SeoText,
+  description: SeoText,
+  keywords: SeoText,
+  image: SeoText,
+  robots: SeoText,
+  canonical: SeoText,
+})
+/** The spec's step `tracking_code`. */
+export const StepTrackingCode = Type.Object({ header: Code, footer: Code })
+
+/** The spec's funnel step, and the fonts its page loads. */
+export const Step = Type.Object({
+  _id: Id(),
+  funnel_id: Id(),
+  name: Type.String(),
+  path: Type.String(),
+  type: StringEnum(STEP_TYPES),
+  order: Type.Integer(),
+  html: Type.Optional(Type.String()),
+  seo: StepSeo,
+  tracking_code: StepTrackingCode,
+  css: Type.Optional(Type.String()),
+  external_fonts: Type.Array(Type.String()),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+})
+export type Step = Static<typeof Step>
+
+export const CreateStepBody = Type.Object({
+  stepInfo: Type.Object({
+    name: Name,
+    path: Path,
+    type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
+    order: Type.Optional(Integer({ minimum: 0, description: 'After the last step when not given' })),
+  }),
+})
+export type CreateStepBody = Static<typeof CreateStepBody>
+
+const FontUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2_000 })
+
+export const UpdateStepBody = Type.Object({
+  stepInfo: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+  builderComponents: Type.Optional(BuilderComponents),
+  externalFonts: Type.Optional(Type.Array(FontUrl, { maxItems: 50 })),
+})
+export type UpdateStepBody = Static<typeof UpdateStepBody>
+
+export const StepSettingsBody = Type.Object({
+  details: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+  seo: Type.Optional(StepSeo),
+  tracking_code: Type.Optional(StepTrackingCode),
+  css: Type.Optional(Type.String({ maxLength: 1_000_000 })),
+})
+export type StepSettingsBody = Static<typeof StepSettingsBody>
+
+export const StepOrdersBody = Type.Object({
+  orders: Type.Array(Type.Object({ step_id: Id(), order: Integer({ minimum: 0 }) }), {
+    minItems: 1,
+    maxItems: 1_000,
+  }),
+})
+export type StepOrdersBody = Static<typeof StepOrdersBody>
+
+export const StepOrders = Type.Object({
+  _id: Id(),
+  steps: Type.Array(Type.Object({ _id: Id(), name: Type.String(), order: Type.Integer() })),
+})
+export type StepOrders = Static<typeof StepOrders>
+
+/** The spec's answer to a step deletion: the bare success envelope. */
+export const StepDeleted = Type.Object({ success: Type.Literal(true), message: Type.String() })
