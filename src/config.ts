@@ -47,6 +47,7 @@ export interface Config {
     roomPerMinute: number
     oauthAuthorizePerMinute: number
     oauthTokenPerHour: number
+    formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
 }
@@ -130,6 +131,7 @@ export function loadConfig(env: Env = process.env): Config {
       roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
       oauthAuthorizePerMinute: integer(env, 'RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE', 10, 1),
       oauthTokenPerHour: integer(env, 'RATE_LIMIT_OAUTH_TOKEN_PER_HOUR', 100, 1),
+      formSubmitPerMinute: integer(env, 'RATE_LIMIT_FORMS_PER_MINUTE', 60, 1),
     },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
