@@ -49,7 +49,10 @@ const PERSON_FIELDS = {
 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
-/** Who filled the form, from its usual field names: `name` or else first and last name joined. */
+/**
+ * Who filled the form, from its usual field names (the first non-blank one, as given): `name` or else
+ * first and last name joined.
+ */
 export function personDetails(fields: Record<string, string>) {
   const byKey = new Map<string, string>()
   for (const [name, value] of Object.entries(fields)) {
@@ -57,10 +60,12 @@ export function personDetails(fields: Record<string, string>) {
       .trim()
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '_')
-    if (value.trim() && !byKey.has(key)) byKey.set(key, value.trim())
+    if (value.trim() && !byKey.has(key)) byKey.set(key, value)
   }
   const first = (names: string[]) => names.map((name) => byKey.get(name)).find(Boolean)
-  const fullName = [first(PERSON_FIELDS.firstName), first(PERSON_FIELDS.lastName)].filter(Boolean).join(' ')
+  const fullName = [first(PERSON_FIELDS.firstName), first(PERSON_FIELDS.lastName)]
+    .flatMap((part) => part?.trim() ?? [])
+    .join(' ')
   return {
     name: first(PERSON_FIELDS.name) ?? (fullName || undefined),
     email: first(PERSON_FIELDS.email),
@@ -110,7 +115,7 @@ export async function submitForm(
     })
   // An email that is not one (a typo, a bot) identifies nobody; the submission keeps it all the same.
   const { name, email, phone } = personDetails(fields)
-  const validEmail = email && EMAIL.test(email) ? email : undefined
+  const validEmail = email && EMAIL.test(email.trim()) ? email : undefined
   const person = validEmail ? { email: validEmail, name, phone } : phone ? { phone, name } : undefined
   const saved = person
     ? await inTransaction(db, async (tx) => {
