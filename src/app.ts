@@ -21,6 +21,7 @@ import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { formSubmitRoutes, formsRoutes } from './modules/funnels/forms.routes.js'
+import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -225,6 +226,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(formSubmitRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(formsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(shortLinksRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(shortLinkRedirectRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
@@ -16,8 +16,11 @@ import {
 } from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
 
-/** Longest user agent kept with a submission: real ones are far shorter, a header may be 16 kB. */
+/** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */
 const MAX_USER_AGENT = 1_000
+
+export const userAgentOf = (request: FastifyRequest) =>
+  request.headers['user-agent']?.slice(0, MAX_USER_AGENT) || undefined
 
 /** Any page may post its form here from any origin: this route alone answers CORS, with no credentials. */
 const openToAnyOrigin: onRequestHookHandler = (_request, reply, done) => {
@@ -63,7 +66,7 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     async (request, reply) => {
       const submitted = await submitForm(db, changes, request.body, {
         ipAddress: request.ip,
-        userAgent: request.headers['user-agent']?.slice(0, MAX_USER_AGENT),
+        userAgent: userAgentOf(request),
       })
       return reply.status(201).send(ok(submitted))
     },
