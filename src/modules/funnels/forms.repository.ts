@@ -1,10 +1,22 @@
 import { and, count, desc, eq, getTableColumns, gte, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { funnelFormSubmissions, funnelSteps, funnels } from './tables.js'
 
 export type SubmissionRow = typeof funnelFormSubmissions.$inferSelect
 export type ListedSubmission = SubmissionRow & { stepName: string | null }
+
+const value = (name: string) => sql.placeholder(name)
+
+const funnelForSubmission = preparedStatement<{ account_id: string; has_step: boolean }>(
+  'funnel_form_submission_funnel',
+  sql`select f.account_id, exists (
+      select 1 from ${funnelSteps} s where s.funnel_id = f.id and s.id = ${value('stepId')}
+    ) as has_step
+    from ${funnels} f where f.id = ${value('funnelId')} and not f.deleted`,
+)
 
 /**
  * What a public form post needs in one query: the live funnel's account (whoever posts, the funnel's id
@@ -15,24 +27,48 @@ export async function findFunnelForSubmission(
   funnelId: string,
   stepId: string,
 ): Promise<{ accountId: string; hasStep: boolean } | undefined> {
-  const [found] = await db
-    .select({ accountId: funnels.accountId, stepId: funnelSteps.id })
-    .from(funnels)
-    .leftJoin(funnelSteps, and(eq(funnelSteps.funnelId, funnels.id), eq(funnelSteps.id, stepId)))
-    .where(and(eq(funnels.id, funnelId), eq(funnels.deleted, false)))
-  return found && { accountId: found.accountId, hasStep: found.stepId !== null }
+  const [found] = await funnelForSubmission(db, { funnelId, stepId })
+  return found && { accountId: found.account_id, hasStep: found.has_step }
 }
 
+const submissionInsert = preparedStatement(
+  'funnel_form_submission_insert',
+  sql`insert into ${funnelFormSubmissions}
+    (id, account_id, funnel_id, step_id, form_id, fields, visitor_id, ip_address, user_agent, contact_id, submitted_at)
+    values (${value('id')}, ${value('accountId')}, ${value('funnelId')}, ${value('stepId')}, ${value('formId')},
+      ${value('fields')}::jsonb, ${value('visitorId')}, ${value('ipAddress')}, ${value('userAgent')},
+      ${value('contactId')}, ${value('submittedAt')}::timestamptz)`,
+)
+
+export interface NewSubmission {
+  funnelId: string
+  stepId: string
+  formId: string
+  fields: Record<string, string>
+  visitorId: string | undefined
+  ipAddress: string
+  userAgent: string | undefined
+  contactId: string | null
+}
+
+/** Form posts are the module's hottest write: one prepared statement, its id and time made here. */
 export async function insertSubmission(
   db: Database,
   accountId: string,
-  values: Omit<typeof funnelFormSubmissions.$inferInsert, 'accountId' | 'id' | 'submittedAt'>,
+  submission: NewSubmission,
 ): Promise<{ id: string; submittedAt: Date }> {
-  const [row] = await db
-    .insert(funnelFormSubmissions)
-    .values({ ...values, accountId })
-    .returning({ id: funnelFormSubmissions.id, submittedAt: funnelFormSubmissions.submittedAt })
-  return row as { id: string; submittedAt: Date }
+  const id = newId()
+  const submittedAt = new Date()
+  await submissionInsert(db, {
+    ...submission,
+    id,
+    accountId,
+    fields: JSON.stringify(submission.fields),
+    visitorId: submission.visitorId ?? null,
+    userAgent: submission.userAgent ?? null,
+    submittedAt: submittedAt.toISOString(),
+  })
+  return { id, submittedAt }
 }
 
 export interface SubmissionFilter {

@@ -15,6 +15,7 @@ import {
   Submitted,
 } from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
+import { stepCacheOf } from './step-cache.js'
 
 /** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */
 const MAX_USER_AGENT = 1_000
@@ -34,6 +35,7 @@ const openToAnyOrigin: onRequestHookHandler = (_request, reply, done) => {
  */
 export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, changes, config } = platform
+  const stepCache = stepCacheOf(platform)
 
   // The browser's preflight for a JSON post from another origin.
   app.options('/forms/submit', { schema: { hide: true }, onRequest: openToAnyOrigin }, (_request, reply) =>
@@ -64,7 +66,7 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       },
     },
     async (request, reply) => {
-      const submitted = await submitForm(db, changes, request.body, {
+      const submitted = await submitForm(db, changes, stepCache, request.body, {
         ipAddress: request.ip,
         userAgent: userAgentOf(request),
       })

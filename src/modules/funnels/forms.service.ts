@@ -31,6 +31,7 @@ import {
   requireFunnel,
   STEP_NOT_FOUND,
 } from './funnel-access.service.js'
+import type { StepCache } from './step-cache.js'
 
 /** What the route adds to the body: where the post came from. */
 export interface SubmissionOrigin {
@@ -85,6 +86,22 @@ function formFields(fields: Record<string, unknown>): Record<string, string> {
 }
 
 /**
+ * The account of the live funnel the step belongs to (404 otherwise). Pages post to steps that exist, so
+ * found ones are kept in the step cache, which every write to the funnel or its steps clears.
+ */
+async function funnelOfStep(db: Database, stepCache: StepCache, funnelId: string, stepId: string) {
+  const key = `form-step:${funnelId}:${stepId}`
+  const cached = stepCache.get(key) as { accountId: string } | undefined
+  if (cached) return cached
+  const funnel = await findFunnelForSubmission(db, funnelId, stepId)
+  if (!funnel) throw new NotFound(FUNNEL_NOT_FOUND)
+  if (!funnel.hasStep) throw new NotFound(STEP_NOT_FOUND)
+  const found = { accountId: funnel.accountId }
+  stepCache.set(key, funnelId, found)
+  return found
+}
+
+/**
  * A published page's form post: kept with where it came from, and, when it carries an email or a phone,
  * the account's contact created or updated from it in the same transaction (announced like any other
  * contact change), its id kept on the submission. A filled honeypot is answered alike and stored nowhere.
@@ -92,14 +109,13 @@ function formFields(fields: Record<string, unknown>): Record<string, string> {
 export async function submitForm(
   db: Database,
   changes: Changes,
+  stepCache: StepCache,
   body: SubmitBody,
   origin: SubmissionOrigin,
 ): Promise<Submitted> {
   if (!isId(body.funnel_id)) throw new Invalid(INVALID_FUNNEL_ID)
   const { [HONEYPOT_FIELD]: honeypot, ...fields } = formFields(body.fields)
-  const funnel = await findFunnelForSubmission(db, body.funnel_id, body.step_id)
-  if (!funnel) throw new NotFound(FUNNEL_NOT_FOUND)
-  if (!funnel.hasStep) throw new NotFound(STEP_NOT_FOUND)
+  const funnel = await funnelOfStep(db, stepCache, body.funnel_id, body.step_id)
   if (honeypot) return { _id: newId(), submitted_at: new Date().toISOString() }
 
   const record = (tx: Database, contactId: string | null) =>

@@ -7,6 +7,7 @@ import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { contacts } from '../accounts/tables.js'
+import { stepCacheOf } from './step-cache.js'
 import { funnelFormSubmissions, funnels } from './tables.js'
 
 // Low, so that the limit is reached in a test; every other test posts from an address of its own.
@@ -90,6 +91,19 @@ describe('form submission', () => {
     await refused(post(other.funnelId, other.stepIds[0]), 404, 'Funnel not found')
     expect(await submissionsOf(t, funnelId)).toEqual([])
     expect(await submissionsOf(t, other.funnelId)).toEqual([])
+  })
+
+  test('refuses posts to a funnel deleted after it took some', async ({ t, owner }) => {
+    const { funnelId, stepIds } = await seedFunnel(t.app, owner)
+    const payload = { funnel_id: funnelId, step_id: stepIds[0], form_id: 'f', fields: { a: 'b' } }
+    expect((await submit(t, payload)).statusCode).toBe(201)
+    // As the funnel's delete does: the write, then the step cache told.
+    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, funnelId))
+    stepCacheOf(t.app.platform).forgetFunnel(funnelId)
+    const refused = await submit(t, payload)
+    expect(refused.statusCode).toBe(404)
+    expect(refused.json().message).toBe('Funnel not found')
+    expect(await submissionsOf(t, funnelId)).toHaveLength(1)
   })
 
   test('takes at most 50 fields, each a string of at most 10 kB, naming the field', async ({ t, owner }) => {
