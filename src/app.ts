@@ -23,6 +23,8 @@ import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { componentsRoutes } from './modules/funnels/components.routes.js'
 import { previewRoutes } from './modules/funnels/preview.routes.js'
 import { stepsRoutes } from './modules/funnels/steps.routes.js'
+import { formSubmitRoutes, formsRoutes } from './modules/funnels/forms.routes.js'
+import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -228,6 +230,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(stepsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(componentsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(previewRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(formSubmitRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(formsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(shortLinksRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(shortLinkRedirectRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

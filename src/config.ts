@@ -48,6 +48,7 @@ export interface Config {
     oauthAuthorizePerMinute: number
     oauthTokenPerHour: number
     funnelPreviewPerMinute: number
+    formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
 }
@@ -132,6 +133,7 @@ export function loadConfig(env: Env = process.env): Config {
       oauthAuthorizePerMinute: integer(env, 'RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE', 10, 1),
       oauthTokenPerHour: integer(env, 'RATE_LIMIT_OAUTH_TOKEN_PER_HOUR', 100, 1),
       funnelPreviewPerMinute: integer(env, 'RATE_LIMIT_FUNNEL_PREVIEW_PER_MINUTE', 120, 1),
+      formSubmitPerMinute: integer(env, 'RATE_LIMIT_FORMS_PER_MINUTE', 60, 1),
     },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),

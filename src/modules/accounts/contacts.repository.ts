@@ -24,7 +24,7 @@ export async function insertContact(
 export function insertOrFindContactByEmail(
   db: Database,
   accountId: string,
-  values: { email: string; name: string },
+  values: { email: string; name: string; phone?: string },
 ): Promise<{ row: ContactRow; created: boolean }> {
   return insertOrFind(
     db,
@@ -45,6 +45,17 @@ export async function findContact(
     .from(contacts)
     .where(and(eq(contacts.accountId, accountId), eq(contacts.id, contactId)))
   const [row] = await (options.forUpdate ? query.for('update') : query)
+  return row
+}
+
+/** The account's oldest contact with exactly this phone (phones are not unique: the first one is kept). */
+export async function findContactByPhone(db: Database, accountId: string, phone: string) {
+  const [row] = await db
+    .select()
+    .from(contacts)
+    .where(and(eq(contacts.accountId, accountId), eq(contacts.phone, phone)))
+    .orderBy(contacts.id)
+    .limit(1)
   return row
 }
 

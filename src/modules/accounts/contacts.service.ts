@@ -8,6 +8,7 @@ import { requireAccount } from './accounts.service.js'
 import {
   type ContactRow,
   findContact,
+  findContactByPhone,
   findContactsByIdsOrEmails,
   findVariableSource,
   insertContact,
@@ -195,4 +196,48 @@ export async function findOrCreateContactByEmail(
   const view = contactView(row)
   if (created) await changes.announce(tx, accountId, CONTACT_CREATED, view)
   return { ...view, created }
+}
+
+/**
+ * A person who reached the account through another source (a funnel's form): the account's contact with
+ * this email (in any case) or, without an email, this phone is given the name and phone sent when they
+ * differ (`contact.updated`); with none, one is created (`contact.created`). Runs in the caller's
+ * transaction, so the contact and its announcement commit with the caller's own record or not at all.
+ */
+export async function saveContactFromSource(
+  tx: Database,
+  changes: Changes,
+  accountId: string,
+  input: ContactInput & ({ email: string } | { phone: string }),
+): Promise<Contact & { created: boolean }> {
+  const email = input.email?.trim() || undefined
+  const name = input.name?.trim() || undefined
+  const phone = input.phone?.trim() || undefined
+  let existing: ContactRow | undefined
+  let created: ContactRow | undefined
+  if (email) {
+    const found = await insertOrFindContactByEmail(tx, accountId, { email, name: name ?? '', phone })
+    if (found.created) created = found.row
+    else existing = found.row
+  } else if (phone) {
+    existing = await findContactByPhone(tx, accountId, phone)
+    if (!existing) created = await insertContact(tx, accountId, { name, phone })
+  }
+  if (created) {
+    const view = contactView(created)
+    await changes.announce(tx, accountId, CONTACT_CREATED, view)
+    return { ...view, created: true }
+  }
+  if (!existing) throw new Error('saveContactFromSource needs an email or a phone')
+  const wanted = {
+    ...(name !== undefined && name !== existing.name && { name }),
+    ...(phone !== undefined && phone !== existing.phone && { phone }),
+  }
+  if (Object.keys(wanted).length === 0) return { ...contactView(existing), created: false }
+  const row = await updateContactRow(tx, accountId, existing.id, wanted)
+  // Deleted meanwhile: nothing was changed, so nothing is announced.
+  if (!row) return { ...contactView(existing), created: false }
+  const view = contactView(row)
+  await changes.announce(tx, accountId, CONTACT_UPDATED, view)
+  return { ...view, created: false }
 }

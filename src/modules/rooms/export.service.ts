@@ -1,6 +1,6 @@
-import { pipeline, Readable } from 'node:stream'
-import { stringify } from 'csv-stringify'
+import { Readable } from 'node:stream'
 import type { Database } from '../../platform/db/connection.js'
+import { csvStream } from '../../platform/http/csv.js'
 import { findChatIdentities } from '../accounts/chat-identities.service.js'
 import type { ExportedMessage, ExportedRoom, ExportFormat } from './export.schemas.js'
 import { listMessages } from './messages.repository.js'
@@ -59,20 +59,6 @@ async function* jsonExport(room: ExportedRoom, exportDate: string, batches: Batc
 
 const CSV_COLUMNS = ['timestamp', 'sender', 'sender_id', 'kind', 'content'] as const
 
-/**
- * CSV through csv-stringify: a header row, RFC 4180 quoting, a BOM so that spreadsheets read UTF-8, and
- * `escape_formulas`, which prefixes with `'` any cell starting with `=`, `+`, `-`, `@`, tab or CR (and
- * their full-width forms), so that no message runs as a formula when the file is opened.
- */
-function csvExport(batches: Batches): Readable {
-  async function* records() {
-    for await (const batch of batches) yield* batch
-  }
-  const csv = stringify({ header: true, columns: [...CSV_COLUMNS], bom: true, escape_formulas: true })
-  // An error on either side (a failed query) destroys both, and with them the response.
-  return pipeline(Readable.from(records()), csv, () => undefined)
-}
-
 /** A message's lines after the first are indented, so that no content can pass for another message. */
 const txtLine = (message: ExportedMessage) =>
   `[${message.timestamp}] ${message.kind === 'system' ? '* ' : ''}${message.sender}: ${message.content.replace(/\r\n?|\n/g, '\n    ')}\n`
@@ -122,7 +108,12 @@ export async function exportRoom(
         body: Readable.from(jsonExport(exported, exportDate, batches)),
       }
     case 'csv':
-      return { contentType: 'text/csv; charset=utf-8', fileName, body: csvExport(batches) }
+      // A BOM, so that spreadsheets read the messages as UTF-8.
+      return {
+        contentType: 'text/csv; charset=utf-8',
+        fileName,
+        body: csvStream(batches, { columns: CSV_COLUMNS, bom: true }),
+      }
     case 'txt':
       return {
         contentType: 'text/plain; charset=utf-8',

@@ -1,0 +1,137 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
+import { bearerOrOAuth } from '../../platform/auth/plugin.js'
+import type { ModuleOptions } from '../../platform/context.js'
+import { contentDisposition } from '../../platform/http/content-disposition.js'
+import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { byIp } from '../../platform/http/rate-limit.js'
+import {
+  DateRangeQuery,
+  FormSubmission,
+  FormsQuery,
+  FunnelParams,
+  SubmitBody,
+  Submitted,
+} from './forms.schemas.js'
+import { exportForms, listForms, submitForm } from './forms.service.js'
+import { stepCacheOf } from './step-cache.js'
+
+/** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */
+const MAX_USER_AGENT = 1_000
+
+export const userAgentOf = (request: FastifyRequest) =>
+  request.headers['user-agent']?.slice(0, MAX_USER_AGENT) || undefined
+
+/** Any page may post its form here from any origin: this route alone answers CORS, with no credentials. */
+const openToAnyOrigin: onRequestHookHandler = (_request, reply, done) => {
+  reply.header('access-control-allow-origin', '*')
+  done()
+}
+
+/**
+ * `POST /forms/submit`: what a published funnel page's form posts, public, limited per IP
+ * (`RATE_LIMIT_FORMS_PER_MINUTE`), open to cross-origin posts (the page is on the funnel's own domain).
+ */
+export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, changes, config } = platform
+  const stepCache = stepCacheOf(platform)
+
+  // The browser's preflight for a JSON post from another origin.
+  app.options('/forms/submit', { schema: { hide: true }, onRequest: openToAnyOrigin }, (_request, reply) =>
+    reply
+      .status(204)
+      .headers({
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': 'content-type',
+        'access-control-max-age': '86400',
+      })
+      .send(),
+  )
+
+  app.post(
+    '/forms/submit',
+    {
+      onRequest: openToAnyOrigin,
+      config: {
+        rateLimit: { max: config.rateLimits.formSubmitPerMinute, timeWindow: '1 minute', keyGenerator: byIp },
+      },
+      schema: {
+        operationId: 'formsSubmit',
+        tags: ['funnels'],
+        summary:
+          "Submit a funnel page's form (public): kept with the IP and user agent; an email or phone creates or updates the account's contact",
+        body: SubmitBody,
+        response: { 201: Envelope(Submitted), ...errorResponses(400, 404, 429) },
+      },
+    },
+    async (request, reply) => {
+      const submitted = await submitForm(db, changes, stepCache, request.body, {
+        ipAddress: request.ip,
+        userAgent: userAgentOf(request),
+      })
+      return reply.status(201).send(ok(submitted))
+    },
+  )
+}
+
+/** A funnel's form submissions for its account: the list and the CSV export. */
+export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  app.addHook('onRequest', app.authenticate)
+  const readable = { oauthScope: 'sites.read' }
+  const tenant = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['funnels'],
+    summary,
+    security: bearerOrOAuth(readable.oauthScope),
+  })
+
+  app.get(
+    '/:id/forms',
+    {
+      config: readable,
+      schema: {
+        ...tenant('formsList', "List a funnel's form submissions, newest first, with their step's name"),
+        params: FunnelParams,
+        querystring: FormsQuery,
+        response: { 200: PageEnvelope(FormSubmission), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { data, pagination } = await listForms(
+        db,
+        request.auth.account_id,
+        request.params.id,
+        request.query,
+      )
+      return okPage(data, pagination)
+    },
+  )
+
+  app.get(
+    '/:id/forms/export',
+    {
+      config: readable,
+      schema: {
+        ...tenant('formsExport', "Download a funnel's form submissions as CSV (streamed)"),
+        params: FunnelParams,
+        querystring: DateRangeQuery,
+        response: {
+          200: {
+            description: 'CSV: Submission Date, Name, Email, Phone, Message, IP Address',
+            content: { 'text/csv': { schema: Type.String() } },
+          },
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const file = await exportForms(db, request.auth.account_id, request.params.id, request.query)
+      return reply
+        .header('content-disposition', contentDisposition(file.fileName))
+        .type('text/csv; charset=utf-8')
+        .send(file.body)
+    },
+  )
+}

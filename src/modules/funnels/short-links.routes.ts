@@ -1,0 +1,114 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { bearerOrOAuth } from '../../platform/auth/plugin.js'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { userAgentOf } from './forms.routes.js'
+import {
+  CodeParams,
+  FollowParams,
+  ShortenQuery,
+  ShortLinkStats,
+  ShortUrl,
+  StatsQuery,
+} from './short-links.schemas.js'
+import { followShortLink, shortenFunnel, shortLinkStats, visitorHashKey } from './short-links.service.js'
+
+/** Longest referrer kept with a click. */
+const MAX_REFERRER = 2_000
+
+/** A funnel's short link for its account: made by `POST /shorten`, read with its clicks. */
+export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, config } = platform
+  app.addHook('onRequest', app.authenticate)
+  const readable = { oauthScope: 'sites.read' }
+  const writable = { oauthScope: 'sites.write' }
+
+  app.post(
+    '/shorten',
+    {
+      config: writable,
+      schema: {
+        operationId: 'shortLinksShorten',
+        tags: ['funnels'],
+        summary:
+          "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
+        security: bearerOrOAuth(writable.oauthScope),
+        querystring: ShortenQuery,
+        response: {
+          200: Envelope(ShortUrl),
+          201: Envelope(ShortUrl),
+          ...errorResponses(400, 401, 403, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { url, created } = await shortenFunnel(
+        db,
+        config.publicBaseUrl,
+        request.auth.account_id,
+        request.query.funnel_id,
+      )
+      return reply.status(created ? 201 : 200).send(ok(url))
+    },
+  )
+
+  app.get(
+    '/shorten/:code',
+    {
+      config: readable,
+      schema: {
+        operationId: 'shortLinksRead',
+        tags: ['funnels'],
+        summary: 'A short link with its click totals and clicks per day',
+        security: bearerOrOAuth(readable.oauthScope),
+        params: CodeParams,
+        querystring: StatsQuery,
+        response: { 200: Envelope(ShortLinkStats), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) =>
+      ok(
+        await shortLinkStats(
+          db,
+          config.publicBaseUrl,
+          request.auth.account_id,
+          request.params.code,
+          request.query,
+        ),
+      ),
+  )
+}
+
+/** `GET /s/:code`, public: the redirect a short link is, each click recorded. */
+export const shortLinkRedirectRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
+  app,
+  { platform },
+) => {
+  const { db, config } = platform
+  const settings = { publicBaseUrl: config.publicBaseUrl, visitorKey: visitorHashKey(config.secretsKey) }
+
+  app.get(
+    '/s/:code',
+    {
+      schema: {
+        operationId: 'shortLinksFollow',
+        tags: ['funnels'],
+        summary: "Follow a short link: 302 to the funnel's public URL, the click recorded",
+        params: FollowParams,
+        response: {
+          302: { description: "Redirect to the funnel's public URL", type: 'null' },
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request, reply) => {
+      const location = await followShortLink(db, settings, request.params.code, {
+        ip: request.ip,
+        userAgent: userAgentOf(request),
+        referrer: request.headers.referer?.slice(0, MAX_REFERRER),
+      })
+      // Not cached by the browser: every click comes back to be counted.
+      return reply.header('cache-control', 'no-store').redirect(location, 302)
+    },
+  )
+}
