@@ -17,6 +17,8 @@ import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
 import { inboundRoutes } from './modules/email/inbound.routes.js'
 import { defineEmailJobs } from './modules/email/jobs.js'
 import { emailAdminRoutes } from './modules/email/mail-subusers.routes.js'
+import { edgeCacheRoutes } from './modules/funnels/edge-cache.routes.js'
+import { edgeDeliveryRoutes } from './modules/funnels/edge-delivery.routes.js'
 import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
@@ -222,6 +224,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(edgeDeliveryRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(edgeCacheRoutes, { platform, prefix: '/v1/funnels' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
