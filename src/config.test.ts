@@ -37,7 +37,11 @@ describe('configuration', () => {
     const again = loadConfig({ DATA_DIR: dataDir })
     expect(again.jwt.secret).toBe(first.jwt.secret)
     expect(again.adminToken).toBe(first.adminToken)
-    expect(first.edge).toEqual({ signingSecret: expect.stringMatching(/^[0-9a-f]{64}$/), purgeUrl: undefined, apiToken: undefined })
+    expect(first.edge).toEqual({
+      signingSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      purgeUrl: undefined,
+      apiToken: undefined,
+    })
     expect(again.edge.signingSecret).toBe(first.edge.signingSecret)
     expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')).adminToken).toBe(first.adminToken)
   })
