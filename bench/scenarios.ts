@@ -2,6 +2,7 @@ import type { Scenario } from './scenario.js'
 import { changelog } from './scenarios/changelog.js'
 import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
+import { edgeStep } from './scenarios/edge-step.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
 
@@ -10,6 +11,7 @@ export const scenarios: Record<string, Scenario> = {
   changelog,
   'contacts-oauth': contactsOAuth,
   'delivery-events': deliveryEvents,
+  'edge-step': edgeStep,
   'oauth-token': oauthToken,
   'room-list': roomList,
   'room-search': roomSearch,
