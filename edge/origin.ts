@@ -72,22 +72,22 @@ const ENTITIES: Record<string, string> = {
   '"': '&quot;',
   "'": '&#39;',
 }
-const escape = (value: string) => value.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char)
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => ENTITIES[char] ?? char)
 
 /** The page: the step's HTML in a document carrying its SEO fields, CSS and tracking codes. */
 export function renderPage(step: EdgeStep): string {
   const { seo, tracking_code: tracking } = step
   const meta = (name: string, value: string | undefined) =>
-    value ? `<meta name="${name}" content="${escape(value)}">` : ''
+    value ? `<meta name="${name}" content="${escapeHtml(value)}">` : ''
   const head = [
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    seo.title ? `<title>${escape(seo.title)}</title>` : '',
+    seo.title ? `<title>${escapeHtml(seo.title)}</title>` : '',
     meta('description', seo.description),
     meta('keywords', seo.keywords),
     meta('robots', seo.robots),
-    seo.image ? `<meta property="og:image" content="${escape(seo.image)}">` : '',
-    seo.canonical ? `<link rel="canonical" href="${escape(seo.canonical)}">` : '',
+    seo.image ? `<meta property="og:image" content="${escapeHtml(seo.image)}">` : '',
+    seo.canonical ? `<link rel="canonical" href="${escapeHtml(seo.canonical)}">` : '',
     step.css ? `<style>${step.css}</style>` : '',
     tracking.header ?? '',
   ].join('')

@@ -63,6 +63,7 @@ import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { serializeRequest } from './platform/log/request-serializer.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
@@ -86,7 +87,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
       // Database errors by SQL state and constraint, never their parameters; long messages cut.
-      serializers: { err: serializeError },
+      // Requests without their query string (signatures, codes, addresses).
+      serializers: { err: serializeError, req: serializeRequest },
       ...(options.logStream && { stream: options.logStream }),
     },
     // A hop count is valid at run time though Fastify's types leave numbers out.
