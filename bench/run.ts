@@ -61,7 +61,7 @@ function parseOptions(args: string[]): Options {
   if (positionals.length !== 1 || !name) throw new UsageError('name one scenario')
   const scenario = scenarios[name]
   if (!scenario) throw new UsageError(`unknown scenario "${name}"`)
-  if (isMeasured(scenario) && scenario.requiresPostgres && !values.postgres) {
+  if (scenario.requiresPostgres && !values.postgres) {
     throw new UsageError(`scenario "${name}" reads the server's database: run it with --postgres`)
   }
   return {

@@ -33,6 +33,8 @@ export interface ComparedScenario {
   prepare(target: Target): Promise<BenchRequest>
   /** Environment the server needs beyond the bench's own (e.g. the keys OAuth needs in production). */
   serverEnv?: Record<string, string>
+  /** Seeds the server's database directly, which only PostgreSQL allows beside the server. */
+  requiresPostgres?: boolean
 }
 
 /** The options of a run that a measured scenario reads. */

@@ -2,6 +2,7 @@ import type { Scenario } from './scenario.js'
 import { changelog } from './scenarios/changelog.js'
 import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
+import { edgeStep } from './scenarios/edge-step.js'
 import { formSubmit } from './scenarios/form-submit.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
@@ -12,6 +13,7 @@ export const scenarios: Record<string, Scenario> = {
   'contacts-oauth': contactsOAuth,
   'delivery-events': deliveryEvents,
   'form-submit': formSubmit,
+  'edge-step': edgeStep,
   'oauth-token': oauthToken,
   'room-list': roomList,
   'room-search': roomSearch,

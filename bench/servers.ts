@@ -46,6 +46,7 @@ export async function startServer(options: {
     JWT_SECRET: randomBytes(32).toString('hex'),
     SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     OAUTH_SIGNING_KEY: newSigningKey(),
+    EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'warn',
     PORT: String(port),

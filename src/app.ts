@@ -21,10 +21,12 @@ import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { componentsRoutes } from './modules/funnels/components.routes.js'
-import { previewRoutes } from './modules/funnels/preview.routes.js'
-import { stepsRoutes } from './modules/funnels/steps.routes.js'
+import { edgeCacheRoutes } from './modules/funnels/edge-cache.routes.js'
+import { edgeDeliveryRoutes } from './modules/funnels/edge-delivery.routes.js'
 import { formSubmitRoutes, formsRoutes } from './modules/funnels/forms.routes.js'
+import { previewRoutes } from './modules/funnels/preview.routes.js'
 import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
+import { stepsRoutes } from './modules/funnels/steps.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -66,6 +68,7 @@ import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { serializeRequest } from './platform/log/request-serializer.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
@@ -89,7 +92,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
       // Database errors by SQL state and constraint, never their parameters; long messages cut.
-      serializers: { err: serializeError },
+      // Requests without their query string (signatures, codes, addresses).
+      serializers: { err: serializeError, req: serializeRequest },
       ...(options.logStream && { stream: options.logStream }),
     },
     // A hop count is valid at run time though Fastify's types leave numbers out.
@@ -234,6 +238,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(formsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(shortLinksRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(shortLinkRedirectRoutes, { platform })
+  await app.register(edgeDeliveryRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(edgeCacheRoutes, { platform, prefix: '/v1/funnels' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

@@ -16,6 +16,7 @@ const PRODUCTION = {
   OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
     .toString(),
+  EDGE_SIGNING_SECRET: 'e'.repeat(32),
   PUBLIC_BASE_URL: 'https://api.example.com',
 }
 
@@ -36,6 +37,12 @@ describe('configuration', () => {
     const again = loadConfig({ DATA_DIR: dataDir })
     expect(again.jwt.secret).toBe(first.jwt.secret)
     expect(again.adminToken).toBe(first.adminToken)
+    expect(first.edge).toEqual({
+      signingSecret: expect.stringMatching(/^[0-9a-f]{64}$/),
+      purgeUrl: undefined,
+      apiToken: undefined,
+    })
+    expect(again.edge.signingSecret).toBe(first.edge.signingSecret)
     expect(JSON.parse(readFileSync(join(dataDir, 'secrets.json'), 'utf8')).adminToken).toBe(first.adminToken)
   })
 
@@ -56,6 +63,8 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET must be at least 32 characters'],
+    [{ EDGE_SIGNING_SECRET: 'short' }, 'EDGE_SIGNING_SECRET must be at least 32 characters'],
+    [{ EDGE_PURGE_URL: 'ftp://purge' }, 'EDGE_PURGE_URL must use http or https'],
     [{ MAIL_PROVIDER: 'mailgun' }, 'MAIL_PROVIDER must be one of outbox, sendgrid'],
     [{ EMAIL_SEND_MAINTENANCE: 'yes' }, 'EMAIL_SEND_MAINTENANCE must be true or false'],
     [{ SECRETS_ENCRYPTION_KEY: 'abcd' }, 'SECRETS_ENCRYPTION_KEY must be 32 bytes'],
@@ -68,15 +77,16 @@ describe('configuration', () => {
     [
       'only an admin token and a JWT secret',
       { ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32) },
-      'SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL',
+      'SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
     ],
     [
       'nothing',
       {},
-      'JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL',
+      'JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
     ],
     ['all but the admin token', { ...PRODUCTION, ADMIN_TOKEN: '' }, 'ADMIN_TOKEN'],
     ['no JWT key of either kind', { ...PRODUCTION, JWT_SECRET: '' }, 'JWT_SECRET or JWT_PUBLIC_KEY'],
+    ['all but the edge signing secret', { ...PRODUCTION, EDGE_SIGNING_SECRET: '' }, 'EDGE_SIGNING_SECRET'],
   ])('refuses production with %s, naming every missing variable in one message', (_case, env, named) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), NODE_ENV: 'production', ...env })).toThrow(
       new ConfigError(`NODE_ENV=production needs these set: ${named}`),

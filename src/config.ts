@@ -22,6 +22,13 @@ export interface Config {
       | undefined
   }
   listings: { apiUrl: string; apiKey: string | undefined; version: string }
+  edge: {
+    /** HMAC key of the edge endpoints' `_sig` (ARCHITECTURE.md, edge signature). */
+    signingSecret: string
+    /** The edge provider's cache purge API (Cloudflare's `purge_cache` body); unset: purges stay local. */
+    purgeUrl: string | undefined
+    apiToken: string | undefined
+  }
   mail: {
     provider: 'outbox' | 'sendgrid'
     sendgridApiKey: string | undefined
@@ -63,6 +70,7 @@ interface DevSecrets {
   adminToken: string
   secretsKey: string
   oauthSigningKey: string
+  edgeSigningSecret: string
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -77,6 +85,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (production) requireProductionSettings(env)
   if (env.JWT_SECRET && env.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 characters')
+  }
+  if (env.EDGE_SIGNING_SECRET && env.EDGE_SIGNING_SECRET.length < 32) {
+    throw new ConfigError('EDGE_SIGNING_SECRET must be at least 32 characters')
   }
   const secrets = production ? undefined : devSecrets(dataDir)
 
@@ -112,6 +123,11 @@ export function loadConfig(env: Env = process.env): Config {
       apiUrl: url(env, 'LISTINGS_API_URL', ['http:', 'https:']) ?? 'https://api.yextapis.com',
       apiKey: env.LISTINGS_API_KEY || undefined,
       version: env.LISTINGS_API_VERSION || '20200525',
+    },
+    edge: {
+      signingSecret: env.EDGE_SIGNING_SECRET || (secrets as DevSecrets).edgeSigningSecret,
+      purgeUrl: url(env, 'EDGE_PURGE_URL', ['http:', 'https:']),
+      apiToken: env.EDGE_API_TOKEN || undefined,
     },
     mail: {
       provider: mailProvider,
@@ -150,6 +166,7 @@ function devSecrets(dataDir: string): DevSecrets {
     adminToken: kept.adminToken ?? randomBytes(24).toString('hex'),
     secretsKey: kept.secretsKey ?? randomBytes(32).toString('hex'),
     oauthSigningKey: kept.oauthSigningKey ?? newSigningKey(),
+    edgeSigningSecret: kept.edgeSigningSecret ?? randomBytes(32).toString('hex'),
   }
   // Written once, and again only when a newer version adds a secret the file lacks.
   if (Object.keys(secrets).some((name) => !(name in kept))) {
@@ -176,9 +193,13 @@ export function devSecretsFile(dataDir: string): string {
  * start generates into DATA_DIR, and the public URL, must be set. All missing ones are named at once.
  */
 function requireProductionSettings(env: Env): void {
-  const missing = ['ADMIN_TOKEN', 'SECRETS_ENCRYPTION_KEY', 'OAUTH_SIGNING_KEY', 'PUBLIC_BASE_URL'].filter(
-    (name) => !env[name],
-  )
+  const missing = [
+    'ADMIN_TOKEN',
+    'SECRETS_ENCRYPTION_KEY',
+    'OAUTH_SIGNING_KEY',
+    'EDGE_SIGNING_SECRET',
+    'PUBLIC_BASE_URL',
+  ].filter((name) => !env[name])
   if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY) missing.unshift('JWT_SECRET or JWT_PUBLIC_KEY')
   if (missing.length > 0) {
     throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)

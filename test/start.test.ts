@@ -119,7 +119,7 @@ describe('npm start in production', () => {
     })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain(
-      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL',
+      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
     )
   }, 60_000)
 
@@ -134,6 +134,7 @@ describe('npm start in production', () => {
       OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
         .privateKey.export({ type: 'pkcs8', format: 'pem' })
         .toString(),
+      EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
       PUBLIC_BASE_URL: 'https://api.example.com',
     })
     running.push(server.child)

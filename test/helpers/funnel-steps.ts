@@ -10,7 +10,7 @@ import { funnels } from '../../src/modules/funnels/tables.js'
 export function cacheProbe(app: FastifyInstance, funnelId: string): () => boolean {
   const cache = stepCacheOf(app.platform)
   const key = `probe:${funnelId}:${Math.random()}`
-  cache.set(key, funnelId, 'cached')
+  cache.set(key, funnelId, 'cached', cache.generation())
   return () => cache.get(key) === undefined
 }
 

@@ -89,16 +89,16 @@ function formFields(fields: Record<string, unknown>): Record<string, string> {
  * The account of the live funnel the step belongs to (404 otherwise). Pages post to steps that exist, so
  * found ones are kept in the step cache, which every write to the funnel or its steps clears.
  */
-async function funnelOfStep(db: Database, stepCache: StepCache, funnelId: string, stepId: string) {
+async function funnelOfStep(db: Database, stepCache: StepCache<string>, funnelId: string, stepId: string) {
   const key = `form-step:${funnelId}:${stepId}`
-  const cached = stepCache.get(key) as { accountId: string } | undefined
-  if (cached) return cached
+  const cached = stepCache.get(key)
+  if (cached) return { accountId: cached }
+  const generation = stepCache.generation()
   const funnel = await findFunnelForSubmission(db, funnelId, stepId)
   if (!funnel) throw new NotFound(FUNNEL_NOT_FOUND)
   if (!funnel.hasStep) throw new NotFound(STEP_NOT_FOUND)
-  const found = { accountId: funnel.accountId }
-  stepCache.set(key, funnelId, found)
-  return found
+  stepCache.set(key, funnelId, funnel.accountId, generation)
+  return { accountId: funnel.accountId }
 }
 
 /**
@@ -109,7 +109,7 @@ async function funnelOfStep(db: Database, stepCache: StepCache, funnelId: string
 export async function submitForm(
   db: Database,
   changes: Changes,
-  stepCache: StepCache,
+  stepCache: StepCache<string>,
   body: SubmitBody,
   origin: SubmissionOrigin,
 ): Promise<Submitted> {

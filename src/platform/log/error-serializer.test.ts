@@ -44,3 +44,14 @@ describe('errors in the log', () => {
     expect(serialized.stack.length).toBeLessThan(MAX_LOGGED_TEXT + 10_000)
   })
 })
+
+describe('requests in the log', () => {
+  test('are logged by their path, without the query string', async ({ t }) => {
+    await t.app.inject({
+      url: '/v1/funnels/cloudflare/step?hostname=a.example.com&pathname=/&_ts=1&_sig=f00d',
+    })
+    const incoming = logs.lines.filter((line) => line.msg === 'incoming request')
+    expect(incoming.at(-1)?.req).toMatchObject({ method: 'GET', url: '/v1/funnels/cloudflare/step' })
+    expect(JSON.stringify(logs.lines)).not.toContain('f00d')
+  })
+})

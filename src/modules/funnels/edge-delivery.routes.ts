@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, errorResponses } from '../../platform/http/envelope.js'
+import {
+  EdgeStep,
+  EdgeStepQuery,
+  MAX_STEP_HTML_BYTES,
+  StepSyncAnswer,
+  StepSyncBody,
+} from './edge-delivery.schemas.js'
+import { readEdgeStep, syncStepHtml, verifyEdgeSignature } from './edge-delivery.service.js'
+import { listenForForgottenFunnels, stepCacheOf } from './step-cache.js'
+
+const SIGNED =
+  'Signed by the edge, no JWT: `_ts` (Unix seconds, 300 s either way) and `_sig`, the lowercase hex ' +
+  'HMAC-SHA256 with EDGE_SIGNING_SECRET of METHOD, PATH, _ts and the other fields sorted by key as ' +
+  '`key=value` joined by `&`, one a line (ARCHITECTURE.md). 401 `Unauthorized` otherwise.'
+
+/** The edge delivery endpoints under `/v1/funnels`: what the edge worker reads and syncs back. */
+export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, config } = platform
+  const cache = stepCacheOf(platform)
+  app.addHook('onClose', await listenForForgottenFunnels(platform))
+
+  // Before validation, on the fields as sent: what the edge signed, not what coercion makes of it.
+  const verifySignature = async (request: FastifyRequest) => {
+    const queryAt = request.url.indexOf('?')
+    verifyEdgeSignature(config.edge.signingSecret, {
+      method: request.method,
+      path: queryAt === -1 ? request.url : request.url.slice(0, queryAt),
+      params: request.method === 'GET' ? request.query : request.body,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    })
+  }
+  const edge = (operationId: string, summary: string) => ({
+    operationId,
+    tags: ['funnels'],
+    summary,
+    description: SIGNED,
+  })
+
+  app.get(
+    '/cloudflare/step',
+    {
+      preValidation: verifySignature,
+      schema: {
+        ...edge('edgeDeliveryReadStep', 'The published step at a hostname and path, for the edge'),
+        querystring: EdgeStepQuery,
+        response: { 200: Envelope(EdgeStep), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request, reply) => {
+      // Serialized once when read, then sent as kept: a cache hit does no query and no serializing.
+      const body = await readEdgeStep(db, cache, request.query)
+      return reply.type('application/json; charset=utf-8').serializer(asIs).send(body)
+    },
+  )
+
+  app.post(
+    '/cloudflare/step',
+    {
+      preValidation: verifySignature,
+      bodyLimit: MAX_STEP_HTML_BYTES,
+      schema: {
+        ...edge('edgeDeliverySyncStep', "Store the edge's HTML of a step if its hash is still the one read"),
+        body: StepSyncBody,
+        response: {
+          200: StepSyncAnswer,
+          404: StepSyncAnswer,
+          409: StepSyncAnswer,
+          ...errorResponses(400, 401, 413),
+        },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await syncStepHtml(db, request.body)
+      if (outcome.updatedFunnelId) cache.forgetFunnel(outcome.updatedFunnelId)
+      const success = outcome.status === 200
+      return reply.status(outcome.status).send({
+        success,
+        ...(!success && { errno: outcome.status }),
+        message: outcome.reason,
+        data: outcome.data,
+      })
+    },
+  )
+}
+
+const asIs = (payload: unknown) => payload as string
