@@ -20,6 +20,9 @@ import { emailAdminRoutes } from './modules/email/mail-subusers.routes.js'
 import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
+import { domainsRoutes } from './modules/funnels/domains.routes.js'
+import { funnelsRoutes } from './modules/funnels/funnels.routes.js'
+import { tagsRoutes } from './modules/funnels/tags.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -222,6 +225,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(domainsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(tagsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(funnelsRoutes, { platform, prefix: '/v1/funnels' })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
