@@ -4,7 +4,8 @@ import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.
 import { FUNNEL_STATUSES, STEP_TYPES } from './tables.js'
 import { FunnelTag } from './tags.schemas.js'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+// Null first: with type coercion on, a null tried against a string branch first would become "".
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), schema])
 const PATH = { maxLength: 500 }
 const TRACKING_CODE = { maxLength: 100_000 }
 
