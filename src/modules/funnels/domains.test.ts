@@ -1,16 +1,14 @@
 import { describe, expect } from 'vitest'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import { FUNNELS, funnelCall, seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { DOMAIN_TAKEN, INVALID_HOSTNAME } from './domains.service.js'
 import { stepCacheOf } from './step-cache.js'
 
-const hostname = () => `shop-${newId().slice(-10)}.example.com`
-
 describe('funnel domains', () => {
   test('adds a domain with its hostname lower-cased, SSL off unless said', async ({ t, owner }) => {
-    const name = hostname()
+    const name = uniqueHostname()
     const created = await funnelCall(t.app, owner, 'POST', '/domains', { name: ` ${name.toUpperCase()} ` })
     expect(created.statusCode).toBe(201)
     expect(created.json()).toMatchObject({
@@ -23,7 +21,10 @@ describe('funnel domains', () => {
         created_at: expect.any(String),
       },
     })
-    const secure = await funnelCall(t.app, owner, 'POST', '/domains', { name: hostname(), ssl_enabled: true })
+    const secure = await funnelCall(t.app, owner, 'POST', '/domains', {
+      name: uniqueHostname(),
+      ssl_enabled: true,
+    })
     expect(secure.json().data.ssl_enabled).toBe(true)
   })
 
@@ -49,7 +50,7 @@ describe('funnel domains', () => {
     owner,
     stranger,
   }) => {
-    const name = hostname()
+    const name = uniqueHostname()
     await funnelCall(t.app, owner, 'POST', '/domains', { name })
     for (const [tenant, again] of [
       [owner, name],
@@ -85,7 +86,7 @@ describe('funnel domains', () => {
     owner,
     stranger,
   }) => {
-    const seeded = await seedFunnel(t.app, owner, { domainName: hostname() })
+    const seeded = await seedFunnel(t.app, owner, { domainName: uniqueHostname() })
     const cache = stepCacheOf(t.app.platform)
     cache.set('served', seeded.funnelId, { html: 'old' })
     const url = `${FUNNELS}/domains/${seeded.domainId}`
@@ -101,7 +102,8 @@ describe('funnel domains', () => {
   })
 
   test('answers the delete with the spec envelope and refuses a malformed id', async ({ t, owner }) => {
-    const domain = (await funnelCall(t.app, owner, 'POST', '/domains', { name: hostname() })).json().data
+    const domain = (await funnelCall(t.app, owner, 'POST', '/domains', { name: uniqueHostname() })).json()
+      .data
     const deleted = await funnelCall(t.app, owner, 'DELETE', `/domains/${domain._id}`)
     expect(deleted.json()).toEqual({
       success: true,

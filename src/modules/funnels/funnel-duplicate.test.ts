@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { FUNNELS, funnelCall } from '../../../test/helpers/funnels.js'
+import { createFunnel, FUNNELS, funnelCall, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { SUB_ACCOUNT_NOT_FOUND } from './funnel-duplicate.service.js'
@@ -17,9 +17,8 @@ interface Funnel {
 }
 
 async function createWithContent(t: TestApp, tenant: Tenant, body: object = {}): Promise<Funnel> {
-  const created = await funnelCall(t.app, tenant, 'POST', '/', {
+  const funnel: Funnel = await createFunnel(t.app, tenant, {
     name: 'Webinar',
-    base_path: `/webinar-${newId().slice(-10)}`,
     status: 'active',
     header_tracking_code: 'h',
     steps: [
@@ -28,7 +27,6 @@ async function createWithContent(t: TestApp, tenant: Tenant, body: object = {}):
     ],
     ...body,
   })
-  const funnel = created.json().data as Funnel
   const { db } = t.app.platform
   for (const step of funnel.steps) {
     await db
@@ -133,9 +131,8 @@ describe('duplicating a funnel', () => {
       `${source.base_path}-copy-2`,
       `${source.base_path}-copy-3`,
     ])
-    const domain = (
-      await funnelCall(t.app, owner, 'POST', '/domains', { name: `dup-${newId().slice(-8)}.example.com` })
-    ).json().data
+    const domain = (await funnelCall(t.app, owner, 'POST', '/domains', { name: uniqueHostname() })).json()
+      .data
     const onDomain = await createWithContent(t, owner, { domain_id: domain._id })
     // The copy has no domain: on the default host, the path is free.
     expect((await duplicate(t, owner, onDomain._id)).json().data.base_path).toBe(onDomain.base_path)

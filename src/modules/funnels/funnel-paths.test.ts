@@ -1,23 +1,24 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { funnelCall } from '../../../test/helpers/funnels.js'
+import {
+  createFunnel,
+  createThroughApi,
+  funnelCall,
+  uniqueBasePath,
+  uniqueHostname,
+} from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { newId } from '../../platform/db/ids.js'
 import { copyPathCandidates } from './funnel-paths.service.js'
 
-const uniquePath = () => `/path-${newId().slice(-10)}`
-
-async function create(t: TestApp, tenant: Tenant, body: object) {
-  const response = await funnelCall(t.app, tenant, 'POST', '/', { name: 'Holder', ...body })
-  expect(response.statusCode, response.body).toBe(201)
-  return response.json().data as { _id: string; name: string; base_path: string }
-}
-
-const addDomain = async (t: TestApp, tenant: Tenant) =>
-  (
-    await funnelCall(t.app, tenant, 'POST', '/domains', { name: `p-${newId().slice(-10)}.example.com` })
-  ).json().data as { _id: string }
+const create = (t: TestApp, tenant: Tenant, body: object) =>
+  createFunnel(t.app, tenant, { name: 'Holder', ...body }) as Promise<{
+    _id: string
+    name: string
+    base_path: string
+  }>
+const addDomain = (t: TestApp, tenant: Tenant) =>
+  createThroughApi(t.app, tenant, '/domains', { name: uniqueHostname() })
 
 const conflictBody = (path: string, holder: { _id: string; name: string }) => ({
   success: false,
@@ -31,7 +32,7 @@ describe('validate-path', () => {
     t,
     owner,
   }) => {
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const free = await funnelCall(t.app, owner, 'POST', '/validate-path', { path: `${path.toUpperCase()}/` })
     expect(free.statusCode).toBe(200)
     expect(free.json()).toEqual({ success: true, message: 'SUCCESS', data: { available: true, path } })
@@ -51,7 +52,7 @@ describe('validate-path', () => {
     owner,
     stranger,
   }) => {
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const [mine, other] = [await addDomain(t, owner), await addDomain(t, owner)]
     const onDomain = await create(t, owner, { base_path: path, domain_id: mine._id })
     const check = (tenant: Tenant, body: object) =>
@@ -72,7 +73,7 @@ describe('validate-path', () => {
   })
 
   test('frees the path of a deleted funnel', async ({ t, owner }) => {
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const holder = await create(t, owner, { base_path: path })
     await funnelCall(t.app, owner, 'DELETE', `/${holder._id}`)
     expect((await funnelCall(t.app, owner, 'POST', '/validate-path', { path })).statusCode).toBe(200)
@@ -89,7 +90,7 @@ describe('validate-path', () => {
 
 describe('path conflicts on create and update', () => {
   test('refuses a create on a taken path with 409 and the conflicting funnel', async ({ t, owner }) => {
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const holder = await create(t, owner, { name: 'Original', base_path: path })
     const refused = await funnelCall(t.app, owner, 'POST', '/', {
       name: 'Second',
@@ -106,9 +107,9 @@ describe('path conflicts on create and update', () => {
     owner,
   }) => {
     const domain = await addDomain(t, owner)
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const onDomain = await create(t, owner, { name: 'On domain', base_path: path, domain_id: domain._id })
-    const held = await create(t, owner, { name: 'Held', base_path: uniquePath() })
+    const held = await create(t, owner, { name: 'Held', base_path: uniqueBasePath() })
     const mover = await create(t, owner, { name: 'Mover', base_path: path })
     const ontoDomain = await funnelCall(t.app, owner, 'PUT', `/${mover._id}`, { domain_id: domain._id })
     expect(ontoDomain.json()).toEqual(conflictBody(path, onDomain))
@@ -129,7 +130,7 @@ describe('path conflicts on create and update', () => {
     t,
   }) => {
     const tenant = await createTenant(t.app)
-    const path = uniquePath()
+    const path = uniqueBasePath()
     const attempts = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
         funnelCall(t.app, tenant, 'POST', '/', {

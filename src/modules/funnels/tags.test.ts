@@ -1,22 +1,13 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { FUNNELS, funnelCall } from '../../../test/helpers/funnels.js'
+import { createFunnel, createThroughApi, FUNNELS, funnelCall } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { stepCacheOf } from './step-cache.js'
 
-const addTag = async (t: TestApp, tenant: Tenant, name: string) =>
-  (await funnelCall(t.app, tenant, 'POST', '/tags', { name })).json().data as { _id: string }
-
-const addFunnel = async (t: TestApp, tenant: Tenant, tags: string[], status = 'active') =>
-  (
-    await funnelCall(t.app, tenant, 'POST', '/', {
-      name: 'Tagged',
-      base_path: `/f-${Math.random()}`.replace('.', ''),
-      tags,
-      status,
-    })
-  ).json().data as { _id: string }
+const addTag = (t: TestApp, tenant: Tenant, name: string) =>
+  createThroughApi(t.app, tenant, '/tags', { name })
+const addFunnel = (t: TestApp, tenant: Tenant, tags: string[]) => createFunnel(t.app, tenant, { tags })
 
 describe('funnel tags', () => {
   test('adds a tag, and returns the same tag for the same name in any case', async ({ t, owner }) => {
