@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
+import { bearer } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
   createFunnel,
@@ -9,6 +10,7 @@ import {
   uniqueBasePath,
   uniqueHostname,
 } from '../../../test/helpers/funnels.js'
+import { createUser, obtainTokens } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 
@@ -259,5 +261,21 @@ describe('listing funnels', () => {
     expect((await funnelCall(t.app, stranger, 'GET', `/filters?tags=${red._id}`)).json().data.tags).toEqual(
       [],
     )
+  })
+})
+
+describe('third-party apps', () => {
+  test('read funnels with sites.read and need sites.write to change them', async ({ t, oauthApp }) => {
+    const tenant = await createTenant(t.app)
+    const funnel = await create(t, tenant)
+    const email = `app-user-${newId()}@example.com`
+    await createUser(t.app, email, [tenant.accountId])
+    const { access_token } = await obtainTokens(t.app, oauthApp, email, 'sites.read')
+    const headers = bearer(access_token)
+    const read = await t.app.inject({ url: `${FUNNELS}/${funnel._id}`, headers })
+    expect(read.statusCode).toBe(200)
+    const write = await t.app.inject({ method: 'DELETE', url: `${FUNNELS}/${funnel._id}`, headers })
+    expect(write.statusCode).toBe(403)
+    expect(write.headers['www-authenticate']).toContain('scope="sites.write"')
   })
 })

@@ -74,9 +74,13 @@ describe('funnel tags', () => {
     expect(again.json()).toMatchObject({ errno: 404, message: 'Tag not found' })
   })
 
-  test('lists no tag of another account', async ({ t, owner, stranger }) => {
-    await addTag(t, owner, 'private-tag')
+  test('keeps tags to their account', async ({ t, owner, stranger }) => {
+    const mine = await addTag(t, owner, 'private-tag')
     const list = await funnelCall(t.app, stranger, 'GET', '/tags?search=private-tag')
     expect(list.json().pagination.total).toBe(0)
+    // The same name in another account is another tag.
+    const theirs = await funnelCall(t.app, stranger, 'POST', '/tags', { name: 'private-tag' })
+    expect(theirs.statusCode).toBe(201)
+    expect(theirs.json().data._id).not.toBe(mine._id)
   })
 })
