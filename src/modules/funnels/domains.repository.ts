@@ -19,11 +19,22 @@ export async function insertDomain(
   return row
 }
 
-export async function findDomain(db: Database, accountId: string, domainId: string) {
-  const [row] = await db
+/**
+ * The account's domain; with `forShare`, locked against deletion until the transaction ends (for a
+ * funnel taking it).
+ */
+export async function findDomain(
+  db: Database,
+  accountId: string,
+  domainId: string,
+  options: { forShare?: boolean } = {},
+): Promise<DomainRow | undefined> {
+  const query = db
     .select()
     .from(funnelDomains)
     .where(and(eq(funnelDomains.accountId, accountId), eq(funnelDomains.id, domainId)))
+    .$dynamic()
+  const [row] = await (options.forShare ? query.for('key share') : query)
   return row
 }
 

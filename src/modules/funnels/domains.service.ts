@@ -48,14 +48,17 @@ export function listDomainsPage(
   )
 }
 
-/** A domain of the account, for a funnel to be served on; 400 naming `field` otherwise. */
+/**
+ * A domain of the account, for a funnel to be served on; 400 naming `field` otherwise. Inside a
+ * transaction, the domain cannot be deleted before it ends.
+ */
 export async function requireOwnDomain(
   db: Database,
   accountId: string,
   domainId: string,
   field = 'domain_id',
 ): Promise<DomainRow> {
-  const domain = await findDomain(db, accountId, domainId)
+  const domain = await findDomain(db, accountId, domainId, { forShare: true })
   if (!domain) throw new Invalid(`${field} must be a domain of this account`)
   return domain
 }

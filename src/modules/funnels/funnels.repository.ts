@@ -2,14 +2,7 @@ import { and, asc, count, desc, eq, ilike, inArray, isNotNull, isNull, ne, sql }
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import type { FunnelRow } from './funnel-access.repository.js'
-import {
-  type FunnelStatus,
-  funnelDomains,
-  funnelSteps,
-  funnels,
-  funnelTagLinks,
-  funnelTags,
-} from './tables.js'
+import { type FunnelStatus, funnelSteps, funnels, funnelTagLinks, funnelTags } from './tables.js'
 
 export type NewFunnel = typeof funnels.$inferInsert
 export type NewStep = typeof funnelSteps.$inferInsert
@@ -92,14 +85,6 @@ export function tagsOfFunnels(db: Database, accountId: string, funnelIds: string
     .innerJoin(funnelTags, eq(funnelTags.id, funnelTagLinks.tagId))
     .where(and(eq(funnelTagLinks.accountId, accountId), inArray(funnelTagLinks.funnelId, funnelIds)))
     .orderBy(asc(sql`lower(${funnelTags.name})`), asc(funnelTags.id))
-}
-
-export async function findDomainOfFunnel(db: Database, accountId: string, domainId: string) {
-  const [row] = await db
-    .select({ id: funnelDomains.id, name: funnelDomains.name, sslEnabled: funnelDomains.sslEnabled })
-    .from(funnelDomains)
-    .where(and(eq(funnelDomains.accountId, accountId), eq(funnelDomains.id, domainId)))
-  return row
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Pagination } from '../../platform/http/envelope.js'
 import { Forbidden, Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { userHasPermission } from '../accounts/accounts.service.js'
+import { findDomain } from './domains.repository.js'
 import { requireOwnDomain } from './domains.service.js'
 import type { FunnelRow } from './funnel-access.repository.js'
 import {
@@ -16,7 +17,6 @@ import {
 import { refusingPathConflicts } from './funnel-paths.service.js'
 import {
   type FunnelPatch,
-  findDomainOfFunnel,
   insertFunnel,
   insertSteps,
   listFunnels,
@@ -128,7 +128,7 @@ export async function funnelFilters(db: Database, accountId: string, query: Filt
 /** A funnel as `GET /:id` shows it: domain and tags populated, steps with seo in order. */
 export async function funnelDetail(db: Database, row: FunnelRow): Promise<FunnelDetail> {
   const [domain, tags, steps] = await Promise.all([
-    row.domainId ? findDomainOfFunnel(db, row.accountId, row.domainId) : undefined,
+    row.domainId ? findDomain(db, row.accountId, row.domainId) : undefined,
     tagsOfFunnels(db, row.accountId, [row.id]),
     stepsOfFunnels(db, row.accountId, [row.id]),
   ])
@@ -161,8 +161,6 @@ export async function createFunnel(
   const { db } = deps
   const accountId = caller.account_id
   const domainId = input.domain_id ?? null
-  if (domainId) await requireOwnDomain(db, accountId, domainId)
-  await requireOwnTags(db, accountId, input.tags ?? [])
   const steps = (input.steps ?? []).map((step, index) => ({
     name: step.name,
     path: normalisePath(step.path),
@@ -174,6 +172,8 @@ export async function createFunnel(
   const basePath = normalisePath(input.base_path ?? pathFromName(input.name))
   const created = await refusingPathConflicts(db, accountId, { basePath, domainId }, () =>
     inTransaction(db, async (tx) => {
+      if (domainId) await requireOwnDomain(tx, accountId, domainId)
+      await requireOwnTags(tx, accountId, input.tags ?? [])
       const row = await insertFunnel(tx, {
         accountId,
         name: input.name,
@@ -218,8 +218,6 @@ export async function updateFunnel(
     !(await userHasPermission(db, caller.uid, 'funnel_templates:admin'))
   )
     throw new Forbidden(ADMIN_PERMISSION_REQUIRED)
-  if (input.domain_id) await requireOwnDomain(db, accountId, input.domain_id)
-  if (input.tags) await requireOwnTags(db, accountId, input.tags)
   const patch: FunnelPatch = {
     name: input.name,
     status: input.status,
@@ -239,6 +237,8 @@ export async function updateFunnel(
   }
   const updated = await refusingPathConflicts(db, accountId, target, () =>
     inTransaction(db, async (tx) => {
+      if (input.domain_id) await requireOwnDomain(tx, accountId, input.domain_id)
+      if (input.tags) await requireOwnTags(tx, accountId, input.tags)
       const row = await updateLiveFunnel(tx, accountId, funnelId, patch)
       if (!row) throw new NotFound(FUNNEL_NOT_FOUND)
       if (input.tags) await setFunnelTags(tx, accountId, funnelId, input.tags)

@@ -69,13 +69,21 @@ export async function listTagsWithCounts(
   return { rows, total: totals?.total ?? 0 }
 }
 
-/** How many of `tagIds` (distinct) are tags of the account. */
-export async function countOwnTags(db: Database, accountId: string, tagIds: string[]): Promise<number> {
-  const [row] = await db
-    .select({ found: count() })
+/**
+ * How many of `tagIds` (distinct) are tags of the account, locking those against deletion until the
+ * transaction ends (a funnel is taking them).
+ */
+export async function countOwnTagsForShare(
+  db: Database,
+  accountId: string,
+  tagIds: string[],
+): Promise<number> {
+  const rows = await db
+    .select({ id: funnelTags.id })
     .from(funnelTags)
     .where(and(eq(funnelTags.accountId, accountId), inArray(funnelTags.id, tagIds)))
-  return row?.found ?? 0
+    .for('key share')
+  return rows.length
 }
 
 /**

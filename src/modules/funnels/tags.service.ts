@@ -6,7 +6,7 @@ import { paginate } from '../../platform/http/pagination.js'
 import type { StepCache } from './step-cache.js'
 import type { FunnelStatus } from './tables.js'
 import {
-  countOwnTags,
+  countOwnTagsForShare,
   deleteTag,
   insertOrFindTag,
   listTagsWithCounts,
@@ -52,10 +52,13 @@ export async function tagsWithCounts(
   return (await listTagsWithCounts(db, accountId, filter)).rows.map(tagView)
 }
 
-/** Refuses (400 naming `field`) tag ids that are not all tags of the account. */
+/**
+ * Refuses (400 naming `field`) tag ids that are not all tags of the account. Inside a transaction, the
+ * tags cannot be deleted before it ends.
+ */
 export async function requireOwnTags(db: Database, accountId: string, tagIds: string[], field = 'tags') {
   const distinct = [...new Set(tagIds)]
-  if (distinct.length && (await countOwnTags(db, accountId, distinct)) !== distinct.length)
+  if (distinct.length && (await countOwnTagsForShare(db, accountId, distinct)) !== distinct.length)
     throw new Invalid(`${field} must be tags of this account`)
 }
 

@@ -83,4 +83,27 @@ describe('funnel tags', () => {
     expect(theirs.statusCode).toBe(201)
     expect(theirs.json().data._id).not.toBe(mine._id)
   })
+
+  test('a tag deleted while a funnel takes it: the funnel gets it first or a 400, never a 5xx', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    for (let round = 0; round < 5; round++) {
+      const tag = await addTag(t, tenant, `racing-${round}`)
+      const [created, deleted] = await Promise.all([
+        funnelCall(t.app, tenant, 'POST', '/', {
+          name: 'Racing',
+          base_path: `/racing-${round}`,
+          tags: [tag._id],
+        }),
+        funnelCall(t.app, tenant, 'DELETE', `/tags/${tag._id}`),
+      ])
+      expect(deleted.statusCode).toBe(200)
+      expect([201, 400], created.body).toContain(created.statusCode)
+      if (created.statusCode === 201) {
+        const funnel = await funnelCall(t.app, tenant, 'GET', `/${created.json().data._id}`)
+        expect(funnel.json().data.tags).toEqual([])
+      }
+    }
+  })
 })
