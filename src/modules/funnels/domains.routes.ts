@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { CreateDomainBody, DomainRemoved, DomainsQuery, FunnelDomain } from './domains.schemas.js'
+import { CreateDomainBody, DomainsQuery, FunnelDomain, Removed } from './domains.schemas.js'
 import { createDomain, listDomainsPage, removeDomain } from './domains.service.js'
 import { FUNNEL_SCOPES, funnelOperation } from './funnel-routes.js'
 import { stepCacheOf } from './step-cache.js'
@@ -50,7 +50,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       schema: {
         ...funnelOperation('domainDelete', 'Delete a domain; its funnels are left without one', write),
         params: IdParams,
-        response: { 200: Envelope(DomainRemoved), ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) => {

@@ -23,4 +23,5 @@ export const DomainsQuery = Type.Composite([
 ])
 export type DomainsQuery = Static<typeof DomainsQuery>
 
-export const DomainRemoved = Type.Object({ _id: Id(), deleted: Type.Literal(true) })
+/** The answer of a delete of a domain or tag. */
+export const Removed = Type.Object({ _id: Id(), deleted: Type.Literal(true) })

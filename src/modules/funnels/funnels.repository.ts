@@ -136,9 +136,8 @@ export async function insertFunnel(tx: Database, values: NewFunnel): Promise<Fun
   return row as FunnelRow
 }
 
-export async function insertSteps(tx: Database, steps: NewStep[]) {
-  if (steps.length === 0) return []
-  return tx.insert(funnelSteps).values(steps).returning({ id: funnelSteps.id, order: funnelSteps.order })
+export async function insertSteps(tx: Database, steps: NewStep[]): Promise<void> {
+  if (steps.length) await tx.insert(funnelSteps).values(steps)
 }
 
 /** Gives the funnel exactly these tags. */

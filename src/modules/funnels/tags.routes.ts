@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
+import { Removed } from './domains.schemas.js'
 import { FUNNEL_SCOPES, funnelOperation } from './funnel-routes.js'
 import { stepCacheOf } from './step-cache.js'
-import { CreateTagBody, FunnelTag, TagRemoved, TagsQuery } from './tags.schemas.js'
+import { CreateTagBody, FunnelTag, TagsQuery } from './tags.schemas.js'
 import { createTag, listTagsPage, removeTag } from './tags.service.js'
 
 /** The account's funnel tags, under `/v1/funnels/tags`. */
@@ -56,7 +57,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       schema: {
         ...funnelOperation('tagDelete', 'Delete a tag; its funnels lose it', write),
         params: IdParams,
-        response: { 200: Envelope(TagRemoved), ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
       },
     },
     async (request) => {

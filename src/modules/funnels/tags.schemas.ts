@@ -14,5 +14,3 @@ export const TagsQuery = Type.Composite([
   Type.Object({ search: Type.Optional(Type.String({ maxLength: 100 })) }),
 ])
 export type TagsQuery = Static<typeof TagsQuery>
-
-export const TagRemoved = Type.Object({ _id: Id(), deleted: Type.Literal(true) })
