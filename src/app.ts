@@ -21,12 +21,15 @@ import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
 import { componentsRoutes } from './modules/funnels/components.routes.js'
+import { domainsRoutes } from './modules/funnels/domains.routes.js'
 import { edgeCacheRoutes } from './modules/funnels/edge-cache.routes.js'
 import { edgeDeliveryRoutes } from './modules/funnels/edge-delivery.routes.js'
 import { formSubmitRoutes, formsRoutes } from './modules/funnels/forms.routes.js'
+import { funnelsRoutes } from './modules/funnels/funnels.routes.js'
 import { previewRoutes } from './modules/funnels/preview.routes.js'
 import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
 import { stepsRoutes } from './modules/funnels/steps.routes.js'
+import { tagsRoutes } from './modules/funnels/tags.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -231,6 +234,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(roomExportRoutes, { platform, prefix: '/api/conversation-v2/room' })
+  await app.register(funnelsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(domainsRoutes, { platform, prefix: '/v1/funnels' })
+  await app.register(tagsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(stepsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(componentsRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(previewRoutes, { platform, prefix: '/v1/funnels' })

@@ -165,6 +165,28 @@ describe.concurrent('the operator CLI against a running service', () => {
     )
   })
 
+  test('user permissions grants and takes away platform-wide permissions, checked by the API', async ({
+    expect,
+    t,
+    bystander,
+  }) => {
+    const granted = await cli([
+      'user',
+      'permissions',
+      '--id',
+      bystander.userId,
+      '--permission',
+      'funnel_templates:admin',
+    ])
+    expect(granted.json()).toMatchObject({ _id: bystander.userId, permissions: ['funnel_templates:admin'] })
+    expect((await adminGet(t, `/users/${bystander.userId}`)).permissions).toEqual(['funnel_templates:admin'])
+    const unknown = await cli(['user', 'permissions', '--id', bystander.userId, '--permission', 'root'])
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toContain('permissions[0] must be one of: funnel_templates:admin')
+    const cleared = await cli(['user', 'permissions', '--id', bystander.userId])
+    expect(cleared.json()).toMatchObject({ permissions: [] })
+  })
+
   test('contact create prints the contact, which the admin API then reads', async ({ expect, t }) => {
     const accountId = await createAccount(t.app)
     const run = await cli([

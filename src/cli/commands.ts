@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from '../modules/accounts/tables.js'
+import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/tables.js'
 import type { AdminClient } from './admin-client.js'
 import { UsageError } from './errors.js'
 import {
@@ -136,6 +136,13 @@ export const commands: Command[] = [
       // The membership alone does not say whose it is.
       return { user_id: flags.user, ...membership }
     },
+  }),
+  command({
+    name: 'user permissions',
+    summary: `Replace a user's platform-wide permissions (${USER_PERMISSIONS.join(', ')}); none given takes all away`,
+    flags: { id: required(id()), permission: repeated('PERMISSION') },
+    run: (flags, admin) =>
+      admin.request('PUT', `${path('users', flags.id)}/permissions`, { permissions: flags.permission ?? [] }),
   }),
   command({
     name: 'contact create',

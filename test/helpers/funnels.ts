@@ -77,3 +77,31 @@ export async function seedFunnel(
   if (steps.length) await db.insert(funnelSteps).values(steps)
   return { funnelId, domainId, domainName: seed.domainName, basePath, stepIds: steps.map((s) => s.id) }
 }
+
+/** A base path no other test's funnel holds. */
+export const uniqueBasePath = () => `/funnel-${newId().slice(-10)}`
+/** A hostname no other test's domain holds. */
+export const uniqueHostname = () => `shop-${newId().slice(-10)}.example.com`
+
+/** Parsed JSON, as loosely typed as inject's `json()`. */
+type ParsedJson = ReturnType<typeof JSON.parse>
+
+/**
+ * A funnel, domain or tag created through the API (POST to `path` under `/v1/funnels`): its `data`, the
+ * test failing on any answer but 201.
+ */
+export async function createThroughApi(
+  app: FastifyInstance,
+  tenant: Tenant,
+  path: '/' | '/domains' | '/tags',
+  payload: object,
+): Promise<ParsedJson> {
+  const response = await funnelCall(app, tenant, 'POST', path, payload)
+  if (response.statusCode !== 201)
+    throw new Error(`POST ${path} answered ${response.statusCode}: ${response.body}`)
+  return response.json().data
+}
+
+/** A funnel created through the API, on a path of its own unless `body` gives one. */
+export const createFunnel = (app: FastifyInstance, tenant: Tenant, body: object = {}) =>
+  createThroughApi(app, tenant, '/', { name: 'Spring sale', base_path: uniqueBasePath(), ...body })

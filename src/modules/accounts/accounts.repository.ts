@@ -1,4 +1,4 @@
-import { and, eq, gte, sql } from 'drizzle-orm'
+import { and, arrayContains, eq, gte, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { accounts, chatIdentities, creditBalances, creditLedger, memberships, users } from './tables.js'
 
@@ -35,6 +35,44 @@ export async function insertUser(
 export async function findUser(db: Database, userId: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(users).where(eq(users.id, userId))
   return row
+}
+
+export async function setUserPermissions(
+  db: Database,
+  userId: string,
+  permissions: string[],
+): Promise<UserRow | undefined> {
+  const [row] = await db
+    .update(users)
+    .set({ permissions, updatedAt: new Date() })
+    .where(eq(users.id, userId))
+    .returning()
+  return row
+}
+
+export async function userHoldsPermission(
+  db: Database,
+  userId: string,
+  permission: string,
+): Promise<boolean> {
+  const rows = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.id, userId), arrayContains(users.permissions, [permission])))
+  return rows.length === 1
+}
+
+/** Whether `accountId` is a sub-account of `parentAccountId` (its `parent_account`). */
+export async function isChildAccount(
+  db: Database,
+  parentAccountId: string,
+  accountId: string,
+): Promise<boolean> {
+  const rows = await db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(and(eq(accounts.id, accountId), eq(accounts.parentAccount, parentAccountId)))
+  return rows.length === 1
 }
 
 export interface MembershipRow {

@@ -10,6 +10,7 @@ import {
   Membership,
   UpdateAccountBody,
   User,
+  UserPermissionsBody,
 } from './accounts.schemas.js'
 import {
   addMembership,
@@ -17,6 +18,7 @@ import {
   createUser,
   getUser,
   requireAccount,
+  setUserPermissions,
   updateAccount,
 } from './accounts.service.js'
 
@@ -95,6 +97,19 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       },
     },
     async (request) => ok(await getUser(db, request.params.id)),
+  )
+
+  app.put(
+    '/users/:id/permissions',
+    {
+      schema: {
+        ...adminOperation('userPermissionsSet', "Replace a user's platform-wide permissions"),
+        params: IdParams,
+        body: UserPermissionsBody,
+        response: { 200: Envelope(User), ...errorResponses(400, 401, 404) },
+      },
+    },
+    async (request) => ok(await setUserPermissions(db, request.params.id, request.body.permissions)),
   )
 
   app.post(

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './tables.js'
+import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from './tables.js'
 
 export const AccountStatus = StringEnum(ACCOUNT_STATUSES)
 export type AccountStatus = Static<typeof AccountStatus>
@@ -51,6 +51,7 @@ export const User = Type.Object({
   phone: Type.String(),
   image: Type.String(),
   memberships: Type.Array(Membership),
+  permissions: Type.Array(StringEnum(USER_PERMISSIONS)),
   created_at: Timestamp(),
   updated_at: Timestamp(),
 })
@@ -66,6 +67,11 @@ export const CreateUserBody = Type.Object({
   image: Type.Optional(Type.String()),
   account_id: Type.Optional(Id()),
   main: Type.Optional(Type.Boolean()),
+})
+
+/** The user's platform-wide permissions, replaced whole (an empty list takes them all away). */
+export const UserPermissionsBody = Type.Object({
+  permissions: Type.Array(StringEnum(USER_PERMISSIONS), { maxItems: 20 }),
 })
 
 export const AddMembershipBody = Type.Object({ account_id: Id(), main: Type.Optional(Type.Boolean()) })

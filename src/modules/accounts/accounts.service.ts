@@ -10,13 +10,17 @@ import {
   findUser,
   insertAccount,
   insertUser,
+  isChildAccount,
   listMembershipsOfUser,
   type MembershipRow,
+  setUserPermissions as setUserPermissionsRow,
   type UserRow,
   updateAccount as updateAccountRow,
   upsertMembership,
+  userHoldsPermission,
 } from './accounts.repository.js'
 import type { Account, AccountStatus, AccountTier, Membership, User } from './accounts.schemas.js'
+import type { UserPermission } from './tables.js'
 
 export function accountView(row: AccountRow): Account {
   return {
@@ -118,6 +122,7 @@ function userView(row: UserRow, memberships: MembershipRow[]): User {
     phone: row.phone,
     image: row.image,
     memberships: memberships.map(membershipView),
+    permissions: row.permissions as UserPermission[],
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }
@@ -158,6 +163,31 @@ export async function getUser(db: Database, userId: string): Promise<User> {
   const row = await findUser(db, userId)
   if (!row) throw new NotFound('User not found')
   return userView(row, await listMembershipsOfUser(db, userId))
+}
+
+/** Replaces the user's platform-wide permissions (granted by an operator through the admin API or CLI). */
+export async function setUserPermissions(
+  db: Database,
+  userId: string,
+  permissions: UserPermission[],
+): Promise<User> {
+  const row = await setUserPermissionsRow(db, userId, [...new Set(permissions)].sort())
+  if (!row) throw new NotFound('User not found')
+  return userView(row, await listMembershipsOfUser(db, userId))
+}
+
+/** Whether the user holds the platform-wide permission (e.g. `funnel_templates:admin`). */
+export function userHasPermission(
+  db: Database,
+  userId: string,
+  permission: UserPermission,
+): Promise<boolean> {
+  return userHoldsPermission(db, userId, permission)
+}
+
+/** Whether `accountId` is one of the sub-accounts of `parentAccountId` (an agency's client account). */
+export function isSubAccountOf(db: Database, accountId: string, parentAccountId: string): Promise<boolean> {
+  return isChildAccount(db, parentAccountId, accountId)
 }
 
 /** Makes the user a member of the account, with a chat identity there; `main` marks their main account. */

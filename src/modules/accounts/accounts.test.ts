@@ -3,9 +3,10 @@ import { describe, expect } from 'vitest'
 import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { isSubAccountOf, userHasPermission } from './accounts.service.js'
 
 describe('admin API', () => {
-  const admin = (t: TestApp, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
+  const admin = (t: TestApp, method: 'GET' | 'POST' | 'PATCH' | 'PUT', url: string, payload?: object) =>
     t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
 
   test('refuses requests without the admin token', async ({ t }) => {
@@ -123,6 +124,38 @@ describe('admin API', () => {
     expect(short.json().message).toBe('password must be at least 8 characters long')
     const missing = await admin(t, 'POST', '/users', { email: 'a@b.co', password: 'long enough' })
     expect(missing.json().message).toBe('name is required')
+  })
+
+  test('grants and takes away platform-wide permissions from the known list', async ({ t }) => {
+    const { db } = t.app.platform
+    const tenant = await createTenant(t.app)
+    expect((await admin(t, 'GET', `/users/${tenant.userId}`)).json().data.permissions).toEqual([])
+    expect(await userHasPermission(db, tenant.userId, 'funnel_templates:admin')).toBe(false)
+    const granted = await admin(t, 'PUT', `/users/${tenant.userId}/permissions`, {
+      permissions: ['funnel_templates:admin', 'funnel_templates:admin'],
+    })
+    expect(granted.json().data).toMatchObject({ _id: tenant.userId, permissions: ['funnel_templates:admin'] })
+    expect(await userHasPermission(db, tenant.userId, 'funnel_templates:admin')).toBe(true)
+    const unknown = await admin(t, 'PUT', `/users/${tenant.userId}/permissions`, { permissions: ['root'] })
+    expect(unknown.json()).toMatchObject({
+      errno: 400,
+      message: 'permissions[0] must be one of: funnel_templates:admin',
+    })
+    const nobody = await admin(t, 'PUT', '/users/650000000000000000000001/permissions', { permissions: [] })
+    expect(nobody.json()).toMatchObject({ errno: 404, message: 'User not found' })
+    await admin(t, 'PUT', `/users/${tenant.userId}/permissions`, { permissions: [] })
+    expect(await userHasPermission(db, tenant.userId, 'funnel_templates:admin')).toBe(false)
+  })
+
+  test('tells a sub-account of an account from any other account', async ({ t }) => {
+    const { db } = t.app.platform
+    const parent = await createTenant(t.app)
+    const child = await createTenant(t.app, { parent_account: parent.accountId })
+    const other = await createTenant(t.app)
+    expect(await isSubAccountOf(db, child.accountId, parent.accountId)).toBe(true)
+    expect(await isSubAccountOf(db, parent.accountId, child.accountId)).toBe(false)
+    expect(await isSubAccountOf(db, other.accountId, parent.accountId)).toBe(false)
+    expect(await isSubAccountOf(db, parent.accountId, parent.accountId)).toBe(false)
   })
 
   test('mints a token that carries the chat identity, only for members', async ({ t }) => {

@@ -19,6 +19,9 @@ const optionalText = (name: string) => text(name).notNull().default('')
 
 export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
 export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
+/** The platform-wide permissions an operator may grant a user; `funnel_templates:admin` changes template categories. */
+export const USER_PERMISSIONS = ['funnel_templates:admin'] as const
+export type UserPermission = (typeof USER_PERMISSIONS)[number]
 
 export const accounts = pgTable(
   'accounts',

@@ -1,0 +1,169 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { FUNNEL_STATUSES, STEP_TYPES } from './tables.js'
+import { FunnelTag } from './tags.schemas.js'
+
+// Null first: with type coercion on, a null tried against a string branch first would become "".
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), schema])
+const PATH = { maxLength: 500 }
+const TRACKING_CODE = { maxLength: 100_000 }
+
+/** A funnel id in a path: any text, so that a malformed one gets the spec's `Invalid funnel ID`. */
+export const FunnelParams = Type.Object({ id: Type.String({ maxLength: 100 }) })
+
+export const FunnelStatus = StringEnum(FUNNEL_STATUSES)
+
+export const LiveChatWidget = Type.Object({
+  enabled: Type.Boolean(),
+  provider: Type.String({ maxLength: 100 }),
+  config: Type.Object({}, { additionalProperties: true }),
+})
+
+const Seo = Type.Object({
+  title: Type.Optional(Type.String({ maxLength: 1000 })),
+  description: Type.Optional(Type.String({ maxLength: 5000 })),
+  keywords: Type.Optional(Type.String({ maxLength: 2000 })),
+  image: Type.Optional(Type.String({ maxLength: 2048 })),
+  robots: Type.Optional(Type.String({ maxLength: 200 })),
+  canonical: Type.Optional(Type.String({ maxLength: 2048 })),
+})
+
+export const StepSummary = Type.Object({
+  _id: Id(),
+  name: Type.String(),
+  path: Type.String(),
+  type: StringEnum(STEP_TYPES),
+  order: Type.Integer(),
+})
+export type StepSummary = Static<typeof StepSummary>
+const StepWithSeo = Type.Composite([StepSummary, Type.Object({ seo: Seo })])
+export type StepWithSeo = Static<typeof StepWithSeo>
+
+/** The spec's Funnel fields every view has; absent optional values are null. */
+const FunnelFields = Type.Object({
+  _id: Id(),
+  name: Type.String(),
+  domain_id: Nullable(Id()),
+  base_path: Type.String(),
+  status: FunnelStatus,
+  favicon: Nullable(Type.String()),
+  header_tracking_code: Nullable(Type.String()),
+  footer_tracking_code: Nullable(Type.String()),
+  live_chat_widget: Nullable(LiveChatWidget),
+  category: Nullable(Type.String()),
+  account_id: Id(),
+  deleted: Type.Boolean(),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+  updated_by: Nullable(Type.String()),
+})
+
+/** A funnel in the list: the spec's resource, tags as ids, steps without content. */
+export const FunnelListItem = Type.Composite([
+  FunnelFields,
+  Type.Object({ tags: Type.Array(Id()), steps: Type.Array(StepSummary) }),
+])
+export type FunnelListItem = Static<typeof FunnelListItem>
+
+/** One funnel: its domain and tags populated, its steps (with seo) in order. */
+export const FunnelDetail = Type.Composite([
+  FunnelFields,
+  Type.Object({
+    domain: Nullable(Type.Object({ _id: Id(), name: Type.String(), ssl_enabled: Type.Boolean() })),
+    tags: Type.Array(Type.Object({ _id: Id(), name: Type.String() })),
+    steps: Type.Array(StepWithSeo),
+  }),
+])
+export type FunnelDetail = Static<typeof FunnelDetail>
+
+const TagIdList = Type.String({ maxLength: 2500, description: 'Comma-separated tag ids' })
+
+export const FunnelsQuery = Type.Composite([
+  PageQuery(10, 100),
+  Type.Object({
+    search: Type.Optional(Type.String({ maxLength: 200, description: 'Part of the name' })),
+    status: Type.Optional(FunnelStatus),
+    tags: Type.Optional(TagIdList),
+    domain_connected: Type.Optional(Type.Boolean()),
+  }),
+])
+export type FunnelsQuery = Static<typeof FunnelsQuery>
+
+export const FiltersQuery = Type.Object({
+  status: Type.Optional(FunnelStatus),
+  tags: Type.Optional(TagIdList),
+})
+export type FiltersQuery = Static<typeof FiltersQuery>
+
+export const Filters = Type.Object({ statuses: Type.Array(FunnelStatus), tags: Type.Array(FunnelTag) })
+export type Filters = Static<typeof Filters>
+
+export const ValidatePathBody = Type.Object({
+  path: Type.String(PATH),
+  domain_id: Type.Optional(Nullable(Id())),
+  funnel_id: Type.Optional(Id({ description: 'A funnel to leave out (the one being edited)' })),
+})
+export type ValidatePathBody = Static<typeof ValidatePathBody>
+
+export const PathAvailable = Type.Object({ available: Type.Literal(true), path: Type.String() })
+
+/** The spec's conflict answer (409): the error envelope with `data` naming the funnel holding the path. */
+export const PathConflict = Type.Object({
+  success: Type.Literal(false),
+  errno: Type.Literal(409),
+  message: Type.String(),
+  data: Type.Object({
+    available: Type.Literal(false),
+    path: Type.String(),
+    conflicting_funnel: Type.Object({ _id: Id(), name: Type.String() }),
+  }),
+})
+export type PathConflict = Static<typeof PathConflict>
+
+const NewStep = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  path: Type.String(PATH),
+  type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
+  order: Type.Optional(Integer({ minimum: 0, description: 'Position; the list position when absent' })),
+})
+
+export const CreateFunnelBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  domain_id: Type.Optional(Nullable(Id())),
+  base_path: Type.Optional(Type.String({ ...PATH, description: 'Derived from the name when absent' })),
+  status: Type.Optional(StringEnum(FUNNEL_STATUSES, { default: 'draft' })),
+  favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
+  steps: Type.Optional(Type.Array(NewStep, { maxItems: 100 })),
+  header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+  footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+  live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
+})
+export type CreateFunnelBody = Static<typeof CreateFunnelBody>
+
+export const UpdateFunnelBody = Type.Object({
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  status: Type.Optional(FunnelStatus),
+  favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
+  header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+  footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+  live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
+  domain_id: Type.Optional(Nullable(Id())),
+  base_path: Type.Optional(Type.String(PATH)),
+  conflicts: Type.Optional(
+    Type.Boolean({ description: 'Accepted and ignored: path conflicts are always refused with 409' }),
+  ),
+  category: Type.Optional(
+    Nullable(Id({ description: 'Template category; changing it needs funnel_templates:admin' })),
+  ),
+})
+export type UpdateFunnelBody = Static<typeof UpdateFunnelBody>
+
+export const DuplicateQuery = Type.Object({
+  subaccountid: Type.Optional(Id({ description: 'A sub-account of the caller’s account to copy into' })),
+})
+
+export const FunnelDeleted = Type.Object({ _id: Id(), deleted: Type.Literal(true), deleted_at: Timestamp() })
+export type FunnelDeleted = Static<typeof FunnelDeleted>
