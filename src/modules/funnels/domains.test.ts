@@ -1,10 +1,10 @@
 import { describe, expect } from 'vitest'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
 import { FUNNELS, funnelCall, seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { DOMAIN_TAKEN, INVALID_HOSTNAME } from './domains.service.js'
-import { stepCacheOf } from './step-cache.js'
 
 describe('funnel domains', () => {
   test('adds a domain with its hostname lower-cased, SSL off unless said', async ({ t, owner }) => {
@@ -87,11 +87,10 @@ describe('funnel domains', () => {
     stranger,
   }) => {
     const seeded = await seedFunnel(t.app, owner, { domainName: uniqueHostname() })
-    const cache = stepCacheOf(t.app.platform)
-    cache.set('served', seeded.funnelId, { html: 'old' })
+    const forgotten = cacheProbe(t.app, seeded.funnelId)
     const url = `${FUNNELS}/domains/${seeded.domainId}`
     await expectHiddenFromOtherAccounts(t.app, { method: 'DELETE', url }, owner, stranger)
-    expect(cache.get('served')).toBeUndefined()
+    expect(forgotten()).toBe(true)
     const funnel = await funnelCall(t.app, owner, 'GET', `/${seeded.funnelId}`)
     expect(funnel.json().data).toMatchObject({ domain_id: null, domain: null })
     const again = await funnelCall(t.app, owner, 'DELETE', `/domains/${seeded.domainId}`)

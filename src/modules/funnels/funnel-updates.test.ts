@@ -6,6 +6,7 @@ import {
   expectHiddenFromOtherAccounts,
   type Tenant,
 } from '../../../test/helpers/fixtures.js'
+import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
 import {
   createFunnel,
   createThroughApi,
@@ -17,7 +18,6 @@ import {
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { ADMIN_PERMISSION_REQUIRED, requireStep } from './funnel-access.service.js'
-import { stepCacheOf } from './step-cache.js'
 
 const create = (t: TestApp, tenant: Tenant, body: object = {}) => createFunnel(t.app, tenant, body)
 const post = (t: TestApp, tenant: Tenant, path: '/domains' | '/tags', payload: object) =>
@@ -32,7 +32,7 @@ describe('updating funnels', () => {
     const colleague = await addUser(t.app, owner.accountId, 'Colleague')
     const domain = await post(t, owner, '/domains', { name: uniqueHostname() })
     const tag = await post(t, owner, '/tags', { name: 'updated' })
-    stepCacheOf(t.app.platform).set('cached', funnel._id, {})
+    const forgotten = cacheProbe(t.app, funnel._id)
     const updated = await funnelCall(t.app, colleague, 'PUT', `/${funnel._id}`, {
       name: 'Renamed',
       status: 'active',
@@ -58,7 +58,7 @@ describe('updating funnels', () => {
       updated_by: colleague.userId,
     })
     expect(Date.parse(updated.json().data.updated_at)).toBeGreaterThan(Date.parse(funnel.updated_at))
-    expect(stepCacheOf(t.app.platform).get('cached')).toBeUndefined()
+    expect(forgotten()).toBe(true)
     const cleared = await funnelCall(t.app, owner, 'PUT', `/${funnel._id}`, { domain_id: null, tags: [] })
     expect(cleared.json().data).toMatchObject({
       name: 'Renamed',
@@ -126,7 +126,7 @@ describe('deleting funnels', () => {
     stranger,
   }) => {
     const funnel = await create(t, owner, { steps: [{ name: 'S', path: 's' }] })
-    stepCacheOf(t.app.platform).set('before-delete', funnel._id, {})
+    const forgottenOnDelete = cacheProbe(t.app, funnel._id)
     await expectHiddenFromOtherAccounts(
       t.app,
       { method: 'GET', url: `${FUNNELS}/${funnel._id}` },
@@ -140,7 +140,7 @@ describe('deleting funnels', () => {
       message: 'SUCCESS',
       data: { _id: funnel._id, deleted: true, deleted_at: expect.any(String) },
     })
-    expect(stepCacheOf(t.app.platform).get('before-delete')).toBeUndefined()
+    expect(forgottenOnDelete()).toBe(true)
     for (const [method, path, payload] of [
       ['GET', `/${funnel._id}`, undefined],
       ['PUT', `/${funnel._id}`, { name: 'x' }],

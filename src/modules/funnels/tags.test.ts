@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
 import { createFunnel, createThroughApi, FUNNELS, funnelCall } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { stepCacheOf } from './step-cache.js'
 
 const addTag = (t: TestApp, tenant: Tenant, name: string) =>
   createThroughApi(t.app, tenant, '/tags', { name })
@@ -60,15 +60,14 @@ describe('funnel tags', () => {
   }) => {
     const tag = await addTag(t, owner, 'to-delete')
     const funnel = await addFunnel(t, owner, [tag._id])
-    const cache = stepCacheOf(t.app.platform)
-    cache.set('tagged', funnel._id, {})
+    const forgotten = cacheProbe(t.app, funnel._id)
     await expectHiddenFromOtherAccounts(
       t.app,
       { method: 'DELETE', url: `${FUNNELS}/tags/${tag._id}` },
       owner,
       stranger,
     )
-    expect(cache.get('tagged')).toBeUndefined()
+    expect(forgotten()).toBe(true)
     expect((await funnelCall(t.app, owner, 'GET', `/${funnel._id}`)).json().data.tags).toEqual([])
     const again = await funnelCall(t.app, owner, 'DELETE', `/tags/${tag._id}`)
     expect(again.json()).toMatchObject({ errno: 404, message: 'Tag not found' })
