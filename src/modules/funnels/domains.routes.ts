@@ -4,25 +4,20 @@ import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platfo
 import { IdParams } from '../../platform/http/schemas.js'
 import { CreateDomainBody, DomainsQuery, FunnelDomain, Removed } from './domains.schemas.js'
 import { createDomain, listDomainsPage, removeDomain } from './domains.service.js'
-import { FUNNEL_SCOPES, funnelOperation } from './funnel-routes.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** The account's custom funnel domains, under `/v1/funnels/domains`. */
 export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
-  const { read, write } = FUNNEL_SCOPES
 
   app.get(
     '/domains',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('domainList', 'List the funnel domains of the account', read),
-        querystring: DomainsQuery,
-        response: { 200: PageEnvelope(FunnelDomain), ...errorResponses(400, 401, 403, 429) },
-      },
-    },
+    funnelRoute('domainList', 'List the funnel domains of the account', 'read', {
+      querystring: DomainsQuery,
+      response: { 200: PageEnvelope(FunnelDomain), ...errorResponses(400, 401, 403, 429) },
+    }),
     async (request) => {
       const { data, pagination } = await listDomainsPage(db, request.auth.account_id, request.query)
       return okPage(data, pagination)
@@ -31,28 +26,20 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/domains',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('domainCreate', 'Add a custom domain (a hostname belongs to one account)', write),
-        body: CreateDomainBody,
-        response: { 201: Envelope(FunnelDomain), ...errorResponses(400, 401, 403, 409, 429) },
-      },
-    },
+    funnelRoute('domainCreate', 'Add a custom domain (a hostname belongs to one account)', 'write', {
+      body: CreateDomainBody,
+      response: { 201: Envelope(FunnelDomain), ...errorResponses(400, 401, 403, 409, 429) },
+    }),
     async (request, reply) =>
       reply.status(201).send(ok(await createDomain(db, request.auth.account_id, request.body))),
   )
 
   app.delete(
     '/domains/:id',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('domainDelete', 'Delete a domain; its funnels are left without one', write),
-        params: IdParams,
-        response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('domainDelete', 'Delete a domain; its funnels are left without one', 'write', {
+      params: IdParams,
+      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request) => {
       await removeDomain(db, stepCacheOf(platform), request.auth.account_id, request.params.id)
       return ok({ _id: request.params.id, deleted: true as const })

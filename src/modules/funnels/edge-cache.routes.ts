@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
 import { CacheParams, Purged, PurgeQuery } from './edge-cache.schemas.js'
 import { purgeFunnelCache } from './edge-cache.service.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** `DELETE /v1/funnels/:id/cache`: the caller purges its funnel's cached pages, here and at the edge. */
@@ -15,22 +15,19 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     log: platform.log,
   }
   app.addHook('onRequest', app.authenticate)
-  const writable = { oauthScope: 'sites.write' }
 
   app.delete(
     '/:id/cache',
-    {
-      config: writable,
-      schema: {
-        operationId: 'edgeCachePurge',
-        tags: ['funnels'],
-        summary: "Purge a funnel's cached pages: one step, all steps, or the funnel",
-        security: bearerOrOAuth(writable.oauthScope),
+    funnelRoute(
+      'edgeCachePurge',
+      "Purge a funnel's cached pages: one step, all steps, or the funnel",
+      'write',
+      {
         params: CacheParams,
         querystring: PurgeQuery,
         response: { 200: Purged, ...errorResponses(400, 401, 403, 404, 429, 502) },
       },
-    },
+    ),
     async (request) => {
       const { step_id: stepId, all } = request.query
       await purgeFunnelCache(deps, request.auth.account_id, request.params.id, { stepId, all })

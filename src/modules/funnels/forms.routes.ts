@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
-import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
@@ -15,6 +14,7 @@ import {
   Submitted,
 } from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */
@@ -79,25 +79,19 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
-  const readable = { oauthScope: 'sites.read' }
-  const tenant = (operationId: string, summary: string) => ({
-    operationId,
-    tags: ['funnels'],
-    summary,
-    security: bearerOrOAuth(readable.oauthScope),
-  })
 
   app.get(
     '/:id/forms',
-    {
-      config: readable,
-      schema: {
-        ...tenant('formsList', "List a funnel's form submissions, newest first, with their step's name"),
+    funnelRoute(
+      'formsList',
+      "List a funnel's form submissions, newest first, with their step's name",
+      'read',
+      {
         params: FunnelParams,
         querystring: FormsQuery,
         response: { 200: PageEnvelope(FormSubmission), ...errorResponses(400, 401, 403, 404, 429) },
       },
-    },
+    ),
     async (request) => {
       const { data, pagination } = await listForms(
         db,
@@ -111,21 +105,17 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.get(
     '/:id/forms/export',
-    {
-      config: readable,
-      schema: {
-        ...tenant('formsExport', "Download a funnel's form submissions as CSV (streamed)"),
-        params: FunnelParams,
-        querystring: DateRangeQuery,
-        response: {
-          200: {
-            description: 'CSV: Submission Date, Name, Email, Phone, Message, IP Address',
-            content: { 'text/csv': { schema: Type.String() } },
-          },
-          ...errorResponses(400, 401, 403, 404, 429),
+    funnelRoute('formsExport', "Download a funnel's form submissions as CSV (streamed)", 'read', {
+      params: FunnelParams,
+      querystring: DateRangeQuery,
+      response: {
+        200: {
+          description: 'CSV: Submission Date, Name, Email, Phone, Message, IP Address',
+          content: { 'text/csv': { schema: Type.String() } },
         },
+        ...errorResponses(400, 401, 403, 404, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const file = await exportForms(db, request.auth.account_id, request.params.id, request.query)
       return reply

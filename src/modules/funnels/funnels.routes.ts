@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import { duplicateFunnel } from './funnel-duplicate.service.js'
 import { PathInUse, validatePath } from './funnel-paths.service.js'
-import { FUNNEL_SCOPES, funnelOperation } from './funnel-routes.js'
 import {
   CreateFunnelBody,
   DuplicateQuery,
@@ -48,18 +48,13 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
   const { db } = platform
   const deps: FunnelDeps = { db, cache: stepCacheOf(platform) }
   app.addHook('onRequest', app.authenticate)
-  const { read, write } = FUNNEL_SCOPES
 
   app.get(
     '/',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('funnelList', 'List funnels, most recently updated first', read),
-        querystring: FunnelsQuery,
-        response: { 200: PageEnvelope(FunnelListItem), ...errorResponses(400, 401, 403, 429) },
-      },
-    },
+    funnelRoute('funnelList', 'List funnels, most recently updated first', 'read', {
+      querystring: FunnelsQuery,
+      response: { 200: PageEnvelope(FunnelListItem), ...errorResponses(400, 401, 403, 429) },
+    }),
     async (request) => {
       const { data, pagination } = await listFunnelsPage(db, request.auth.account_id, request.query)
       return okPage(data, pagination)
@@ -68,44 +63,32 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.get(
     '/filters',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('funnelFilters', 'The statuses and tags (with funnel counts) to filter by', read),
-        querystring: FiltersQuery,
-        response: { 200: Envelope(Filters), ...errorResponses(400, 401, 403, 429) },
-      },
-    },
+    funnelRoute('funnelFilters', 'The statuses and tags (with funnel counts) to filter by', 'read', {
+      querystring: FiltersQuery,
+      response: { 200: Envelope(Filters), ...errorResponses(400, 401, 403, 429) },
+    }),
     async (request) => ok(await funnelFilters(db, request.auth.account_id, request.query)),
   )
 
   app.get(
     '/:id',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('funnelRead', 'Read a funnel with its domain, tags and steps', read),
-        params: FunnelParams,
-        response: { 200: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('funnelRead', 'Read a funnel with its domain, tags and steps', 'read', {
+      params: FunnelParams,
+      response: { 200: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request) => ok(await getFunnel(db, request.auth.account_id, request.params.id)),
   )
 
   app.post(
     '/validate-path',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('funnelValidatePath', 'Whether a base path is free on a domain', read),
-        body: ValidatePathBody,
-        response: {
-          200: Envelope(PathAvailable),
-          409: PathConflict,
-          ...errorResponses(400, 401, 403, 429),
-        },
+    funnelRoute('funnelValidatePath', 'Whether a base path is free on a domain', 'read', {
+      body: ValidatePathBody,
+      response: {
+        200: Envelope(PathAvailable),
+        409: PathConflict,
+        ...errorResponses(400, 401, 403, 429),
       },
-    },
+    }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
         ok(await validatePath(db, request.auth.account_id, request.body)),
@@ -114,14 +97,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('funnelCreate', 'Create a funnel with its steps', write),
-        body: CreateFunnelBody,
-        response: { 201: Envelope(FunnelDetail), 409: PathConflict, ...errorResponses(400, 401, 403, 429) },
-      },
-    },
+    funnelRoute('funnelCreate', 'Create a funnel with its steps', 'write', {
+      body: CreateFunnelBody,
+      response: { 201: Envelope(FunnelDetail), 409: PathConflict, ...errorResponses(400, 401, 403, 429) },
+    }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
         reply.status(201).send(ok(await createFunnel(deps, caller(request), request.body))),
@@ -130,19 +109,15 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.put(
     '/:id',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('funnelUpdate', 'Change a funnel (category: funnel-template admins only)', write),
-        params: FunnelParams,
-        body: UpdateFunnelBody,
-        response: {
-          200: Envelope(FunnelDetail),
-          409: PathConflict,
-          ...errorResponses(400, 401, 403, 404, 429),
-        },
+    funnelRoute('funnelUpdate', 'Change a funnel (category: funnel-template admins only)', 'write', {
+      params: FunnelParams,
+      body: UpdateFunnelBody,
+      response: {
+        200: Envelope(FunnelDetail),
+        409: PathConflict,
+        ...errorResponses(400, 401, 403, 404, 429),
       },
-    },
+    }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
         ok(await updateFunnel(deps, caller(request), request.params.id, request.body)),
@@ -151,19 +126,11 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/:id/duplicate',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation(
-          'funnelDuplicate',
-          'Copy a funnel with its steps, here or into a sub-account',
-          write,
-        ),
-        params: FunnelParams,
-        querystring: DuplicateQuery,
-        response: { 201: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('funnelDuplicate', 'Copy a funnel with its steps, here or into a sub-account', 'write', {
+      params: FunnelParams,
+      querystring: DuplicateQuery,
+      response: { 201: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request, reply) => {
       const copy = await duplicateFunnel(deps, caller(request), request.params.id, request.query.subaccountid)
       return reply.status(201).send(ok(copy))
@@ -172,14 +139,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.delete(
     '/:id',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('funnelDelete', 'Delete a funnel (soft: its data is kept, out of reach)', write),
-        params: FunnelParams,
-        response: { 200: Envelope(FunnelDeleted), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('funnelDelete', 'Delete a funnel (soft: its data is kept, out of reach)', 'write', {
+      params: FunnelParams,
+      response: { 200: Envelope(FunnelDeleted), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request) => ok(await deleteFunnel(deps, caller(request), request.params.id)),
   )
 }

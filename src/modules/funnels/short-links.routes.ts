@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { bearerOrOAuth } from '../../platform/auth/plugin.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { userAgentOf } from './forms.routes.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import {
   CodeParams,
   FollowParams,
@@ -20,19 +20,14 @@ const MAX_REFERRER = 2_000
 export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, config } = platform
   app.addHook('onRequest', app.authenticate)
-  const readable = { oauthScope: 'sites.read' }
-  const writable = { oauthScope: 'sites.write' }
 
   app.post(
     '/shorten',
-    {
-      config: writable,
-      schema: {
-        operationId: 'shortLinksShorten',
-        tags: ['funnels'],
-        summary:
-          "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
-        security: bearerOrOAuth(writable.oauthScope),
+    funnelRoute(
+      'shortLinksShorten',
+      "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
+      'write',
+      {
         querystring: ShortenQuery,
         response: {
           200: Envelope(ShortUrl),
@@ -40,7 +35,7 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
           ...errorResponses(400, 401, 403, 404, 429),
         },
       },
-    },
+    ),
     async (request, reply) => {
       const { url, created } = await shortenFunnel(
         db,
@@ -54,18 +49,11 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.get(
     '/shorten/:code',
-    {
-      config: readable,
-      schema: {
-        operationId: 'shortLinksRead',
-        tags: ['funnels'],
-        summary: 'A short link with its click totals and clicks per day',
-        security: bearerOrOAuth(readable.oauthScope),
-        params: CodeParams,
-        querystring: StatsQuery,
-        response: { 200: Envelope(ShortLinkStats), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('shortLinksRead', 'A short link with its click totals and clicks per day', 'read', {
+      params: CodeParams,
+      querystring: StatsQuery,
+      response: { 200: Envelope(ShortLinkStats), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request) =>
       ok(
         await shortLinkStats(

@@ -3,7 +3,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { Removed } from './domains.schemas.js'
-import { FUNNEL_SCOPES, funnelOperation } from './funnel-routes.js'
+import { funnelRoute } from './funnel-access.routes.js'
 import { stepCacheOf } from './step-cache.js'
 import { CreateTagBody, FunnelTag, TagsQuery } from './tags.schemas.js'
 import { createTag, listTagsPage, removeTag } from './tags.service.js'
@@ -12,18 +12,13 @@ import { createTag, listTagsPage, removeTag } from './tags.service.js'
 export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   app.addHook('onRequest', app.authenticate)
-  const { read, write } = FUNNEL_SCOPES
 
   app.get(
     '/tags',
-    {
-      config: read,
-      schema: {
-        ...funnelOperation('tagList', 'List the funnel tags of the account, with their funnel counts', read),
-        querystring: TagsQuery,
-        response: { 200: PageEnvelope(FunnelTag), ...errorResponses(400, 401, 403, 429) },
-      },
-    },
+    funnelRoute('tagList', 'List the funnel tags of the account, with their funnel counts', 'read', {
+      querystring: TagsQuery,
+      response: { 200: PageEnvelope(FunnelTag), ...errorResponses(400, 401, 403, 429) },
+    }),
     async (request) => {
       const { data, pagination } = await listTagsPage(db, request.auth.account_id, request.query)
       return okPage(data, pagination)
@@ -32,18 +27,14 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.post(
     '/tags',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('tagCreate', 'Add a tag (a name already there returns that tag, 200)', write),
-        body: CreateTagBody,
-        response: {
-          200: Envelope(FunnelTag),
-          201: Envelope(FunnelTag),
-          ...errorResponses(400, 401, 403, 429),
-        },
+    funnelRoute('tagCreate', 'Add a tag (a name already there returns that tag, 200)', 'write', {
+      body: CreateTagBody,
+      response: {
+        200: Envelope(FunnelTag),
+        201: Envelope(FunnelTag),
+        ...errorResponses(400, 401, 403, 429),
       },
-    },
+    }),
     async (request, reply) => {
       const { tag, created } = await createTag(db, request.auth.account_id, request.body)
       return reply.status(created ? 201 : 200).send(ok(tag))
@@ -52,14 +43,10 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.delete(
     '/tags/:id',
-    {
-      config: write,
-      schema: {
-        ...funnelOperation('tagDelete', 'Delete a tag; its funnels lose it', write),
-        params: IdParams,
-        response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    },
+    funnelRoute('tagDelete', 'Delete a tag; its funnels lose it', 'write', {
+      params: IdParams,
+      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
+    }),
     async (request) => {
       await removeTag(db, stepCacheOf(platform), request.auth.account_id, request.params.id)
       return ok({ _id: request.params.id, deleted: true as const })
