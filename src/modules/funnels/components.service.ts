@@ -43,12 +43,15 @@ export function componentsChecksum(document: BuilderComponents): string {
   return createHash('sha256').update(JSON.stringify(document, sortedKeys)).digest('hex')
 }
 
+/** The row's checksum, computed when the row has none stored. */
+const checksumOf = (row: ComponentsRow) => row.checksum ?? componentsChecksum(row.components)
+
 const componentsView = (row: ComponentsRow): StepComponents => ({
   _id: row.id,
   step_id: row.stepId,
   funnel_id: row.funnelId,
   components: row.components,
-  checksum: row.checksum ?? componentsChecksum(row.components),
+  checksum: checksumOf(row),
   saved_at: row.savedAt.toISOString(),
 })
 
@@ -76,13 +79,12 @@ export async function storeComponents(
   if (!(await lockStep(tx, accountId, step.id))) throw new NotFound(STEP_NOT_FOUND)
   const checksum = componentsChecksum(document)
   const current = await findComponents(tx, accountId, step.id)
-  const currentChecksum = current && (current.checksum ?? componentsChecksum(current.components))
-  if (current && currentChecksum !== checksum) {
+  if (current && checksumOf(current) !== checksum) {
     await insertBackup(tx, accountId, {
       stepId: step.id,
       funnelId: step.funnelId,
       description,
-      componentsChecksum: currentChecksum as string,
+      componentsChecksum: checksumOf(current),
       components: current.components,
     })
     await pruneBackups(tx, accountId, step.id, BACKUPS_KEPT)

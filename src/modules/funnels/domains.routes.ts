@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { CreateDomainBody, DomainsQuery, FunnelDomain, Removed } from './domains.schemas.js'
+import { CreateDomainBody, DomainsQuery, FunnelDomain } from './domains.schemas.js'
 import { createDomain, listDomainsPage, removeDomain } from './domains.service.js'
 import { funnelRoute } from './funnel-access.routes.js'
+import { Removed } from './funnel-access.schemas.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** The account's custom funnel domains, under `/v1/funnels/domains`. */

@@ -22,6 +22,3 @@ export const DomainsQuery = Type.Composite([
   Type.Object({ search: Type.Optional(Type.String({ maxLength: 253 })) }),
 ])
 export type DomainsQuery = Static<typeof DomainsQuery>
-
-/** The answer of a delete of a domain or tag. */
-export const Removed = Type.Object({ _id: Id(), deleted: Type.Literal(true) })

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { errorResponses } from '../../platform/http/envelope.js'
-import { CacheParams, Purged, PurgeQuery } from './edge-cache.schemas.js'
+import { PurgeQuery } from './edge-cache.schemas.js'
 import { purgeFunnelCache } from './edge-cache.service.js'
 import { funnelRoute } from './funnel-access.routes.js'
+import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** `DELETE /v1/funnels/:id/cache`: the caller purges its funnel's cached pages, here and at the edge. */
@@ -23,9 +24,9 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       "Purge a funnel's cached pages: one step, all steps, or the funnel",
       'write',
       {
-        params: CacheParams,
+        params: FunnelParams,
         querystring: PurgeQuery,
-        response: { 200: Purged, ...errorResponses(400, 401, 403, 404, 429, 502) },
+        response: { 200: Succeeded, ...errorResponses(400, 401, 403, 404, 429, 502) },
       },
     ),
     async (request) => {

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Integer, StringEnum } from '../../platform/http/schemas.js'
+import { FunnelId } from './funnel-access.schemas.js'
 
 /** The largest step HTML the edge may send back: the POST route's body limit. */
 export const MAX_STEP_HTML_BYTES = 5 * 1024 * 1024
@@ -12,7 +13,7 @@ const Signature = {
 export const EdgeStepQuery = Type.Object({
   hostname: Type.String({ minLength: 1, maxLength: 253, description: "The funnel's domain name" }),
   pathname: Type.String({ maxLength: 2048, description: "The step's full path: base path, then step path" }),
-  funnel_id: Type.Optional(Type.String({ maxLength: 64, description: 'That funnel, whatever the host' })),
+  funnel_id: Type.Optional(FunnelId({ description: 'That funnel, whatever the host' })),
   isPreview: Type.Optional(Type.Boolean({ description: 'Also serves inactive and draft funnels' })),
   ...Signature,
 })

@@ -5,16 +5,10 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
-import {
-  DateRangeQuery,
-  FormSubmission,
-  FormsQuery,
-  FunnelParams,
-  SubmitBody,
-  Submitted,
-} from './forms.schemas.js'
+import { DateRangeQuery, FormSubmission, FormsQuery, SubmitBody, Submitted } from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
 import { funnelRoute } from './funnel-access.routes.js'
+import { FunnelParams } from './funnel-access.schemas.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */

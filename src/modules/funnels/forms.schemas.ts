@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { FunnelId } from './funnel-access.schemas.js'
 
 /** At most this many fields in one submission. */
 export const MAX_FIELDS = 50
@@ -13,7 +14,7 @@ export const MAX_VALUE_BYTES = 10_240
 export const HONEYPOT_FIELD = '_hp'
 
 export const SubmitBody = Type.Object({
-  funnel_id: Type.String({ maxLength: 100, description: 'The funnel the page belongs to' }),
+  funnel_id: FunnelId({ description: 'The funnel the page belongs to' }),
   step_id: Id({ description: 'The step (page) the form is on' }),
   form_id: Type.String({ minLength: 1, maxLength: 100 }),
   fields: Type.Unsafe<Record<string, unknown>>({
@@ -69,6 +70,3 @@ export const FormsQuery = Type.Composite([
   }),
 ])
 export type FormsQuery = Static<typeof FormsQuery>
-
-/** A funnel's id as given: a malformed one is answered with the spec's 400 `Invalid funnel ID`. */
-export const FunnelParams = Type.Object({ id: Type.String({ maxLength: 100 }) })

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { funnelRoute } from './funnel-access.routes.js'
+import { FunnelParams } from './funnel-access.schemas.js'
 import { duplicateFunnel } from './funnel-duplicate.service.js'
 import { PathInUse, validatePath } from './funnel-paths.service.js'
 import {
@@ -13,7 +14,6 @@ import {
   FunnelDeleted,
   FunnelDetail,
   FunnelListItem,
-  FunnelParams,
   FunnelsQuery,
   PathAvailable,
   PathConflict,

@@ -9,9 +9,6 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), sche
 const PATH = { maxLength: 500 }
 const TRACKING_CODE = { maxLength: 100_000 }
 
-/** A funnel id in a path: any text, so that a malformed one gets the spec's `Invalid funnel ID`. */
-export const FunnelParams = Type.Object({ id: Type.String({ maxLength: 100 }) })
-
 export const FunnelStatus = StringEnum(FUNNEL_STATUSES)
 
 export const LiveChatWidget = Type.Object({

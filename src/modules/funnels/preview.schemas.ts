@@ -1,10 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { FunnelId } from './funnel-access.schemas.js'
 import { Step } from './steps.schemas.js'
 import { FUNNEL_STATUSES } from './tables.js'
 
-/** `funnel_id` is checked by the service, so that a malformed one gets the spec's 400 `Invalid funnel ID`. */
-export const PreviewQuery = Type.Object({ funnel_id: Type.String({ maxLength: 64 }) })
+export const PreviewQuery = Type.Object({ funnel_id: FunnelId() })
 export type PreviewQuery = Static<typeof PreviewQuery>
 
 /** The spec's funnel as previewed: its steps in order, every tracking code empty, `preview_mode: true`. */

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { FunnelId } from './funnel-access.schemas.js'
 
 /** A short link's code: 6 characters of 62 (digits, upper and lower case letters). */
 export const CODE_PATTERN = '^[0-9A-Za-z]{6}$'
@@ -7,7 +8,7 @@ export const CODE_PATTERN = '^[0-9A-Za-z]{6}$'
 export const MAX_SERIES_DAYS = 366
 
 /** A funnel's id as given: a malformed one is answered with the spec's 400 `Invalid funnel ID`. */
-export const ShortenQuery = Type.Object({ funnel_id: Type.String({ maxLength: 100 }) })
+export const ShortenQuery = Type.Object({ funnel_id: FunnelId() })
 
 export const ShortUrl = Type.String({ format: 'uri', description: '`PUBLIC_BASE_URL/s/<code>`' })
 

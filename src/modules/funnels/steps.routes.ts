@@ -3,12 +3,11 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { BUILDER_BODY_LIMIT } from './components.routes.js'
 import { funnelRoute } from './funnel-access.routes.js'
+import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
 import { stepCacheOf } from './step-cache.js'
 import {
   CreateStepBody,
-  FunnelParams,
   Step,
-  StepDeleted,
   StepIdParams,
   StepOrders,
   StepOrdersBody,
@@ -127,11 +126,11 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     '/:id/steps/:step_id',
     funnelRoute('stepsDelete', 'Delete a step for good, with its components and backups', 'write', {
       params: StepParams,
-      response: { 200: StepDeleted, ...denied },
+      response: { 200: Succeeded, ...denied },
     }),
     async (request) => {
       await deleteStep(deps, request.auth.account_id, request.params.id, request.params.step_id)
-      return { success: true as const, message: 'SUCCESS' }
+      return { success: true as const, message: 'SUCCESS' as const }
     },
   )
 }

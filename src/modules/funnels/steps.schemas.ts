@@ -1,12 +1,10 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { BuilderComponents } from './components.schemas.js'
+import { FunnelId } from './funnel-access.schemas.js'
 import { STEP_TYPES } from './tables.js'
 
-/** `:id` is checked by requireFunnel, so that a malformed one gets the spec's 400 `Invalid funnel ID`. */
-const FunnelId = Type.String({ maxLength: 64, description: 'The funnel id' })
-export const StepParams = Type.Object({ id: FunnelId, step_id: Id() })
-export const FunnelParams = Type.Object({ id: FunnelId })
+export const StepParams = Type.Object({ id: FunnelId(), step_id: Id() })
 export const StepIdParams = Type.Object({ step_id: Id() })
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
@@ -84,6 +82,3 @@ export const StepOrders = Type.Object({
   steps: Type.Array(Type.Object({ _id: Id(), name: Type.String(), order: Type.Integer() })),
 })
 export type StepOrders = Static<typeof StepOrders>
-
-/** The spec's answer to a step deletion: the bare success envelope. */
-export const StepDeleted = Type.Object({ success: Type.Literal(true), message: Type.String() })

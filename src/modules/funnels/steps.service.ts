@@ -12,6 +12,7 @@ import {
   requireStep,
   STEP_NOT_FOUND,
 } from './funnel-access.service.js'
+import { copyPathCandidates } from './funnel-paths.service.js'
 import {
   deleteStepRow,
   findStepAtPath,
@@ -171,12 +172,10 @@ export async function reorderSteps(
   return { _id: funnelId, steps }
 }
 
-/** `/checkout` -> `/checkout-copy`, then `/checkout-copy-2`, … : the first not taken. */
+/** `/checkout` -> `/checkout-copy`, then `/checkout-copy-2`, … (a funnel copy's names): the first not taken. */
 function copyPath(path: string, taken: Set<string>): string {
-  const base = path === '/' ? '/copy' : `${path}-copy`
-  let candidate = base
-  for (let n = 2; taken.has(candidate); n++) candidate = `${base}-${n}`
-  return candidate
+  // One more candidate than there are taken paths: one of them is free.
+  return copyPathCandidates(path, 1, taken.size + 1).find((candidate) => !taken.has(candidate)) as string
 }
 
 /** A copy of the step, named with ' (Copy)', its components copied, placed after the funnel's last step. */
