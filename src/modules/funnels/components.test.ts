@@ -2,8 +2,14 @@ import { createHash } from 'node:crypto'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { builderDocument, cacheProbe, softDeleteFunnel } from '../../../test/helpers/funnel-steps.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import {
+  builderDocument,
+  cacheProbe,
+  FUNNELS,
+  funnelCall,
+  seedFunnel,
+  softDeleteFunnel,
+} from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const ID = /^[0-9a-f]{24}$/

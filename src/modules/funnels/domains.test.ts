@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
-import { FUNNELS, funnelCall, seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
+import { cacheProbe, FUNNELS, funnelCall, seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { DOMAIN_TAKEN, INVALID_HOSTNAME } from './domains.service.js'

@@ -4,9 +4,9 @@ import { describe, expect } from 'vitest'
 import { FAKE_PURGE_PATH, startFakeEdgePurgeApi } from '../../../test/fakes/edge-purge-api.js'
 import { edgeGet } from '../../../test/helpers/edge.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import { FUNNELS, funnelCall, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
-import { funnelSteps, funnels } from './tables.js'
+import { funnelSteps } from './tables.js'
 
 const API_TOKEN = 'edge-api-token-for-tests'
 const test = base.extend(
@@ -122,7 +122,7 @@ describe('DELETE /v1/funnels/:id/cache', () => {
     const foreignStep = await purge(t.app, owner, funnelId, `?step_id=${other.stepIds[0]}`)
     expect(foreignStep.statusCode).toBe(404)
     expect(foreignStep.json()).toMatchObject({ message: 'Step not found' })
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, other.funnelId))
+    await softDeleteFunnel(t.app, other.funnelId)
     expect((await purge(t.app, owner, other.funnelId)).json()).toMatchObject({
       errno: 404,
       message: 'Funnel not found',

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm'
 import { describe, expect, vi } from 'vitest'
 import { anotherInstance, buildTestApp } from '../../../test/helpers/app.js'
 import { edgeGet, edgePost, nowSeconds, signedBody, signedQuery } from '../../../test/helpers/edge.js'
-import { seedFunnel } from '../../../test/helpers/funnels.js'
+import { seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { signEdgeRequest } from './edge-delivery.service.js'
@@ -193,10 +193,7 @@ describe('GET /v1/funnels/cloudflare/step', () => {
     await notFound({ hostname: host(), pathname: '/sale/step-1' }, 'Funnel not found')
     await notFound({ hostname: strangers, pathname: '/sale/step-1' }, 'Step not found')
     await notFound({ hostname: domainName, pathname: '/sale/step-9' }, 'Step not found')
-    await t.app.platform.db
-      .update(funnels)
-      .set({ deleted: true, deletedAt: new Date() })
-      .where(eq(funnels.id, funnelId))
+    await softDeleteFunnel(t.app, funnelId)
     await notFound({ hostname: domainName, pathname: '/sale/step-1' }, 'Funnel not found')
     await notFound({ hostname: domainName, pathname: '/sale/step-1', isPreview: 'true' }, 'Funnel not found')
     await notFound({ hostname: 'x', pathname: '/sale/step-1', funnel_id: funnelId }, 'Funnel not found')
@@ -276,7 +273,7 @@ describe('POST /v1/funnels/cloudflare/step (step HTML sync)', () => {
       data: { step_id: unknown, updated: false, reason: 'NOT_FOUND', checksum: null },
     })
     const { funnelId, stepIds } = await seedFunnel(t.app, owner)
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, funnelId))
+    await softDeleteFunnel(t.app, funnelId)
     const deleted = await edgePost(t.app, { step_id: stepIds[0], html: '<p/>', newHash: 'h1' })
     expect(deleted.json()).toMatchObject({ success: false, message: 'NOT_FOUND' })
     expect((await storedStep(t, stepIds[0] as string)).checksum).toBeNull()

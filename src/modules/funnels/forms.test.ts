@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { FUNNELS, seedFunnel } from '../../../test/helpers/funnels.js'
+import { FUNNELS, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { contacts } from '../accounts/tables.js'
 import { stepCacheOf } from './step-cache.js'
-import { funnelFormSubmissions, funnels } from './tables.js'
+import { funnelFormSubmissions } from './tables.js'
 
 // Low, so that the limit is reached in a test; every other test posts from an address of its own.
 test.override('appEnv', { RATE_LIMIT_FORMS_PER_MINUTE: '5' })
@@ -87,7 +87,7 @@ describe('form submission', () => {
     const malformedStep = await post(funnelId, 'step-1')
     expect(malformedStep.statusCode).toBe(400)
     expect(malformedStep.json().message).toMatch(/^step_id /)
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, other.funnelId))
+    await softDeleteFunnel(t.app, other.funnelId)
     await refused(post(other.funnelId, other.stepIds[0]), 404, 'Funnel not found')
     expect(await submissionsOf(t, funnelId)).toEqual([])
     expect(await submissionsOf(t, other.funnelId)).toEqual([])
@@ -98,7 +98,7 @@ describe('form submission', () => {
     const payload = { funnel_id: funnelId, step_id: stepIds[0], form_id: 'f', fields: { a: 'b' } }
     expect((await submit(t, payload)).statusCode).toBe(201)
     // As the funnel's delete does: the write, then the step cache told.
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, funnelId))
+    await softDeleteFunnel(t.app, funnelId)
     stepCacheOf(t.app.platform).forgetFunnel(funnelId)
     const refused = await submit(t, payload)
     expect(refused.statusCode).toBe(404)

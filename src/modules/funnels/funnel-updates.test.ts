@@ -6,8 +6,8 @@ import {
   expectHiddenFromOtherAccounts,
   type Tenant,
 } from '../../../test/helpers/fixtures.js'
-import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
 import {
+  cacheProbe,
   createFunnel,
   createThroughApi,
   FUNNELS,

@@ -2,11 +2,11 @@ import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import { FUNNELS, funnelCall, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { randomCode, shortenFunnel } from './short-links.service.js'
-import { funnelShortLinkClicks, funnelShortLinks, funnels } from './tables.js'
+import { funnelShortLinkClicks, funnelShortLinks } from './tables.js'
 
 const CHROME =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36'
@@ -120,7 +120,7 @@ describe('shorten', () => {
       stranger,
     )
     const deleted = await seedFunnel(t.app, owner)
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, deleted.funnelId))
+    await softDeleteFunnel(t.app, deleted.funnelId)
     expect((await shorten(t, owner, deleted.funnelId)).statusCode).toBe(404)
   })
 })
@@ -156,7 +156,7 @@ describe('following a short link', () => {
       expect(response.statusCode, unknown).toBe(404)
       expect(response.json()).toEqual({ success: false, errno: 404, message: 'Short link not found' })
     }
-    await t.app.platform.db.update(funnels).set({ deleted: true }).where(eq(funnels.id, funnelId))
+    await softDeleteFunnel(t.app, funnelId)
     expect((await follow(t, code)).statusCode).toBe(404)
     expect(await clicksOf(t, code)).toEqual([])
     expect((await funnelCall(t.app, owner, 'GET', `/shorten/${code}`)).statusCode).toBe(404)

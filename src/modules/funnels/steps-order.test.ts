@@ -1,8 +1,13 @@
 import { eq, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { builderDocument, cacheProbe } from '../../../test/helpers/funnel-steps.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import {
+  builderDocument,
+  cacheProbe,
+  FUNNELS,
+  funnelCall,
+  seedFunnel,
+} from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { funnelStepBackups, funnelStepComponents, funnelSteps } from './tables.js'

@@ -2,8 +2,14 @@ import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { bearer } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { builderDocument, cacheProbe, softDeleteFunnel } from '../../../test/helpers/funnel-steps.js'
-import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import {
+  builderDocument,
+  cacheProbe,
+  FUNNELS,
+  funnelCall,
+  seedFunnel,
+  softDeleteFunnel,
+} from '../../../test/helpers/funnels.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'

@@ -1,8 +1,13 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { cacheProbe } from '../../../test/helpers/funnel-steps.js'
-import { createFunnel, createThroughApi, FUNNELS, funnelCall } from '../../../test/helpers/funnels.js'
+import {
+  cacheProbe,
+  createFunnel,
+  createThroughApi,
+  FUNNELS,
+  funnelCall,
+} from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const addTag = (t: TestApp, tenant: Tenant, name: string) =>
