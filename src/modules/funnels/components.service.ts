@@ -20,17 +20,12 @@ import type {
   StepComponents,
 } from './components.schemas.js'
 import { requireStep, STEP_NOT_FOUND } from './funnel-access.service.js'
-import type { StepCache } from './step-cache.js'
+import { type FunnelWriteDeps, inFunnelWrite } from './step-cache.js'
 
 /** The spec's limit: only the last 10 backups of a step are kept. */
 export const BACKUPS_KEPT = 10
 export const COMPONENTS_NOT_FOUND = 'Components not found'
 export const BACKUP_NOT_FOUND = 'Backup not found'
-
-export interface ComponentsDeps {
-  db: Database
-  stepCache: Pick<StepCache, 'forgetFunnel'>
-}
 
 // Object keys sorted at every level: jsonb does not keep the order they were sent in.
 const sortedKeys = (_key: string, value: unknown) =>
@@ -99,17 +94,16 @@ export async function storeComponents(
 
 /** The spec's components save: an upsert, the previous version backed up first. */
 export async function saveComponents(
-  deps: ComponentsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   stepId: string,
   document: BuilderComponents,
 ): Promise<StepComponents> {
-  const saved = await inTransaction(deps.db, async (tx) => {
+  const saved = await inFunnelWrite(deps, funnelId, async (tx) => {
     const { step } = await requireStep(tx, accountId, stepId, funnelId)
     return storeComponents(tx, accountId, step, document, 'Before save')
   })
-  deps.stepCache.forgetFunnel(funnelId)
   return componentsView(saved)
 }
 
@@ -157,7 +151,7 @@ export async function getBackup(
  * up first. The backup itself stays (until the cap of 10 pushes it out).
  */
 export async function restoreBackup(
-  deps: ComponentsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   backupId: string,
 ): Promise<StepComponents> {

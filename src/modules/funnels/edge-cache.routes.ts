@@ -11,7 +11,7 @@ import { stepCacheOf } from './step-cache.js'
 export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const deps = {
     db: platform.db,
-    cache: stepCacheOf(platform),
+    stepCache: stepCacheOf(platform),
     edge: platform.config.edge,
     log: platform.log,
   }

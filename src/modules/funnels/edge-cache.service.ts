@@ -8,7 +8,7 @@ import type { StepCache } from './step-cache.js'
 
 export interface PurgeDeps {
   db: Database
-  cache: StepCache<string>
+  stepCache: Pick<StepCache, 'forgetFunnel'>
   edge: EdgePurgeSettings
   log: Logger
 }
@@ -35,6 +35,6 @@ export async function purgeFunnelCache(
       ? (await listStepIds(deps.db, accountId, funnel.id)).map(stepTag)
       : [funnelTag(funnel.id)]
   }
-  deps.cache.forgetFunnel(funnelId)
+  deps.stepCache.forgetFunnel(funnelId)
   await purgeEdgeTags(deps.edge, tags, deps.log)
 }

@@ -8,7 +8,8 @@ import { copySteps, copyTags } from './funnel-duplicate.repository.js'
 import { copyPathCandidates } from './funnel-paths.service.js'
 import { BASE_PATH_INDEXES, heldDefaultHostPaths, insertFunnel } from './funnels.repository.js'
 import type { FunnelDetail } from './funnels.schemas.js'
-import { type Caller, type FunnelDeps, funnelDetail } from './funnels.service.js'
+import { type Caller, funnelDetail } from './funnels.service.js'
+import type { FunnelWriteDeps } from './step-cache.js'
 
 export const SUB_ACCOUNT_NOT_FOUND = 'Sub-account not found'
 /** How many candidate paths are looked up at once, and how often a copy that lost a race is retried. */
@@ -34,7 +35,7 @@ async function freeCopyPath(db: Database, accountId: string, basePath: string): 
  * (404 otherwise). Tags are the account's own, so only a copy within the account keeps them.
  */
 export async function duplicateFunnel(
-  deps: FunnelDeps,
+  deps: FunnelWriteDeps,
   caller: Caller,
   funnelId: string,
   subAccountId: string | undefined,
@@ -66,7 +67,7 @@ export async function duplicateFunnel(
         if (accountId === source.accountId) await copyTags(tx, accountId, source.id, row.id)
         return row
       })
-      deps.cache.forgetFunnel(copy.id)
+      deps.stepCache.forgetFunnel(copy.id)
       return funnelDetail(db, copy)
     } catch (error) {
       // Another copy took the path between the lookup and the insert: look again.

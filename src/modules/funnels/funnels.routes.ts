@@ -23,7 +23,6 @@ import {
 import {
   createFunnel,
   deleteFunnel,
-  type FunnelDeps,
   funnelFilters,
   getFunnel,
   listFunnelsPage,
@@ -46,7 +45,7 @@ const caller = (request: FastifyRequest) => request.auth
 /** The funnels of the caller's account, under `/v1/funnels`. */
 export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
-  const deps: FunnelDeps = { db, cache: stepCacheOf(platform) }
+  const deps = { db, stepCache: stepCacheOf(platform) }
   app.addHook('onRequest', app.authenticate)
 
   app.get(

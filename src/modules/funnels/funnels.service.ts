@@ -35,15 +35,10 @@ import type {
   FunnelsQuery,
   UpdateFunnelBody,
 } from './funnels.schemas.js'
-import type { StepCache } from './step-cache.js'
+import { type FunnelWriteDeps, inFunnelWrite } from './step-cache.js'
 import { FUNNEL_STATUSES } from './tables.js'
 import { requireOwnTags, tagsWithCounts } from './tags.service.js'
 
-/** What funnel writes need: the database, and the step cache they invalidate once committed. */
-export interface FunnelDeps {
-  db: Database
-  cache: Pick<StepCache, 'forgetFunnel'>
-}
 /** Who calls: the account scoping everything, and the user recorded as `updated_by`. */
 export interface Caller {
   account_id: string
@@ -154,7 +149,7 @@ const pathFromName = (name: string) =>
   )
 
 export async function createFunnel(
-  deps: FunnelDeps,
+  deps: FunnelWriteDeps,
   caller: Caller,
   input: CreateFunnelBody,
 ): Promise<FunnelDetail> {
@@ -194,7 +189,7 @@ export async function createFunnel(
       return row
     }),
   )
-  deps.cache.forgetFunnel(created.id)
+  deps.stepCache.forgetFunnel(created.id)
   return funnelDetail(db, created)
 }
 
@@ -204,7 +199,7 @@ export async function createFunnel(
  * ignored: a base path taken on the host is always refused with 409.
  */
 export async function updateFunnel(
-  deps: FunnelDeps,
+  deps: FunnelWriteDeps,
   caller: Caller,
   funnelId: string,
   input: UpdateFunnelBody,
@@ -236,7 +231,7 @@ export async function updateFunnel(
     excludeId: funnelId,
   }
   const updated = await refusingPathConflicts(db, accountId, target, () =>
-    inTransaction(db, async (tx) => {
+    inFunnelWrite(deps, funnelId, async (tx) => {
       if (input.domain_id) await requireOwnDomain(tx, accountId, input.domain_id)
       if (input.tags) await requireOwnTags(tx, accountId, input.tags)
       const row = await updateLiveFunnel(tx, accountId, funnelId, patch)
@@ -245,7 +240,6 @@ export async function updateFunnel(
       return row
     }),
   )
-  deps.cache.forgetFunnel(funnelId)
   return funnelDetail(db, updated)
 }
 
@@ -254,7 +248,7 @@ export async function updateFunnel(
  * is free for another funnel.
  */
 export async function deleteFunnel(
-  deps: FunnelDeps,
+  deps: FunnelWriteDeps,
   caller: Caller,
   funnelId: string,
 ): Promise<FunnelDeleted> {
@@ -267,6 +261,6 @@ export async function deleteFunnel(
   })
   // Another request deleted it since it was read.
   if (!row) throw new NotFound(FUNNEL_NOT_FOUND)
-  deps.cache.forgetFunnel(funnelId)
+  deps.stepCache.forgetFunnel(funnelId)
   return { _id: funnelId, deleted: true, deleted_at: deletedAt.toISOString() }
 }

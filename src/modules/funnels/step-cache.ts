@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import type { Platform } from '../../platform/context.js'
+import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import type { Logger } from '../../platform/log/logger.js'
 
 /** Where an instance that forgot a funnel tells the others (the message is the funnel id). */
@@ -62,6 +64,23 @@ function sharedOf(platform: Platform): Shared {
 /** The step cache of this app instance (tests run several apps in one process, each with its own). */
 export function stepCacheOf(platform: Platform): StepCache<string> {
   return sharedOf(platform).cache
+}
+
+/** What a write that changes a funnel needs: the database, and the step cache it makes forget the funnel. */
+export interface FunnelWriteDeps {
+  db: Database
+  stepCache: Pick<StepCache, 'forgetFunnel'>
+}
+
+/** Runs `work` in one transaction, then, committed, makes the step cache forget the funnel. */
+export async function inFunnelWrite<T>(
+  deps: FunnelWriteDeps,
+  funnelId: string,
+  work: (tx: Database) => Promise<T>,
+): Promise<T> {
+  const result = await inTransaction(deps.db, work)
+  deps.stepCache.forgetFunnel(funnelId)
+  return result
 }
 
 function announce(redis: Redis, funnelId: string, log: Logger): void {

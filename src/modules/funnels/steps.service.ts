@@ -1,9 +1,8 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
-import { inTransaction } from '../../platform/db/transaction.js'
 import { Conflict, Invalid, NotFound } from '../../platform/http/errors.js'
 import { findComponents, upsertComponents } from './components.repository.js'
-import { type ComponentsDeps, storeComponents } from './components.service.js'
+import { storeComponents } from './components.service.js'
 import type { StepRow } from './funnel-access.repository.js'
 import {
   normalisePath,
@@ -13,6 +12,7 @@ import {
   STEP_NOT_FOUND,
 } from './funnel-access.service.js'
 import { copyPathCandidates } from './funnel-paths.service.js'
+import { type FunnelWriteDeps, inFunnelWrite } from './step-cache.js'
 import {
   deleteStepRow,
   findStepAtPath,
@@ -34,8 +34,6 @@ import type {
   StepSettingsBody,
   UpdateStepBody,
 } from './steps.schemas.js'
-
-export type StepsDeps = ComponentsDeps
 
 const iso = (date: Date) => date.toISOString()
 
@@ -83,14 +81,14 @@ export async function getStep(db: Database, accountId: string, funnelId: string,
 
 /** A new step of the funnel; without an `order`, after its last step. */
 export async function createStep(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   { stepInfo }: CreateStepBody,
 ): Promise<Step> {
   const path = normalisePath(stepInfo.path)
   const step = await claimingPath(deps.db, accountId, funnelId, path, () =>
-    inTransaction(deps.db, async (tx) => {
+    inFunnelWrite(deps, funnelId, async (tx) => {
       await requireFunnel(tx, accountId, funnelId)
       await lockFunnel(tx, accountId, funnelId)
       return insertStep(tx, {
@@ -103,13 +101,12 @@ export async function createStep(
       })
     }),
   )
-  deps.stepCache.forgetFunnel(funnelId)
   return stepView(step)
 }
 
 /** The builder's save of a step: its name and path, its fonts, and its components (backed up first). */
 export async function updateStep(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   stepId: string,
@@ -118,21 +115,21 @@ export async function updateStep(
   const path = pathOf(stepInfo?.path)
   const changes: StepChanges = { name: stepInfo?.name, path, externalFonts }
   const step = await claimingPath(deps.db, accountId, funnelId, path, () =>
-    inTransaction(deps.db, async (tx) => {
+    inFunnelWrite(deps, funnelId, async (tx) => {
       const { step } = await requireStep(tx, accountId, stepId, funnelId)
       if (builderComponents)
         await storeComponents(tx, accountId, step, builderComponents, 'Before step update')
-      return updateStepRow(tx, accountId, stepId, changes)
+      const updated = await updateStepRow(tx, accountId, stepId, changes)
+      if (!updated) throw new NotFound(STEP_NOT_FOUND)
+      return updated
     }),
   )
-  if (!step) throw new NotFound(STEP_NOT_FOUND)
-  deps.stepCache.forgetFunnel(funnelId)
   return stepView(step)
 }
 
 /** The page settings of a step (named by its id alone): name, path, seo, tracking codes, css. */
 export async function updateStepSettings(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   stepId: string,
   { details, seo, tracking_code, css }: StepSettingsBody,
@@ -151,14 +148,14 @@ export async function updateStepSettings(
 
 /** Sets the order of the listed steps in one bulk write; every id must be a step of the funnel. */
 export async function reorderSteps(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   { orders }: StepOrdersBody,
 ): Promise<StepOrders> {
   const repeated = orders.findIndex((o, i) => orders.findIndex((p) => p.step_id === o.step_id) !== i)
   if (repeated >= 0) throw new Invalid(`orders[${repeated}].step_id repeats ${orders[repeated]?.step_id}`)
-  const steps = await inTransaction(deps.db, async (tx) => {
+  const steps = await inFunnelWrite(deps, funnelId, async (tx) => {
     await requireFunnel(tx, accountId, funnelId)
     await lockFunnel(tx, accountId, funnelId)
     const updated = new Set(await updateStepOrders(tx, accountId, funnelId, orders))
@@ -168,7 +165,6 @@ export async function reorderSteps(
       throw new Invalid(`orders[${foreign}].step_id ${orders[foreign]?.step_id} is not a step of this funnel`)
     return findStepOrders(tx, accountId, funnelId)
   })
-  deps.stepCache.forgetFunnel(funnelId)
   return { _id: funnelId, steps }
 }
 
@@ -180,12 +176,12 @@ function copyPath(path: string, taken: Set<string>): string {
 
 /** A copy of the step, named with ' (Copy)', its components copied, placed after the funnel's last step. */
 export async function duplicateStep(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   stepId: string,
 ): Promise<Step> {
-  const copy = await inTransaction(deps.db, async (tx) => {
+  const copy = await inFunnelWrite(deps, funnelId, async (tx) => {
     const { step } = await requireStep(tx, accountId, stepId, funnelId)
     await lockFunnel(tx, accountId, funnelId)
     const copy = await insertStep(tx, {
@@ -213,22 +209,20 @@ export async function duplicateStep(
     }
     return copy
   })
-  deps.stepCache.forgetFunnel(funnelId)
   return stepView(copy)
 }
 
 /** Deletes the step for good (its components and backups go with it) and renumbers the others 0..n-1. */
 export async function deleteStep(
-  deps: StepsDeps,
+  deps: FunnelWriteDeps,
   accountId: string,
   funnelId: string,
   stepId: string,
 ): Promise<void> {
-  await inTransaction(deps.db, async (tx) => {
+  await inFunnelWrite(deps, funnelId, async (tx) => {
     await requireStep(tx, accountId, stepId, funnelId)
     await lockFunnel(tx, accountId, funnelId)
     if (!(await deleteStepRow(tx, accountId, funnelId, stepId))) throw new NotFound(STEP_NOT_FOUND)
     await renumberSteps(tx, accountId, funnelId)
   })
-  deps.stepCache.forgetFunnel(funnelId)
 }
