@@ -24,21 +24,29 @@ const value = (name: string) => sql.placeholder(name)
 
 /**
  * The list's conditions with placeholders for every value (`$accountId`, `$conversationId`, `$type`,
- * `$pattern`, `$memberIds`), so that each shape of filter is one statement, prepared once.
+ * `$pattern`, `$memberIds`), so that each shape of filter is one statement, prepared once: those on the
+ * identity's memberships, and those on their rooms.
  */
-function conditions(db: Database, filter: RoomListFilter): SQL[] {
+function memberConditions(filter: RoomListFilter): SQL[] {
   const where = [
     eq(roomMembers.accountId, value('accountId')),
     eq(roomMembers.conversationId, value('conversationId')),
-    eq(rooms.accountId, value('accountId')),
   ]
-  if (filter.type) where.push(eq(rooms.type, value('type')))
-  if (filter.status === 'unread') where.push(sql`${unreadCount} > 0`)
   if (filter.status === 'favorites') where.push(eq(roomMembers.isFavorite, true))
   if (filter.status === 'snoozed') where.push(gt(roomMembers.snoozedUntil, sql`now()`))
+  return where
+}
+
+function roomConditions(db: Database, filter: RoomListFilter): SQL[] {
+  const where = [eq(rooms.accountId, value('accountId'))]
+  if (filter.type) where.push(eq(rooms.type, value('type')))
+  if (filter.status === 'unread') where.push(sql`${unreadCount} > 0`)
   if (filter.search) where.push(matching(db, filter.search.memberIds.length > 0) as SQL)
   return where
 }
+
+const conditions = (db: Database, filter: RoomListFilter) =>
+  and(...memberConditions(filter), ...roomConditions(db, filter))
 
 /** A room named like the text, or (`byMember`) with another member whose name matched. */
 function matching(db: Database, byMember: boolean) {
@@ -120,23 +128,28 @@ function preparedByShape<T>(build: (db: Database, filter: RoomListFilter, name: 
 }
 
 const pageQuery = preparedByShape((db, filter, shape) =>
-  selectRooms(db, and(...conditions(db, filter)))
+  selectRooms(db, conditions(db, filter))
     .limit(value('limit'))
     .offset(value('offset'))
     .prepare(`room_list_page_${shape}`),
 )
 
-const countQuery = preparedByShape((db, filter, shape) =>
-  db
-    .select({ total: count() })
-    .from(roomMembers)
-    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
-    .where(and(...conditions(db, filter)))
-    .prepare(`room_list_count_${shape}`),
-)
+/** Whether the filter reads only the identity's memberships (which hold their room's account). */
+const onMembershipsAlone = (filter: RoomListFilter) =>
+  !filter.type && !filter.search && filter.status !== 'unread'
+
+// Without a condition on the rooms, the total is an index-only count of the identity's memberships.
+const countQuery = preparedByShape((db, filter, shape) => {
+  const counted = db.select({ total: count() }).from(roomMembers)
+  return (
+    onMembershipsAlone(filter)
+      ? counted.where(and(...memberConditions(filter)))
+      : counted.innerJoin(rooms, eq(rooms.id, roomMembers.roomId)).where(conditions(db, filter))
+  ).prepare(`room_list_count_${shape}`)
+})
 
 const everyRoomQuery = preparedByShape((db, filter, shape) =>
-  selectRooms(db, and(...conditions(db, filter))).prepare(`room_list_every_${shape}`),
+  selectRooms(db, conditions(db, filter)).prepare(`room_list_every_${shape}`),
 )
 
 /**

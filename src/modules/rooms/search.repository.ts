@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNull, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { preparedOnce } from '../../platform/db/prepared.js'
 import { type MessageRow, messageColumns } from './messages.repository.js'
 import { type RoomType, roomMembers, roomMessages, rooms } from './tables.js'
 
@@ -8,6 +9,51 @@ export interface SearchRow {
   roomName: string | null
   roomType: RoomType
 }
+
+const value = (name: string) => sql.placeholder(name)
+// A scalar subquery: computed once per search (an InitPlan) also in the prepared statement's generic plan,
+// where the function call itself would run again for every hit.
+const query = sql`(select websearch_to_tsquery('simple', ${value('text')}::text))`
+const membership = and(
+  eq(roomMembers.accountId, value('accountId')),
+  eq(roomMembers.roomId, roomMessages.roomId),
+  eq(roomMembers.conversationId, value('conversationId')),
+)
+const matching = and(
+  eq(roomMessages.accountId, value('accountId')),
+  isNull(roomMessages.deletedAt),
+  sql`${roomMessages.searchVector} @@ ${query}`,
+)
+const rank: SQL<number> = sql`ts_rank(${roomMessages.searchVector}, ${query})`
+
+// The total rides along on every row of the page (one scan of the hits); a page past the last has no
+// row to carry it, and counts apart. Both prepared once per connection, which saves planning the join
+// (a quarter of a search's time in the database).
+const pageQuery = preparedOnce((db) =>
+  db
+    .select({
+      message: messageColumns,
+      roomName: rooms.name,
+      roomType: rooms.type,
+      total: sql<number>`count(*) over ()`.mapWith(Number),
+    })
+    .from(roomMessages)
+    .innerJoin(roomMembers, membership)
+    .innerJoin(rooms, and(eq(rooms.accountId, value('accountId')), eq(rooms.id, roomMessages.roomId)))
+    .where(matching)
+    .orderBy(desc(rank), desc(roomMessages.createdAt), desc(roomMessages.id))
+    .limit(value('limit'))
+    .offset(value('offset'))
+    .prepare('room_message_search_page'),
+)
+const countQuery = preparedOnce((db) =>
+  db
+    .select({ total: count() })
+    .from(roomMessages)
+    .innerJoin(roomMembers, membership)
+    .where(matching)
+    .prepare('room_message_search_count'),
+)
 
 /**
  * Full-text search over the messages (not deleted) of the rooms the identity is a current member of:
@@ -20,44 +66,8 @@ export async function searchMessages(
   conversationId: string,
   search: { text: string; offset: number; limit: number },
 ): Promise<{ rows: SearchRow[]; total: number }> {
-  const query = sql`websearch_to_tsquery('simple', ${search.text})`
-  const membership = and(
-    eq(roomMembers.accountId, accountId),
-    eq(roomMembers.roomId, roomMessages.roomId),
-    eq(roomMembers.conversationId, conversationId),
-  )
-  const matching = and(
-    eq(roomMessages.accountId, accountId),
-    isNull(roomMessages.deletedAt),
-    sql`${roomMessages.searchVector} @@ ${query}`,
-  )
-  const rank: SQL<number> = sql`ts_rank(${roomMessages.searchVector}, ${query})`
-  // The total rides along on every row of the page (one scan of the hits); a page past the last has no
-  // row to carry it, and counts apart.
-  const page = await db
-    .select({
-      message: messageColumns,
-      roomName: rooms.name,
-      roomType: rooms.type,
-      total: sql<number>`count(*) over ()`.mapWith(Number),
-    })
-    .from(roomMessages)
-    .innerJoin(roomMembers, membership)
-    .innerJoin(rooms, and(eq(rooms.accountId, accountId), eq(rooms.id, roomMessages.roomId)))
-    .where(matching)
-    .orderBy(desc(rank), desc(roomMessages.createdAt), desc(roomMessages.id))
-    .limit(search.limit)
-    .offset(search.offset)
-  const total =
-    page[0]?.total ??
-    (search.offset > 0
-      ? (
-          await db
-            .select({ total: count() })
-            .from(roomMessages)
-            .innerJoin(roomMembers, membership)
-            .where(matching)
-        )[0]?.total
-      : 0)
+  const values = { accountId, conversationId, text: search.text }
+  const page = await pageQuery(db).execute({ ...values, limit: search.limit, offset: search.offset })
+  const total = page[0]?.total ?? (search.offset > 0 ? (await countQuery(db).execute(values))[0]?.total : 0)
   return { rows: page, total: total ?? 0 }
 }
