@@ -68,6 +68,21 @@ describe('updating funnels', () => {
     })
   })
 
+  test('moves a funnel from any status to any other (the state table leaves them open)', async ({
+    t,
+    owner,
+  }) => {
+    const funnel = await create(t, owner, { status: 'draft' })
+    for (const status of ['active', 'inactive', 'draft', 'inactive', 'active', 'draft']) {
+      const moved = await funnelCall(t.app, owner, 'PUT', `/${funnel._id}`, { status })
+      expect(moved.statusCode).toBe(200)
+      expect(moved.json().data.status).toBe(status)
+    }
+    const unknown = await funnelCall(t.app, owner, 'PUT', `/${funnel._id}`, { status: 'archived' })
+    expect(unknown.statusCode).toBe(400)
+    expect(unknown.json().message).toBe('status must be one of: active, inactive, draft')
+  })
+
   test('changes the category only for a user with the funnel-template admin permission', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const funnel = await create(t, tenant)
