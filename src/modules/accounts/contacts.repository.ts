@@ -1,7 +1,9 @@
 import { and, count, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
-import { insertOrFind } from '../../platform/db/insert-or-find.js'
+import { newId } from '../../platform/db/ids.js'
+import { insertOrReadBack } from '../../platform/db/insert-or-find.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { businesses, contacts, instareports, instasites, persons } from './tables.js'
 
@@ -20,18 +22,59 @@ export async function insertContact(
   return row
 }
 
+const value = (name: string) => sql.placeholder(name)
+
+/** A contact as raw prepared statements answer it: columns as PostgreSQL names them, times as epoch ms. */
+interface RawContact {
+  id: string
+  account_id: string
+  email: string | null
+  name: string
+  phone: string
+  created_ms: number
+  updated_ms: number
+}
+const rawContactColumns = sql.raw(`id, account_id, email, name, phone,
+  (extract(epoch from created_at) * 1000)::float8 as created_ms,
+  (extract(epoch from updated_at) * 1000)::float8 as updated_ms`)
+const contactOf = (raw: RawContact): ContactRow => ({
+  id: raw.id,
+  accountId: raw.account_id,
+  email: raw.email,
+  name: raw.name,
+  phone: raw.phone,
+  createdAt: new Date(raw.created_ms),
+  updatedAt: new Date(raw.updated_ms),
+})
+
+// Inbound mail and form submissions create or find a contact in their transaction on every call: raw
+// prepared statements, built once (a Drizzle prepared query is bound to the transaction that made it).
+const insertNewContact = preparedStatement<RawContact>(
+  'contacts_insert_new',
+  sql`insert into ${contacts} (id, account_id, email, name, phone)
+    values (${value('id')}, ${value('accountId')}, ${value('email')}, ${value('name')}, ${value('phone')})
+    on conflict do nothing
+    returning ${rawContactColumns}`,
+)
+const contactWithEmail = preparedStatement<RawContact>(
+  'contacts_with_email',
+  sql`select ${rawContactColumns} from ${contacts}
+    where account_id = ${value('accountId')} and lower(email) = lower(${value('email')})`,
+)
+
 /** Creates the contact with this email, or finds the account's contact that has it (in any case). */
-export function insertOrFindContactByEmail(
+export async function insertOrFindContactByEmail(
   db: Database,
   accountId: string,
   values: { email: string; name: string; phone?: string },
 ): Promise<{ row: ContactRow; created: boolean }> {
-  return insertOrFind(
-    db,
-    contacts,
-    { ...values, accountId },
-    and(eq(contacts.accountId, accountId), eq(sql`lower(${contacts.email})`, values.email.toLowerCase())),
+  const contact = { ...values, phone: values.phone ?? '', accountId }
+  const { row, created } = await insertOrReadBack(
+    () => insertNewContact(db, { ...contact, id: newId() }),
+    () => contactWithEmail(db, contact),
+    'contacts',
   )
+  return { row: contactOf(row), created }
 }
 
 export async function findContact(

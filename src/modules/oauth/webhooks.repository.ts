@@ -1,30 +1,38 @@
-import { and, eq, exists, isNotNull, sql } from 'drizzle-orm'
+import { and, eq, isNotNull, type Placeholder, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { oauthApps, oauthRefreshTokens } from './tables.js'
 import { liveRefreshToken } from './token.repository.js'
 
 /** A live grant of the app in the account carrying `scope`: its current refresh token carries the scope. */
-const liveGrantWith = (db: Database, accountId: string, scope: string) =>
-  exists(
-    db
-      .select({ one: sql`1` })
-      .from(oauthRefreshTokens)
-      .where(
-        and(
-          eq(oauthRefreshTokens.accountId, accountId),
-          eq(oauthRefreshTokens.clientId, oauthApps.id),
-          liveRefreshToken(new Date()),
-          sql`${scope} = any(${oauthRefreshTokens.scopes})`,
-        ),
-      ),
-  )
+const liveGrantWith = (
+  accountId: string | Placeholder,
+  scope: string | Placeholder,
+  now: Date | Placeholder = new Date(),
+) => sql`exists (
+  select 1 from ${oauthRefreshTokens}
+  where ${and(
+    eq(oauthRefreshTokens.accountId, accountId),
+    eq(oauthRefreshTokens.clientId, oauthApps.id),
+    liveRefreshToken(now),
+    sql`${scope} = any(${oauthRefreshTokens.scopes})`,
+  )}
+)`
+
+// Asked in the transaction of every contact change (each form submission): one raw prepared statement,
+// built once (a Drizzle prepared query is bound to the transaction that made it).
+const appsToNotify = preparedStatement<{ id: string }>(
+  'oauth_apps_to_notify',
+  sql`select ${oauthApps.id} from ${oauthApps}
+    where ${and(
+      isNotNull(oauthApps.webhookUrl),
+      liveGrantWith(sql.placeholder('accountId'), sql.placeholder('scope'), sql.placeholder('now')),
+    )}`,
+)
 
 /** The apps with a webhook URL that hold a live grant with `scope` in the account. */
 export async function findAppsToNotify(db: Database, accountId: string, scope: string): Promise<string[]> {
-  const rows = await db
-    .select({ id: oauthApps.id })
-    .from(oauthApps)
-    .where(and(isNotNull(oauthApps.webhookUrl), liveGrantWith(db, accountId, scope)))
+  const rows = await appsToNotify(db, { accountId, scope, now: new Date() })
   return rows.map((row) => row.id)
 }
 
@@ -38,6 +46,6 @@ export async function holdsLiveGrant(
   const rows = await db
     .select({ id: oauthApps.id })
     .from(oauthApps)
-    .where(and(eq(oauthApps.id, clientId), liveGrantWith(db, accountId, scope)))
+    .where(and(eq(oauthApps.id, clientId), liveGrantWith(accountId, scope)))
   return rows.length > 0
 }
