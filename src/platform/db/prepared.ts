@@ -21,7 +21,8 @@ export function preparedStatement<Row>(name: string, statement: SQL) {
 
 /**
  * A Drizzle query built once per database or transaction, e.g. `db.select()…prepare(name)` with
- * placeholders: the hot queries of a request then skip the query builder.
+ * placeholders: the hot queries of a request then skip the query builder. A transaction is a new executor
+ * each time, so inside one the query is built again on every call: there, use `preparedStatement`.
  */
 export function preparedOnce<T>(build: (db: Database) => T): (db: Database) => T {
   const built = new WeakMap<Database, T>()
