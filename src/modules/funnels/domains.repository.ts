@@ -1,4 +1,5 @@
-import { and, asc, count, eq, ilike } from 'drizzle-orm'
+import { and, asc, count, eq, ilike, isNull } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { funnelDomains, funnels } from './tables.js'
@@ -60,22 +61,46 @@ export async function listDomains(
   return { rows, total: totals?.total ?? 0 }
 }
 
-/**
- * Deletes the domain; the funnels on it lose it (the foreign key sets it null). Returns the ids of those
- * funnels, or undefined when the account has no such domain. The domain row is locked first, so that no
- * funnel takes the domain between the listing and the delete (its foreign key check would wait for us).
- */
-export async function deleteDomain(
-  tx: Database,
-  accountId: string,
-  domainId: string,
-): Promise<string[] | undefined> {
+/** Locks the account's domain for the caller's transaction; false when the account has no such domain. */
+export async function lockDomain(tx: Database, accountId: string, domainId: string): Promise<boolean> {
   const [locked] = await tx
     .select({ id: funnelDomains.id })
     .from(funnelDomains)
     .where(and(eq(funnelDomains.accountId, accountId), eq(funnelDomains.id, domainId)))
     .for('update')
-  if (!locked) return undefined
+  return locked !== undefined
+}
+
+const onDefaultHost = alias(funnels, 'on_default_host')
+
+/**
+ * A live funnel of the domain whose base path a live funnel of the account's default host already holds:
+ * where the domain's funnels would land once it is gone.
+ */
+export async function findDefaultHostClash(tx: Database, accountId: string, domainId: string) {
+  const [clash] = await tx
+    .select({ path: funnels.basePath, holderId: onDefaultHost.id, holderName: onDefaultHost.name })
+    .from(funnels)
+    .innerJoin(
+      onDefaultHost,
+      and(
+        eq(onDefaultHost.accountId, accountId),
+        isNull(onDefaultHost.domainId),
+        eq(onDefaultHost.deleted, false),
+        eq(onDefaultHost.basePath, funnels.basePath),
+      ),
+    )
+    .where(and(eq(funnels.accountId, accountId), eq(funnels.domainId, domainId), eq(funnels.deleted, false)))
+    .limit(1)
+  return clash
+}
+
+/**
+ * Deletes the domain the caller has locked; the funnels on it lose it (the foreign key sets it null).
+ * Returns the ids of those funnels. The lock keeps any funnel from taking the domain between the listing
+ * and the delete (its foreign key check would wait for us).
+ */
+export async function deleteDomain(tx: Database, accountId: string, domainId: string): Promise<string[]> {
   const served = await tx
     .select({ id: funnels.id })
     .from(funnels)

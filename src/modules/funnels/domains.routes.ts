@@ -39,7 +39,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     '/domains/:id',
     funnelRoute('domainDelete', 'Delete a domain; its funnels are left without one', 'write', {
       params: IdParams,
-      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 409, 429) },
     }),
     async (request) => {
       await removeDomain(db, stepCacheOf(platform), request.auth.account_id, request.params.id)

@@ -1,11 +1,22 @@
 import type { Database } from '../../platform/db/connection.js'
+import { isUniqueViolation } from '../../platform/db/errors.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
-import { type DomainRow, deleteDomain, findDomain, insertDomain, listDomains } from './domains.repository.js'
+import {
+  type DomainRow,
+  deleteDomain,
+  findDefaultHostClash,
+  findDomain,
+  insertDomain,
+  listDomains,
+  lockDomain,
+} from './domains.repository.js'
 import type { CreateDomainBody, DomainsQuery, FunnelDomain } from './domains.schemas.js'
+import { PATH_ALREADY_IN_USE } from './funnel-access.service.js'
 import type { StepCache } from './step-cache.js'
+import { DEFAULT_HOST_BASE_PATH_INDEX } from './tables.js'
 
 export const DOMAIN_NOT_FOUND = 'Domain not found'
 export const DOMAIN_TAKEN = 'Domain name already in use'
@@ -70,7 +81,21 @@ export async function removeDomain(
   accountId: string,
   domainId: string,
 ): Promise<void> {
-  const funnelIds = await inTransaction(db, (tx) => deleteDomain(tx, accountId, domainId))
-  if (!funnelIds) throw new NotFound(DOMAIN_NOT_FOUND)
+  const funnelIds = await inTransaction(db, async (tx) => {
+    if (!(await lockDomain(tx, accountId, domainId))) throw new NotFound(DOMAIN_NOT_FOUND)
+    // Its funnels move to the default host: not onto a path a funnel there holds (the unique index).
+    const clash = await findDefaultHostClash(tx, accountId, domainId)
+    if (clash) {
+      throw new Conflict(PATH_ALREADY_IN_USE, {
+        path: clash.path,
+        conflicting_funnel: { _id: clash.holderId, name: clash.holderName },
+      })
+    }
+    return deleteDomain(tx, accountId, domainId)
+  }).catch((error: unknown) => {
+    // A funnel created on the default host with one of those paths since the check: the index refused.
+    if (isUniqueViolation(error, DEFAULT_HOST_BASE_PATH_INDEX)) throw new Conflict(PATH_ALREADY_IN_USE)
+    throw error
+  })
   for (const funnelId of funnelIds) cache.forgetFunnel(funnelId)
 }

@@ -99,6 +99,33 @@ describe('funnel domains', () => {
     expect(reused.statusCode).toBe(201)
   })
 
+  test("refuses to delete a domain whose funnel would land on a path the default host's funnel holds: 409", async ({
+    t,
+    owner,
+  }) => {
+    const onDefaultHost = await seedFunnel(t.app, owner, { name: 'Default sale' })
+    const onDomain = await seedFunnel(t.app, owner, {
+      domainName: uniqueHostname(),
+      basePath: onDefaultHost.basePath,
+    })
+    const refused = await funnelCall(t.app, owner, 'DELETE', `/domains/${onDomain.domainId}`)
+    expect(refused.statusCode).toBe(409)
+    expect(refused.json()).toMatchObject({
+      success: false,
+      errno: 409,
+      message: 'Path already in use',
+      additional_info: {
+        path: onDefaultHost.basePath,
+        conflicting_funnel: { _id: onDefaultHost.funnelId, name: 'Default sale' },
+      },
+    })
+    const kept = await funnelCall(t.app, owner, 'GET', `/${onDomain.funnelId}`)
+    expect(kept.json().data.domain).toMatchObject({ _id: onDomain.domainId })
+    // Once the default host's funnel is gone, the domain goes and its funnel takes the path there.
+    await funnelCall(t.app, owner, 'DELETE', `/${onDefaultHost.funnelId}`)
+    expect((await funnelCall(t.app, owner, 'DELETE', `/domains/${onDomain.domainId}`)).statusCode).toBe(200)
+  })
+
   test('answers the delete with the spec envelope and refuses a malformed id', async ({ t, owner }) => {
     const domain = (await funnelCall(t.app, owner, 'POST', '/domains', { name: uniqueHostname() })).json()
       .data

@@ -55,6 +55,26 @@ describe('DELETE /v1/funnels/:id/cache', () => {
     expect((await edgeGet(t.app, page)).json().data.html).toBe('<h1>Edited</h1>')
   })
 
+  test("saving a step purges the step's tag at the edge once the save has committed", async ({
+    t,
+    owner,
+    edgePurge,
+  }) => {
+    const { funnelId, stepIds } = await seedFunnel(t.app, owner)
+    const before = edgePurge.purges.length
+    const saved = await funnelCall(t.app, owner, 'PUT', `/${funnelId}/steps/${stepIds[0]}`, {
+      stepInfo: { name: 'Renamed' },
+    })
+    expect(saved.statusCode).toBe(200)
+    await expect.poll(() => edgePurge.purges.slice(before)).toEqual([{ tags: [`step-${stepIds[0]}`] }])
+    // A save refused (another account's step) purges nothing.
+    const refused = await funnelCall(t.app, owner, 'PUT', `/${funnelId}/steps/${'f'.repeat(24)}`, {
+      stepInfo: { name: 'Nobody' },
+    })
+    expect(refused.statusCode).toBe(404)
+    expect(edgePurge.purges.slice(before)).toHaveLength(1)
+  })
+
   test('purges every step in batches of at most 100 tags, with the API token', async ({
     t,
     owner,

@@ -75,6 +75,18 @@ export function verifyEdgeSignature(secret: string, request: SignedRequest): voi
   }
 }
 
+/**
+ * The path as stored: a URL's pathname arrives percent-encoded (`/caf%C3%A9` for `/café`); one that does
+ * not decode is taken as it is, and matches no step.
+ */
+function decodedPath(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname)
+  } catch {
+    return pathname
+  }
+}
+
 /** Every way to cut `pathname` into a funnel base path and a step path: "/a/b" -> ("/", "/a/b"), ("/a", "/b"), ("/a/b", "/"). */
 function splitsOf(pathname: string): [string, string][] {
   const segments = pathname.split('/').filter(Boolean)
@@ -113,7 +125,7 @@ export async function readEdgeStep(
       : { hostname: query.hostname.toLowerCase().replace(/\.$/, '') }
   const preview = query.isPreview === true
   const generation = cache.generation()
-  const found = await findServedStep(db, site, splitsOf(normalisePath(query.pathname)), preview)
+  const found = await findServedStep(db, site, splitsOf(normalisePath(decodedPath(query.pathname))), preview)
   if (!found) {
     throw new NotFound((await hasServableFunnel(db, site, preview)) ? STEP_NOT_FOUND : FUNNEL_NOT_FOUND)
   }

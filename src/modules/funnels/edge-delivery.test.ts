@@ -176,6 +176,18 @@ describe('GET /v1/funnels/cloudflare/step', () => {
     expect(malformed.json()).toMatchObject({ message: 'Invalid funnel ID' })
   })
 
+  test('decodes a percent-encoded pathname, as a URL carries a path outside ASCII', async ({ t, owner }) => {
+    const { funnelId, stepIds } = await seedFunnel(t.app, owner, {
+      basePath: '/menü',
+      steps: [{ path: '/café' }],
+    })
+    const page = { hostname: 'anything.example.net', funnel_id: funnelId }
+    const encoded = await edgeGet(t.app, { ...page, pathname: '/men%C3%BC/caf%C3%A9' })
+    expect(encoded.json().data.step_id).toBe(stepIds[0])
+    const broken = await edgeGet(t.app, { ...page, pathname: '/men%C3%BC/caf%E9%' })
+    expect(broken.json()).toMatchObject({ errno: 404, message: 'Step not found' })
+  })
+
   test('answers 404 for an unknown host, another domain, an unknown path, and a deleted funnel', async ({
     t,
     owner,

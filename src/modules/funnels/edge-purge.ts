@@ -47,3 +47,13 @@ export async function purgeEdgeTags(settings: EdgePurgeSettings, tags: string[],
     }
   }
 }
+
+/**
+ * `purgeEdgeTags` for a write that has committed (a step saved): the answer does not wait for the edge,
+ * and a purge that fails is logged (the edge's copy then lapses after the worker's FRESH_SECONDS).
+ */
+export function purgeEdgeTagsAfterWrite(settings: EdgePurgeSettings, tags: string[], log: Logger): void {
+  purgeEdgeTags(settings, tags, log).catch((error: unknown) => {
+    log.warn({ err: error, tags }, 'could not purge the edge after a write')
+  })
+}

@@ -13,7 +13,8 @@ const value = (name: string) => sql.placeholder(name)
 const funnelForSubmission = preparedStatement<{ account_id: string; has_step: boolean }>(
   'funnel_form_submission_funnel',
   sql`select f.account_id, exists (
-      select 1 from ${funnelSteps} s where s.funnel_id = f.id and s.id = ${value('stepId')}
+      select 1 from ${funnelSteps} s
+      where s.account_id = f.account_id and s.funnel_id = f.id and s.id = ${value('stepId')}
     ) as has_step
     from ${funnels} f where f.id = ${value('funnelId')} and not f.deleted`,
 )
@@ -108,7 +109,10 @@ export async function listSubmissions(
     db
       .select(listed)
       .from(funnelFormSubmissions)
-      .leftJoin(funnelSteps, eq(funnelSteps.id, funnelFormSubmissions.stepId))
+      .leftJoin(
+        funnelSteps,
+        and(eq(funnelSteps.accountId, accountId), eq(funnelSteps.id, funnelFormSubmissions.stepId)),
+      )
       .where(where)
       .orderBy(...newestFirst)
       .limit(page.limit)

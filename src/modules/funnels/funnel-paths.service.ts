@@ -1,8 +1,9 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
-import { Conflict } from '../../platform/http/errors.js'
+import { isId } from '../../platform/db/ids.js'
+import { Conflict, Invalid } from '../../platform/http/errors.js'
 import { requireOwnDomain } from './domains.service.js'
-import { normalisePath, PATH_ALREADY_IN_USE } from './funnel-access.service.js'
+import { INVALID_FUNNEL_ID, normalisePath, PATH_ALREADY_IN_USE } from './funnel-access.service.js'
 import { BASE_PATH_INDEXES, findPathHolder } from './funnels.repository.js'
 import type { PathConflict, ValidatePathBody } from './funnels.schemas.js'
 
@@ -43,6 +44,7 @@ export async function validatePath(
   accountId: string,
   input: ValidatePathBody,
 ): Promise<{ available: true; path: string }> {
+  if (input.funnel_id !== undefined && !isId(input.funnel_id)) throw new Invalid(INVALID_FUNNEL_ID)
   const domainId = input.domain_id ?? null
   if (domainId) await requireOwnDomain(db, accountId, domainId)
   const target = { basePath: normalisePath(input.path), domainId, excludeId: input.funnel_id }

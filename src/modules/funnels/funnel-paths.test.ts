@@ -81,7 +81,7 @@ describe('validate-path', () => {
 
   test('validates its body', async ({ t, owner }) => {
     const bad = await funnelCall(t.app, owner, 'POST', '/validate-path', { path: '/x', funnel_id: 'nope' })
-    expect(bad.json()).toMatchObject({ errno: 400, message: 'funnel_id must be a 24-character hex id' })
+    expect(bad.json()).toMatchObject({ errno: 400, message: 'Invalid funnel ID' })
     expect((await funnelCall(t.app, owner, 'POST', '/validate-path', {})).json().message).toBe(
       'path is required',
     )

@@ -2,14 +2,22 @@ import { and, asc, count, desc, eq, ilike, inArray, isNotNull, isNull, ne, sql }
 import type { Database } from '../../platform/db/connection.js'
 import { containsPattern } from '../../platform/db/search.js'
 import type { FunnelRow } from './funnel-access.repository.js'
-import { type FunnelStatus, funnelSteps, funnels, funnelTagLinks, funnelTags } from './tables.js'
+import {
+  DEFAULT_HOST_BASE_PATH_INDEX,
+  DOMAIN_BASE_PATH_INDEX,
+  type FunnelStatus,
+  funnelSteps,
+  funnels,
+  funnelTagLinks,
+  funnelTags,
+} from './tables.js'
 
 export type NewFunnel = typeof funnels.$inferInsert
 export type NewStep = typeof funnelSteps.$inferInsert
 export type FunnelPatch = Partial<Omit<NewFunnel, 'id' | 'accountId' | 'createdAt'>>
 
 /** The unique indexes that keep a base path to one live funnel per host. */
-export const BASE_PATH_INDEXES = ['funnels_domain_base_path', 'funnels_default_host_base_path']
+export const BASE_PATH_INDEXES = [DOMAIN_BASE_PATH_INDEX, DEFAULT_HOST_BASE_PATH_INDEX]
 
 export interface FunnelFilter {
   search?: string

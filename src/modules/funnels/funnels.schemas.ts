@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { FunnelId, StepOrder } from './funnel-access.schemas.js'
 import { FUNNEL_STATUSES, STEP_TYPES } from './tables.js'
 import { FunnelTag } from './tags.schemas.js'
 
@@ -99,7 +100,7 @@ export type Filters = Static<typeof Filters>
 export const ValidatePathBody = Type.Object({
   path: Type.String(PATH),
   domain_id: Type.Optional(Nullable(Id())),
-  funnel_id: Type.Optional(Id({ description: 'A funnel to leave out (the one being edited)' })),
+  funnel_id: Type.Optional(FunnelId({ description: 'A funnel to leave out (the one being edited)' })),
 })
 export type ValidatePathBody = Static<typeof ValidatePathBody>
 
@@ -122,7 +123,7 @@ const NewStep = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   path: Type.String(PATH),
   type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
-  order: Type.Optional(Integer({ minimum: 0, description: 'Position; the list position when absent' })),
+  order: Type.Optional(StepOrder('Position; the list position when absent')),
 })
 
 export const CreateFunnelBody = Type.Object({

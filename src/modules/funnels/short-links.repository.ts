@@ -48,7 +48,14 @@ export async function findLinkByCode(db: Database, accountId: string, code: stri
   const [row] = await db
     .select({ link: funnelShortLinks })
     .from(funnelShortLinks)
-    .innerJoin(funnels, and(eq(funnels.id, funnelShortLinks.funnelId), eq(funnels.deleted, false)))
+    .innerJoin(
+      funnels,
+      and(
+        eq(funnels.accountId, funnelShortLinks.accountId),
+        eq(funnels.id, funnelShortLinks.funnelId),
+        eq(funnels.deleted, false),
+      ),
+    )
     .where(and(eq(funnelShortLinks.accountId, accountId), eq(funnelShortLinks.code, code)))
   return row?.link
 }
@@ -66,11 +73,22 @@ export async function findLinkTarget(db: Database, code: string) {
       basePath: funnels.basePath,
       domainName: funnelDomains.name,
       firstStepPath: sql<string | null>`(select ${funnelSteps.path} from ${funnelSteps}
-        where ${funnelSteps.funnelId} = ${funnels.id} order by ${funnelSteps.order}, ${funnelSteps.id} limit 1)`,
+        where ${funnelSteps.accountId} = ${funnels.accountId} and ${funnelSteps.funnelId} = ${funnels.id}
+        order by ${funnelSteps.order}, ${funnelSteps.id} limit 1)`,
     })
     .from(funnelShortLinks)
-    .innerJoin(funnels, and(eq(funnels.id, funnelShortLinks.funnelId), eq(funnels.deleted, false)))
-    .leftJoin(funnelDomains, eq(funnelDomains.id, funnels.domainId))
+    .innerJoin(
+      funnels,
+      and(
+        eq(funnels.accountId, funnelShortLinks.accountId),
+        eq(funnels.id, funnelShortLinks.funnelId),
+        eq(funnels.deleted, false),
+      ),
+    )
+    .leftJoin(
+      funnelDomains,
+      and(eq(funnelDomains.accountId, funnels.accountId), eq(funnelDomains.id, funnels.domainId)),
+    )
     .where(eq(funnelShortLinks.code, code))
   return row
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
 import { BUILDER_BODY_LIMIT } from './components.routes.js'
+import { purgeEdgeTagsAfterWrite } from './edge-purge.js'
 import { funnelRoute } from './funnel-access.routes.js'
 import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
 import { stepCacheOf } from './step-cache.js'
@@ -28,7 +29,11 @@ import {
 /** The steps of a funnel under `/v1/funnels`: read, create, update, reorder, duplicate, settings, delete. */
 export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
-  const deps = { db, stepCache: stepCacheOf(platform) }
+  const deps = {
+    db,
+    stepCache: stepCacheOf(platform),
+    purgeAtEdge: (tags: string[]) => purgeEdgeTagsAfterWrite(platform.config.edge, tags, platform.log),
+  }
   app.addHook('onRequest', app.authenticate)
   const denied = errorResponses(400, 401, 403, 404, 429)
 

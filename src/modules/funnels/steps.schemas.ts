@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { BuilderComponents } from './components.schemas.js'
-import { FunnelId } from './funnel-access.schemas.js'
+import { FunnelId, StepOrder } from './funnel-access.schemas.js'
 import { STEP_TYPES } from './tables.js'
 
 export const StepParams = Type.Object({ id: FunnelId(), step_id: Id() })
@@ -47,7 +47,7 @@ export const CreateStepBody = Type.Object({
     name: Name,
     path: Path,
     type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
-    order: Type.Optional(Integer({ minimum: 0, description: 'After the last step when not given' })),
+    order: Type.Optional(StepOrder('After the last step when not given')),
   }),
 })
 export type CreateStepBody = Static<typeof CreateStepBody>
@@ -70,7 +70,7 @@ export const StepSettingsBody = Type.Object({
 export type StepSettingsBody = Static<typeof StepSettingsBody>
 
 export const StepOrdersBody = Type.Object({
-  orders: Type.Array(Type.Object({ step_id: Id(), order: Integer({ minimum: 0 }) }), {
+  orders: Type.Array(Type.Object({ step_id: Id(), order: StepOrder() }), {
     minItems: 1,
     maxItems: 1_000,
   }),

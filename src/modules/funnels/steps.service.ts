@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../platform/db/errors.js'
 import { Conflict, Invalid, NotFound } from '../../platform/http/errors.js'
 import { findComponents, upsertComponents } from './components.repository.js'
 import { storeComponents } from './components.service.js'
+import { stepTag } from './edge-protocol.js'
 import type { StepRow } from './funnel-access.repository.js'
 import {
   normalisePath,
@@ -105,8 +106,13 @@ export async function createStep(
 }
 
 /** The builder's save of a step: its name and path, its fonts, and its components (backed up first). */
+/** What a step save needs beyond a funnel write: the edge's copies of the step purged once it commits. */
+export interface StepSaveDeps extends FunnelWriteDeps {
+  purgeAtEdge(tags: string[]): void
+}
+
 export async function updateStep(
-  deps: FunnelWriteDeps,
+  deps: StepSaveDeps,
   accountId: string,
   funnelId: string,
   stepId: string,
@@ -124,6 +130,8 @@ export async function updateStep(
       return updated
     }),
   )
+  // The spec: "a backup is created and the cache for the step purged", here and at the edge.
+  deps.purgeAtEdge([stepTag(stepId)])
   return stepView(step)
 }
 

@@ -110,6 +110,20 @@ describe('funnel steps', () => {
     ).toMatchObject({ errno: 400, message: 'stepInfo.name is required' })
   })
 
+  test('bounds a given position, so that the next one after the last always fits: 400 past it', async ({
+    t,
+    owner,
+  }) => {
+    const { funnelId } = await seedFunnel(t.app, owner)
+    const add = (stepInfo: object) => funnelCall(t.app, owner, 'POST', `/${funnelId}/steps`, { stepInfo })
+    const huge = await add({ name: 'Huge', path: '/huge', order: 2_147_483_647 })
+    expect(huge.json()).toMatchObject({ errno: 400, message: 'stepInfo.order must be <= 10000' })
+    expect((await add({ name: 'Last', path: '/last', order: 10_000 })).statusCode).toBe(201)
+    const after = await add({ name: 'After', path: '/after' })
+    expect(after.statusCode).toBe(201)
+    expect(after.json().data.order).toBe(10_001)
+  })
+
   test('refuses a path already used in the funnel with 409, and allows it in another funnel', async ({
     t,
     owner,

@@ -83,6 +83,10 @@ export const funnelTags = pgTable(
   ],
 )
 
+/** The unique indexes that keep a base path to one live funnel per host (a domain, or the default host). */
+export const DOMAIN_BASE_PATH_INDEX = 'funnels_domain_base_path'
+export const DEFAULT_HOST_BASE_PATH_INDEX = 'funnels_default_host_base_path'
+
 /**
  * The spec's Funnel. `base_path` is stored normalised (lower case, one leading slash, no trailing slash)
  * and is unique among live funnels of a domain; funnels without a domain share the account's default
@@ -112,10 +116,10 @@ export const funnels = pgTable(
   (t) => [
     idFormat('funnels_id_format', t.id),
     check('funnels_status_valid', sql`${t.status} in ('active', 'inactive', 'draft')`),
-    uniqueIndex('funnels_domain_base_path')
+    uniqueIndex(DOMAIN_BASE_PATH_INDEX)
       .on(t.domainId, t.basePath)
       .where(sql`not ${t.deleted} and ${t.domainId} is not null`),
-    uniqueIndex('funnels_default_host_base_path')
+    uniqueIndex(DEFAULT_HOST_BASE_PATH_INDEX)
       .on(t.accountId, t.basePath)
       .where(sql`not ${t.deleted} and ${t.domainId} is null`),
     index('funnels_account_updated').on(t.accountId, t.updatedAt),
