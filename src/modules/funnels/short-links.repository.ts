@@ -43,19 +43,19 @@ export async function insertLink(
   return row
 }
 
+/** The join of a link to its funnel, while that funnel is live (not soft-deleted). */
+const linkedLiveFunnel = and(
+  eq(funnels.accountId, funnelShortLinks.accountId),
+  eq(funnels.id, funnelShortLinks.funnelId),
+  eq(funnels.deleted, false),
+)
+
 /** The account's link with this code, while its funnel is live. */
 export async function findLinkByCode(db: Database, accountId: string, code: string) {
   const [row] = await db
     .select({ link: funnelShortLinks })
     .from(funnelShortLinks)
-    .innerJoin(
-      funnels,
-      and(
-        eq(funnels.accountId, funnelShortLinks.accountId),
-        eq(funnels.id, funnelShortLinks.funnelId),
-        eq(funnels.deleted, false),
-      ),
-    )
+    .innerJoin(funnels, linkedLiveFunnel)
     .where(and(eq(funnelShortLinks.accountId, accountId), eq(funnelShortLinks.code, code)))
   return row?.link
 }
@@ -77,14 +77,7 @@ export async function findLinkTarget(db: Database, code: string) {
         order by ${funnelSteps.order}, ${funnelSteps.id} limit 1)`,
     })
     .from(funnelShortLinks)
-    .innerJoin(
-      funnels,
-      and(
-        eq(funnels.accountId, funnelShortLinks.accountId),
-        eq(funnels.id, funnelShortLinks.funnelId),
-        eq(funnels.deleted, false),
-      ),
-    )
+    .innerJoin(funnels, linkedLiveFunnel)
     .leftJoin(
       funnelDomains,
       and(eq(funnelDomains.accountId, funnels.accountId), eq(funnelDomains.id, funnels.domainId)),
