@@ -105,6 +105,8 @@ export async function deleteDomain(tx: Database, accountId: string, domainId: st
     .select({ id: funnels.id })
     .from(funnels)
     .where(and(eq(funnels.accountId, accountId), eq(funnels.domainId, domainId)))
-  await tx.delete(funnelDomains).where(eq(funnelDomains.id, domainId))
+  await tx
+    .delete(funnelDomains)
+    .where(and(eq(funnelDomains.accountId, accountId), eq(funnelDomains.id, domainId)))
   return served.map((funnel) => funnel.id)
 }

@@ -7,6 +7,9 @@ import { funnelDomains, funnelSteps, funnels } from './tables.js'
  * hostname (a domain belongs to one account) or by funnel id, and the step id it syncs.
  */
 
+/** A step's funnel: the same account (every join of account-owned rows says so) and its id. */
+const stepsFunnel = and(eq(funnels.accountId, funnelSteps.accountId), eq(funnels.id, funnelSteps.funnelId))
+
 /** Where the edge looks: the live funnels on a domain, or one funnel whatever its host. */
 export type EdgeSite = { hostname: string } | { funnelId: string }
 
@@ -15,7 +18,8 @@ function servable(site: EdgeSite, preview: boolean): SQL | undefined {
   const onSite =
     'funnelId' in site
       ? eq(funnels.id, site.funnelId)
-      : sql`exists (select 1 from ${funnelDomains} where ${funnelDomains.id} = ${funnels.domainId} and lower(${funnelDomains.name}) = ${site.hostname})`
+      : sql`exists (select 1 from ${funnelDomains} where ${funnelDomains.accountId} = ${funnels.accountId} and ${funnelDomains.id} = ${funnels.domainId}
+        and lower(${funnelDomains.name}) = ${site.hostname})`
   return and(onSite, eq(funnels.deleted, false), preview ? undefined : eq(funnels.status, 'active'))
 }
 
@@ -41,7 +45,7 @@ export async function findServedStep(
       css: funnelSteps.css,
     })
     .from(funnelSteps)
-    .innerJoin(funnels, eq(funnels.id, funnelSteps.funnelId))
+    .innerJoin(funnels, stepsFunnel)
     .where(
       and(
         servable(site, preview),
@@ -88,7 +92,7 @@ export async function updateStepHtmlIf(db: Database, sync: HtmlSync): Promise<st
         sync.skipIfUnchanged
           ? sql`${funnelSteps.checksum} is distinct from ${sync.newHash}::text`
           : undefined,
-        sql`exists (select 1 from ${funnels} where ${funnels.id} = ${funnelSteps.funnelId} and not ${funnels.deleted})`,
+        sql`exists (select 1 from ${funnels} where ${stepsFunnel} and not ${funnels.deleted})`,
       ),
     )
     .returning({ funnelId: funnelSteps.funnelId })
@@ -100,7 +104,7 @@ export async function findStepChecksum(db: Database, stepId: string) {
   const [found] = await db
     .select({ checksum: funnelSteps.checksum })
     .from(funnelSteps)
-    .innerJoin(funnels, eq(funnels.id, funnelSteps.funnelId))
+    .innerJoin(funnels, stepsFunnel)
     .where(and(eq(funnelSteps.id, stepId), eq(funnels.deleted, false)))
   return found
 }

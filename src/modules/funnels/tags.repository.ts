@@ -106,6 +106,6 @@ export async function deleteTag(
     .select({ id: funnelTagLinks.funnelId })
     .from(funnelTagLinks)
     .where(and(eq(funnelTagLinks.accountId, accountId), eq(funnelTagLinks.tagId, tagId)))
-  await tx.delete(funnelTags).where(eq(funnelTags.id, tagId))
+  await tx.delete(funnelTags).where(and(eq(funnelTags.accountId, accountId), eq(funnelTags.id, tagId)))
   return carriers.map((link) => link.id)
 }
