@@ -88,6 +88,16 @@ describe('bearer JWT on account-scoped routes', () => {
       vi.useRealTimers()
     }
   })
+
+  test("refuses a remembered token's signature under another payload", async ({ t }) => {
+    const token = await sign({ uid: USER, account_id: ACCOUNT }, nowSeconds() + 60)
+    expect(await statusWith(t, bearer(token))).toBe(200)
+    const [header, , signature] = token.split('.')
+    const otherAccount = Buffer.from(
+      JSON.stringify({ uid: USER, account_id: '650000000000000000000009', exp: nowSeconds() + 60 }),
+    ).toString('base64url')
+    expect(await statusWith(t, bearer(`${header}.${otherAccount}.${signature}`))).toBe(401)
+  })
 })
 
 describe('platform JWT with a public key (ES256)', () => {
