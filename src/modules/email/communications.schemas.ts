@@ -1,9 +1,7 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { COMMUNICATION_TYPES } from './tables.js'
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 const SentBy = Type.Object({
   name: Type.String(),

@@ -1,12 +1,10 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { FunnelId, StepOrder } from './funnel-access.schemas.js'
 import { FUNNEL_STATUSES, STEP_TYPES } from './tables.js'
 import { FunnelTag } from './tags.schemas.js'
 
-// Null first: with type coercion on, a null tried against a string branch first would become "".
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([Type.Null(), schema])
 const PATH = { maxLength: 500 }
 const TRACKING_CODE = { maxLength: 100_000 }
 

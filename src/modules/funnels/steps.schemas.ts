@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, Integer, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { BuilderComponents } from './components.schemas.js'
 import { FunnelId, StepOrder } from './funnel-access.schemas.js'
 import { STEP_TYPES } from './tables.js'

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, exists, gt, ilike, ne, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, exists, gt, ilike, ne, or, type Placeholder, type SQL, sql } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedOnce } from '../../platform/db/prepared.js'
@@ -127,10 +127,18 @@ function preparedByShape<T>(build: (db: Database, filter: RoomListFilter, name: 
   }
 }
 
+/**
+ * A page's bounds as sub-selects, which PostgreSQL cannot read while planning: it then costs the statement
+ * alike with or without the values and, after its first five runs, keeps one generic plan instead of
+ * planning every call (0.35–0.6 ms of the 0.9 ms a list cost the database). Drizzle embeds any SQL given
+ * where it takes a placeholder.
+ */
+const boundUnseenByPlanner = (name: string) => sql`(select ${value(name)}::int)` as unknown as Placeholder
+
 const pageQuery = preparedByShape((db, filter, shape) =>
   selectRooms(db, conditions(db, filter))
-    .limit(value('limit'))
-    .offset(value('offset'))
+    .limit(boundUnseenByPlanner('limit'))
+    .offset(boundUnseenByPlanner('offset'))
     .prepare(`room_list_page_${shape}`),
 )
 

@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PaginationSchema } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { LastMessage, Nullable } from './rooms.schemas.js'
+import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { LastMessage } from './rooms.schemas.js'
 import { ROOM_ROLES, ROOM_TYPES } from './tables.js'
 
 export const ROOM_LIST_STATUSES = ['all', 'unread', 'favorites', 'snoozed'] as const

@@ -1,8 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { ROOM_ROLES, ROOM_TYPES } from './tables.js'
-
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 
 /** A room id as callers send it: anything that is not one of the account's rooms is `Room does not exist`. */
 export const RoomId = () => Type.String({ maxLength: 64, description: 'The room _id' })

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ID_PATTERN } from '../db/ids.js'
 
 export const Id = (options: { description?: string } = {}) => Type.String({ pattern: ID_PATTERN, ...options })
@@ -13,6 +13,14 @@ export const MAX_INTEGER = 2_147_483_647
 export const Integer = (
   options: { minimum?: number; maximum?: number; default?: number; description?: string } = {},
 ) => Type.Integer({ ...options, maximum: options.maximum ?? MAX_INTEGER })
+
+/**
+ * The schema's value or null, written `nullable: true` (OpenAPI 3.0; Ajv reads it too) instead of a union
+ * with null: for a union the response serializer first validates the value against each branch, formats
+ * included, which was a tenth of what serializing a room list cost.
+ */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  Type.Unsafe<Static<T> | null>({ ...schema, nullable: true })
 
 export const Timestamp = () => Type.String({ format: 'date-time' })
 
