@@ -191,7 +191,9 @@ interface Phase {
 
 async function runPhase(run: Run, requests: EachRequest[]): Promise<Phase> {
   const url = new URL(TOKEN_PATH, run.target.baseUrl).href
-  const driven = await postEach(url, 'application/x-www-form-urlencoded', requests, run.options.connections)
+  const driven = await postEach(url, 'application/x-www-form-urlencoded', requests, run.options.connections, {
+    keepBodies: true,
+  })
   const answers = tokenAnswers(driven)
   const checked = await checkTokens(run, answers)
   return { requests: requests.length, driven, answers, checked }

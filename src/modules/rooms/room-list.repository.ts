@@ -1,7 +1,6 @@
-import { and, count, desc, eq, exists, gt, ilike, ne, or, type Placeholder, type SQL, sql } from 'drizzle-orm'
-import { alias } from 'drizzle-orm/pg-core'
+import { type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { preparedOnce } from '../../platform/db/prepared.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { unreadCount } from './messages.repository.js'
 import type { RoomListStatus } from './room-list.schemas.js'
@@ -14,12 +13,25 @@ export interface RoomListFilter {
   search?: { text: string; memberIds: string[] }
 }
 
-const otherMembers = alias(roomMembers, 'other_members')
-const lastMessage = and(
-  eq(roomMessages.accountId, rooms.accountId),
-  eq(roomMessages.id, rooms.lastMessageId),
-  sql`${roomMessages.deletedAt} is null`,
-)
+/** A listed room as PostgreSQL answers it (its column names; timestamps as text). */
+export interface RoomListRow {
+  id: string
+  type: RoomType
+  name: string | null
+  owner_id: string
+  last_activity: string
+  created_at: string
+  updated_at: string
+  is_favorite: boolean
+  snoozed_until: string | null
+  unread_count: number
+  last_message_content: string | null
+  last_message_created_at: string | null
+  last_message_sender_id: string | null
+  /** The room's current members, oldest first. */
+  members: { conversation_id: string; role: RoomRole }[]
+}
+
 const value = (name: string) => sql.placeholder(name)
 
 /**
@@ -29,43 +41,34 @@ const value = (name: string) => sql.placeholder(name)
  */
 function memberConditions(filter: RoomListFilter): SQL[] {
   const where = [
-    eq(roomMembers.accountId, value('accountId')),
-    eq(roomMembers.conversationId, value('conversationId')),
+    sql`${roomMembers.accountId} = ${value('accountId')}`,
+    sql`${roomMembers.conversationId} = ${value('conversationId')}`,
   ]
-  if (filter.status === 'favorites') where.push(eq(roomMembers.isFavorite, true))
-  if (filter.status === 'snoozed') where.push(gt(roomMembers.snoozedUntil, sql`now()`))
+  if (filter.status === 'favorites') where.push(sql`${roomMembers.isFavorite}`)
+  if (filter.status === 'snoozed') where.push(sql`${roomMembers.snoozedUntil} > now()`)
   return where
 }
 
-function roomConditions(db: Database, filter: RoomListFilter): SQL[] {
-  const where = [eq(rooms.accountId, value('accountId'))]
-  if (filter.type) where.push(eq(rooms.type, value('type')))
+function roomConditions(filter: RoomListFilter): SQL[] {
+  const where = [sql`${rooms.accountId} = ${value('accountId')}`]
+  if (filter.type) where.push(sql`${rooms.type} = ${value('type')}`)
   if (filter.status === 'unread') where.push(sql`${unreadCount} > 0`)
-  if (filter.search) where.push(matching(db, filter.search.memberIds.length > 0) as SQL)
+  if (filter.search) where.push(matching(filter.search.memberIds.length > 0))
   return where
 }
 
-const conditions = (db: Database, filter: RoomListFilter) =>
-  and(...memberConditions(filter), ...roomConditions(db, filter))
+const allOf = (conditions: SQL[]) => sql.join(conditions, sql` and `)
 
 /** A room named like the text, or (`byMember`) with another member whose name matched. */
-function matching(db: Database, byMember: boolean) {
-  const named = ilike(rooms.name, value('pattern'))
+function matching(byMember: boolean): SQL {
+  const named = sql`${rooms.name} ilike ${value('pattern')}`
   if (!byMember) return named
-  const withMember = exists(
-    db
-      .select({ one: sql`1` })
-      .from(otherMembers)
-      .where(
-        and(
-          eq(otherMembers.accountId, value('accountId')),
-          eq(otherMembers.roomId, rooms.id),
-          ne(otherMembers.conversationId, value('conversationId')),
-          sql`${otherMembers.conversationId} = any(${value('memberIds')}::text[])`,
-        ),
-      ),
-  )
-  return or(named, withMember)
+  return sql`(${named} or exists (
+    select 1 from ${roomMembers} other
+    where other.account_id = ${value('accountId')} and other.room_id = ${rooms.id}
+      and other.conversation_id <> ${value('conversationId')}
+      and other.conversation_id = any(${value('memberIds')}::text[])
+  ))`
 }
 
 /** The values of the filter's placeholders. */
@@ -83,87 +86,75 @@ function filterValues(accountId: string, conversationId: string, filter: RoomLis
 const shapeOf = (filter: RoomListFilter) =>
   `${filter.status}_${filter.type ?? 'any'}_${filter.search ? (filter.search.memberIds.length > 0 ? 'members' : 'named') : 'all'}`
 
+/** Whether the filter reads only the identity's memberships (which hold their room's account). */
+const onMembershipsAlone = (filter: RoomListFilter) =>
+  !filter.type && !filter.search && filter.status !== 'unread'
+
+/** The rooms the filter keeps: without a condition on the rooms, an index-only count of memberships. */
+const countOf = (filter: RoomListFilter) =>
+  onMembershipsAlone(filter)
+    ? sql`select count(*)::int as total from ${roomMembers} where ${allOf(memberConditions(filter))}`
+    : sql`select count(*)::int as total from ${roomMembers} join ${rooms} on ${rooms.id} = ${roomMembers.roomId}
+        where ${allOf([...memberConditions(filter), ...roomConditions(filter)])}`
+
 /** The room's current members, oldest first, as `[{ conversation_id, role }]` (JSON). */
-const roomMemberList = sql<{ conversation_id: string; role: RoomRole }[]>`(
+const roomMemberList = sql`(
   select coalesce(json_agg(json_build_object('conversation_id', m.conversation_id, 'role', m.role)
     order by m.joined_at, m.conversation_id), '[]')
   from ${roomMembers} m where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id}
 )`
 
-function selectRooms(db: Database, where: SQL | undefined) {
-  return db
-    .select({
-      room: rooms,
-      isFavorite: roomMembers.isFavorite,
-      snoozedUntil: roomMembers.snoozedUntil,
-      unreadCount,
-      lastMessage: {
-        content: roomMessages.content,
-        createdAt: roomMessages.createdAt,
-        senderId: roomMessages.senderId,
-      },
-      members: roomMemberList,
-    })
-    .from(roomMembers)
-    .innerJoin(rooms, eq(rooms.id, roomMembers.roomId))
-    .leftJoin(roomMessages, lastMessage)
-    .where(where)
-    .orderBy(desc(rooms.lastActivity), desc(rooms.id))
-}
+/** The identity's rooms the filter keeps, with their last message and members, most recent activity first. */
+const selectRooms = (filter: RoomListFilter, extra: SQL = sql``) => sql`
+  select ${rooms.id} as id, ${rooms.type} as type, ${rooms.name} as name, ${rooms.ownerId} as owner_id,
+    ${rooms.lastActivity} as last_activity, ${rooms.createdAt} as created_at, ${rooms.updatedAt} as updated_at,
+    ${roomMembers.isFavorite} as is_favorite, ${roomMembers.snoozedUntil} as snoozed_until,
+    ${unreadCount} as unread_count,
+    ${roomMessages.content} as last_message_content, ${roomMessages.createdAt} as last_message_created_at,
+    ${roomMessages.senderId} as last_message_sender_id,
+    ${roomMemberList} as members${extra}
+  from ${roomMembers}
+  join ${rooms} on ${rooms.id} = ${roomMembers.roomId}
+  left join ${roomMessages} on ${roomMessages.accountId} = ${rooms.accountId}
+    and ${roomMessages.id} = ${rooms.lastMessageId} and ${roomMessages.deletedAt} is null
+  where ${allOf([...memberConditions(filter), ...roomConditions(filter)])}
+  order by ${rooms.lastActivity} desc, ${rooms.id} desc`
 
-export type RoomListRow = Awaited<ReturnType<typeof selectRooms>>[number]
-
-/** One prepared query per shape of filter and database, built on first use. */
-function preparedByShape<T>(build: (db: Database, filter: RoomListFilter, name: string) => T) {
-  const byShape = new Map<string, (db: Database) => T>()
-  return (db: Database, filter: RoomListFilter): T => {
+/** One statement per shape of filter, named after it and built on first use. */
+function statementByShape<Row>(name: string, build: (filter: RoomListFilter) => SQL) {
+  const byShape = new Map<string, ReturnType<typeof preparedStatement<Row>>>()
+  return (filter: RoomListFilter) => {
     const shape = shapeOf(filter)
-    let prepared = byShape.get(shape)
-    if (!prepared) {
-      prepared = preparedOnce((on) => build(on, filter, shape))
-      byShape.set(shape, prepared)
+    let statement = byShape.get(shape)
+    if (!statement) {
+      statement = preparedStatement<Row>(`${name}_${shape}`, build(filter))
+      byShape.set(shape, statement)
     }
-    return prepared(db)
+    return statement
   }
 }
 
 /**
- * A page's bounds as sub-selects, which PostgreSQL cannot read while planning: it then costs the statement
+ * The page's bounds as sub-selects, which PostgreSQL cannot read while planning: it then costs the statement
  * alike with or without the values and, after its first five runs, keeps one generic plan instead of
- * planning every call (0.35–0.6 ms of the 0.9 ms a list cost the database). Drizzle embeds any SQL given
- * where it takes a placeholder.
+ * planning every call (0.35–0.6 ms of the 0.9 ms a list cost the database).
  */
-const boundUnseenByPlanner = (name: string) => sql`(select ${value(name)}::int)` as unknown as Placeholder
-
-const pageQuery = preparedByShape((db, filter, shape) =>
-  selectRooms(db, conditions(db, filter))
-    .limit(boundUnseenByPlanner('limit'))
-    .offset(boundUnseenByPlanner('offset'))
-    .prepare(`room_list_page_${shape}`),
+const pageStatement = statementByShape<RoomListRow & { total: number }>(
+  'room_list_page',
+  (filter) =>
+    sql`${selectRooms(filter, sql`, (${countOf(filter)}) as total`)}
+    limit (select ${value('limit')}::int) offset (select ${value('offset')}::int)`,
 )
 
-/** Whether the filter reads only the identity's memberships (which hold their room's account). */
-const onMembershipsAlone = (filter: RoomListFilter) =>
-  !filter.type && !filter.search && filter.status !== 'unread'
+const countStatement = statementByShape<{ total: number }>('room_list_count', countOf)
 
-// Without a condition on the rooms, the total is an index-only count of the identity's memberships.
-const countQuery = preparedByShape((db, filter, shape) => {
-  const counted = db.select({ total: count() }).from(roomMembers)
-  return (
-    onMembershipsAlone(filter)
-      ? counted.where(and(...memberConditions(filter)))
-      : counted.innerJoin(rooms, eq(rooms.id, roomMembers.roomId)).where(conditions(db, filter))
-  ).prepare(`room_list_count_${shape}`)
-})
-
-const everyRoomQuery = preparedByShape((db, filter, shape) =>
-  selectRooms(db, conditions(db, filter)).prepare(`room_list_every_${shape}`),
-)
+const everyRoomStatement = statementByShape<RoomListRow>('room_list_every', (filter) => selectRooms(filter))
 
 /**
  * A page of the rooms the identity is a member of, most recent activity first, each with the member's
- * own state (favorite, snooze, unread count), the room's last message and its members: one query for the
- * page whatever it holds, one for the total, each prepared once per shape of filter.
+ * own state (favorite, snooze, unread count), the room's last message and its members, and the total on
+ * every row: one statement whatever the page holds, prepared once per shape of filter. Only a page past
+ * the end counts apart.
  */
 export async function listRoomsOfMember(
   db: Database,
@@ -173,11 +164,11 @@ export async function listRoomsOfMember(
   window: { offset: number; limit: number },
 ): Promise<{ rows: RoomListRow[]; total: number }> {
   const values = filterValues(accountId, conversationId, filter)
-  const [rows, [totals]] = await Promise.all([
-    pageQuery(db, filter).execute({ ...values, ...window }),
-    countQuery(db, filter).execute(values),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  const rows = await pageStatement(filter)(db, { ...values, ...window })
+  if (rows.length > 0) return { rows, total: rows[0]?.total ?? 0 }
+  if (window.offset === 0) return { rows, total: 0 }
+  const [counted] = await countStatement(filter)(db, values)
+  return { rows, total: counted?.total ?? 0 }
 }
 
 /** Every room of the identity that the filter keeps (the favorites), most recent activity first. */
@@ -187,5 +178,5 @@ export function listAllRoomsOfMember(
   conversationId: string,
   filter: RoomListFilter,
 ): Promise<RoomListRow[]> {
-  return everyRoomQuery(db, filter).execute(filterValues(accountId, conversationId, filter))
+  return everyRoomStatement(filter)(db, filterValues(accountId, conversationId, filter))
 }

@@ -10,7 +10,6 @@ import {
   type RoomListRow,
 } from './room-list.repository.js'
 import type { ListedMember, ListQuery, RoomListItem } from './room-list.schemas.js'
-import { lastMessageView } from './rooms.service.js'
 
 /** The list's filter; a search also looks for members whose name matches (the caller's own name aside). */
 async function listFilter(db: Database, caller: RoomCaller, query: ListQuery): Promise<RoomListFilter> {
@@ -34,7 +33,7 @@ async function listedMembers(
   )
   return new Map(
     rows.map((row) => [
-      row.room.id,
+      row.id,
       row.members.map(({ conversation_id, role }) => ({
         conversation_id,
         user: identities.get(conversation_id)?.user ?? null,
@@ -44,19 +43,37 @@ async function listedMembers(
   )
 }
 
+/** A timestamp as PostgreSQL writes it, in the API's ISO 8601. */
+const iso = (timestamp: string) => new Date(timestamp).toISOString()
+
+const lastMessage = (row: RoomListRow): RoomListItem['last_message'] =>
+  row.last_message_created_at === null
+    ? null
+    : {
+        content: row.last_message_content as string,
+        created_at: iso(row.last_message_created_at),
+        sender_id: row.last_message_sender_id as string,
+      }
+
+/** Snoozed until a time still to come (Unix milliseconds), else null. */
+function snoozedUntil(row: RoomListRow): number | null {
+  const until = row.snoozed_until === null ? null : Date.parse(row.snoozed_until)
+  return until !== null && until > Date.now() ? until : null
+}
+
 const listItem = (row: RoomListRow, members: ListedMember[]): RoomListItem => ({
-  _id: row.room.id,
-  type: row.room.type,
-  name: row.room.name,
-  owner: row.room.ownerId,
+  _id: row.id,
+  type: row.type,
+  name: row.name,
+  owner: row.owner_id,
   members,
-  last_message: lastMessageView(row.lastMessage),
-  last_activity: row.room.lastActivity.toISOString(),
-  unread_count: row.unreadCount,
-  is_favorite: row.isFavorite,
-  snoozed_until: row.snoozedUntil && row.snoozedUntil > new Date() ? row.snoozedUntil.getTime() : null,
-  created_at: row.room.createdAt.toISOString(),
-  updated_at: row.room.updatedAt.toISOString(),
+  last_message: lastMessage(row),
+  last_activity: iso(row.last_activity),
+  unread_count: row.unread_count,
+  is_favorite: row.is_favorite,
+  snoozed_until: snoozedUntil(row),
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at),
 })
 
 /** The caller's rooms, most recent activity first, filtered by status, type and search, one page. */
@@ -72,7 +89,7 @@ export async function listRooms(
   })
   const members = await listedMembers(db, caller.accountId, rows)
   return {
-    rooms: rows.map((row) => listItem(row, members.get(row.room.id) ?? [])),
+    rooms: rows.map((row) => listItem(row, members.get(row.id) ?? [])),
     pagination: pagination(total, query.page, query.limit),
   }
 }
@@ -83,10 +100,10 @@ export async function listFavorites(db: Database, caller: RoomCaller) {
     status: 'favorites',
   })
   return rows.map((row) => ({
-    _id: row.room.id,
-    name: row.room.name,
-    type: row.room.type,
-    last_message: lastMessageView(row.lastMessage),
-    unread_count: row.unreadCount,
+    _id: row.id,
+    name: row.name,
+    type: row.type,
+    last_message: lastMessage(row),
+    unread_count: row.unread_count,
   }))
 }

@@ -71,6 +71,14 @@ describe('room list', () => {
     expect((await roomCall(t.app, pat, 'GET', '/?limit=100')).json().rooms).toHaveLength(23)
     const tooMany = await roomCall(t.app, pat, 'GET', '/?limit=101')
     expect(tooMany.json()).toMatchObject({ errno: 400, message: 'limit must be <= 100' })
+    // A page past the end is empty and still tells the total; so does a filter that keeps nothing.
+    const pastTheEnd = await roomCall(t.app, pat, 'GET', '/?page=3')
+    expect(pastTheEnd.json()).toEqual({
+      rooms: [],
+      pagination: { page: 3, limit: 20, total: 23, pages: 2 },
+    })
+    const noFavorites = await roomCall(t.app, pat, 'GET', '/?status=favorites')
+    expect(noFavorites.json().pagination).toEqual({ page: 1, limit: 20, total: 0, pages: 0 })
   })
 
   test('status: all, unread, favorites, snoozed; type: direct or group', async ({ t, owner }) => {
