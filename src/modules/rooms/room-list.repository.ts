@@ -1,4 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm'
+import { isoTimestamp } from '../../platform/db/columns.js'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
@@ -13,7 +14,7 @@ export interface RoomListFilter {
   search?: { text: string; memberIds: string[] }
 }
 
-/** A listed room as PostgreSQL answers it (its column names; timestamps as text). */
+/** A listed room as PostgreSQL answers it: its column names, timestamps in ISO 8601 but `snoozed_until`. */
 export interface RoomListRow {
   id: string
   type: RoomType
@@ -23,6 +24,7 @@ export interface RoomListRow {
   created_at: string
   updated_at: string
   is_favorite: boolean
+  /** As PostgreSQL writes a timestamp. */
   snoozed_until: string | null
   unread_count: number
   last_message_content: string | null
@@ -107,10 +109,12 @@ const roomMemberList = sql`(
 /** The identity's rooms the filter keeps, with their last message and members, most recent activity first. */
 const selectRooms = (filter: RoomListFilter, extra: SQL = sql``) => sql`
   select ${rooms.id} as id, ${rooms.type} as type, ${rooms.name} as name, ${rooms.ownerId} as owner_id,
-    ${rooms.lastActivity} as last_activity, ${rooms.createdAt} as created_at, ${rooms.updatedAt} as updated_at,
+    ${isoTimestamp(rooms.lastActivity)} as last_activity, ${isoTimestamp(rooms.createdAt)} as created_at,
+    ${isoTimestamp(rooms.updatedAt)} as updated_at,
     ${roomMembers.isFavorite} as is_favorite, ${roomMembers.snoozedUntil} as snoozed_until,
     ${unreadCount} as unread_count,
-    ${roomMessages.content} as last_message_content, ${roomMessages.createdAt} as last_message_created_at,
+    ${roomMessages.content} as last_message_content,
+    ${isoTimestamp(roomMessages.createdAt)} as last_message_created_at,
     ${roomMessages.senderId} as last_message_sender_id,
     ${roomMemberList} as members${extra}
   from ${roomMembers}

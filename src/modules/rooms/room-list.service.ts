@@ -43,15 +43,12 @@ async function listedMembers(
   )
 }
 
-/** A timestamp as PostgreSQL writes it, in the API's ISO 8601. */
-const iso = (timestamp: string) => new Date(timestamp).toISOString()
-
 const lastMessage = (row: RoomListRow): RoomListItem['last_message'] =>
   row.last_message_created_at === null
     ? null
     : {
         content: row.last_message_content as string,
-        created_at: iso(row.last_message_created_at),
+        created_at: row.last_message_created_at,
         sender_id: row.last_message_sender_id as string,
       }
 
@@ -68,12 +65,12 @@ const listItem = (row: RoomListRow, members: ListedMember[]): RoomListItem => ({
   owner: row.owner_id,
   members,
   last_message: lastMessage(row),
-  last_activity: iso(row.last_activity),
+  last_activity: row.last_activity,
   unread_count: row.unread_count,
   is_favorite: row.is_favorite,
   snoozed_until: snoozedUntil(row),
-  created_at: iso(row.created_at),
-  updated_at: iso(row.updated_at),
+  created_at: row.created_at,
+  updated_at: row.updated_at,
 })
 
 /** The caller's rooms, most recent activity first, filtered by status, type and search, one page. */

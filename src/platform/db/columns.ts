@@ -16,3 +16,11 @@ export const updatedAt = (name = 'updated_at') =>
     .notNull()
     .defaultNow()
     .$onUpdateFn(() => new Date())
+
+/**
+ * A timestamp as the API writes it, in `Date#toISOString`'s format (UTC, milliseconds), formatted by
+ * PostgreSQL: for rows read raw, where parsing PostgreSQL's own text in JavaScript was about a tenth of
+ * the time a room list spent in Node.
+ */
+export const isoTimestamp = (column: AnyPgColumn) =>
+  sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
