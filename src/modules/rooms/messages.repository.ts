@@ -114,14 +114,20 @@ export async function appendSystemMessage(
 
 /**
  * A member's unread count, the Mattermost way: the room's sequence minus the member's read sequence,
- * less the messages past the marker that do not count (the member's own, and deleted ones), which
- * two small index ranges find. Usable in the room list's one query, whatever the page holds.
+ * less the messages past the marker that do not count: the member's own, and the others' deleted ones.
+ * Each is a count over one small index range (two counts, not one count of either, which PostgreSQL
+ * answers with a bitmap of both ranges and a visit to every row: a third of a room list's time in the
+ * database). Usable in the room list's one query, whatever the page holds.
  */
 export const unreadCount = sql<number>`(
   ${rooms.lastSeq} - ${roomMembers.readSeq} - (
     select count(*) from ${roomMessages} m
     where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id} and m.seq > ${roomMembers.readSeq}
-      and (m.sender_id = ${roomMembers.conversationId} or m.deleted_at is not null)
+      and m.sender_id = ${roomMembers.conversationId}
+  ) - (
+    select count(*) from ${roomMessages} m
+    where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id} and m.seq > ${roomMembers.readSeq}
+      and m.deleted_at is not null and m.sender_id is distinct from ${roomMembers.conversationId}
   )
 )::int`
 
