@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, errorResponses } from '../../platform/http/envelope.js'
 import {
@@ -9,7 +9,7 @@ import {
   StepSyncAnswer,
   StepSyncBody,
 } from './edge-delivery.schemas.js'
-import { readEdgeStep, syncStepHtml, verifyEdgeSignature } from './edge-delivery.service.js'
+import { cachedEdgeStep, loadEdgeStep, syncStepHtml, verifyEdgeSignature } from './edge-delivery.service.js'
 import { listenForForgottenFunnels, stepCacheOf } from './step-cache.js'
 
 const SIGNED =
@@ -23,15 +23,21 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
   const cache = stepCacheOf(platform)
   app.addHook('onClose', await listenForForgottenFunnels(platform))
 
-  // Before validation, on the fields as sent: what the edge signed, not what coercion makes of it.
-  const verifySignature = async (request: FastifyRequest) => {
+  // Before validation, on the fields as sent: what the edge signed, not what coercion makes of it. A
+  // callback hook: the check is synchronous, and the edge's reads are this route's whole traffic.
+  const verifySignature = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const queryAt = request.url.indexOf('?')
-    verifyEdgeSignature(config.edge.signingSecret, {
-      method: request.method,
-      path: queryAt === -1 ? request.url : request.url.slice(0, queryAt),
-      params: request.method === 'GET' ? request.query : request.body,
-      nowSeconds: Math.floor(Date.now() / 1000),
-    })
+    try {
+      verifyEdgeSignature(config.edge.signingSecret, {
+        method: request.method,
+        path: queryAt === -1 ? request.url : request.url.slice(0, queryAt),
+        params: request.method === 'GET' ? request.query : request.body,
+        nowSeconds: Math.floor(Date.now() / 1000),
+      })
+    } catch (error) {
+      return done(error as Error)
+    }
+    done()
   }
   const edge = (operationId: string, summary: string) => ({
     operationId,
@@ -50,10 +56,12 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         response: { 200: Envelope(EdgeStep), ...errorResponses(400, 401, 404) },
       },
     },
-    async (request, reply) => {
-      // Serialized once when read, then sent as kept: a cache hit does no query and no serializing.
-      const body = await readEdgeStep(db, cache, request.query)
-      return reply.type('application/json; charset=utf-8').serializer(asIs).send(body)
+    (request, reply) => {
+      // Serialized once when read, then sent as kept: a cache hit does no query, no serializing and
+      // no promise.
+      const send = (body: string) => reply.type('application/json; charset=utf-8').serializer(asIs).send(body)
+      const cached = cachedEdgeStep(cache, request.query)
+      return cached === undefined ? loadEdgeStep(db, cache, request.query).then(send) : send(cached)
     },
   )
 

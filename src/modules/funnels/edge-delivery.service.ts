@@ -33,10 +33,10 @@ export function signEdgeRequest(
   ts: string | number,
   params: Record<string, unknown>,
 ): string {
-  return createHmac('sha256', secret)
-    .update(edgeSigningText(method, path, ts, params))
-    .digest('hex')
+  return signatureOf(secret, edgeSigningText(method, path, ts, params)).toString('hex')
 }
+
+const signatureOf = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest()
 
 export interface SignedRequest {
   method: string
@@ -63,14 +63,11 @@ export function verifyEdgeSignature(secret: string, request: SignedRequest): voi
   if (!Number.isInteger(seconds) || Math.abs(request.nowSeconds - seconds) > EDGE_SIGNATURE_WINDOW_SECONDS) {
     throw new Unauthorized('stale signature')
   }
-  const expected = signEdgeRequest(
+  const expected = signatureOf(
     secret,
-    request.method,
-    request.path,
-    ts,
-    params as Record<string, unknown>,
+    edgeSigningText(request.method, request.path, ts, params as Record<string, unknown>),
   )
-  if (!timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(sig, 'hex'))) {
+  if (!timingSafeEqual(expected, Buffer.from(sig, 'hex'))) {
     throw new Unauthorized('bad signature')
   }
 }
@@ -106,18 +103,22 @@ export function edgeStepKey(query: EdgeStepQuery): string {
 }
 
 /**
- * The published page at `hostname` + `pathname` (or `pathname` on `funnel_id`, whatever the host), as the
- * serialized success envelope, from the instance's cache when it holds it. Inactive and draft funnels are
+ * The edge's read (the published page at `hostname` + `pathname`, or `pathname` on `funnel_id` whatever the
+ * host), as the serialized success envelope, when the instance's step cache holds it (most reads): no
+ * promise.
+ */
+export const cachedEdgeStep = (cache: StepCache<string>, query: EdgeStepQuery): string | undefined =>
+  cache.get(edgeStepKey(query))
+
+/**
+ * The edge's read from the database, then kept in the step cache (a miss). Inactive and draft funnels are
  * served only in preview.
  */
-export async function readEdgeStep(
+export async function loadEdgeStep(
   db: Database,
   cache: StepCache<string>,
   query: EdgeStepQuery,
 ): Promise<string> {
-  const key = edgeStepKey(query)
-  const cached = cache.get(key)
-  if (cached !== undefined) return cached
   if (query.funnel_id !== undefined && !isId(query.funnel_id)) throw new Invalid(INVALID_FUNNEL_ID)
   const site: EdgeSite =
     query.funnel_id !== undefined
@@ -139,7 +140,7 @@ export async function readEdgeStep(
     css: found.css ?? '',
   }
   const body = JSON.stringify({ success: true, message: 'SUCCESS', data: step })
-  cache.set(key, found.funnelId, body, generation)
+  cache.set(edgeStepKey(query), found.funnelId, body, generation)
   return body
 }
 

@@ -30,28 +30,28 @@ const issue = (keyword: string, instancePath: string, message: string): Validati
   message,
 })
 
-const pointer = (path: string, key: string | number) =>
-  `${path}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`
+/** The JSON pointer token of a key: built only once a finding is on its path. */
+const token = (key: string) => `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
 
 /** The JSON pointer of the first string or key holding NUL, or undefined. */
-export function findNul(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? path : undefined
+export function findNul(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.includes(NUL) ? '' : undefined
   if (typeof value !== 'object' || value === null) return undefined
   for (const [key, item] of Object.entries(value)) {
-    if (key.includes(NUL)) return pointer(path, key.replaceAll(NUL, '\\0'))
-    const found = findNul(item, pointer(path, key))
-    if (found !== undefined) return found
+    if (key.includes(NUL)) return token(key.replaceAll(NUL, '\\0'))
+    const found = findNul(item)
+    if (found !== undefined) return token(key) + found
   }
   return undefined
 }
 
 /** The JSON pointer of the first value nested deeper than MAX_JSON_DEPTH, or undefined. */
-function findTooDeep(value: unknown, path = '', depth = 0): string | undefined {
+function findTooDeep(value: unknown, depth = 0): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  if (depth >= MAX_JSON_DEPTH) return path
+  if (depth >= MAX_JSON_DEPTH) return ''
   for (const [key, item] of Object.entries(value)) {
-    const found = findTooDeep(item, pointer(path, key), depth + 1)
-    if (found !== undefined) return found
+    const found = findTooDeep(item, depth + 1)
+    if (found !== undefined) return token(key) + found
   }
   return undefined
 }
@@ -167,7 +167,7 @@ function findInfinite(data: unknown, numeric: string[]): string | undefined {
   if (typeof data !== 'object' || data === null) return undefined
   for (const key of numeric) {
     const value = (data as Record<string, unknown>)[key]
-    if (typeof value === 'number' && !Number.isFinite(value)) return pointer('', key)
+    if (typeof value === 'number' && !Number.isFinite(value)) return token(key)
   }
   return undefined
 }
