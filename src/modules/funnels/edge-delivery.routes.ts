@@ -24,7 +24,7 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
   app.addHook('onClose', await listenForForgottenFunnels(platform))
 
   // Before validation, on the fields as sent: what the edge signed, not what coercion makes of it. A
-  // callback hook: the check is synchronous, and the edge's reads are this route's whole traffic.
+  // callback hook: the check is synchronous, and the edge's reads are hot.
   const verifySignature = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const queryAt = request.url.indexOf('?')
     try {

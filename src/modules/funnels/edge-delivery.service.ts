@@ -33,10 +33,10 @@ export function signEdgeRequest(
   ts: string | number,
   params: Record<string, unknown>,
 ): string {
-  return signatureOf(secret, edgeSigningText(method, path, ts, params)).toString('hex')
+  return hmacOf(secret, edgeSigningText(method, path, ts, params)).toString('hex')
 }
 
-const signatureOf = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest()
+const hmacOf = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest()
 
 export interface SignedRequest {
   method: string
@@ -63,7 +63,7 @@ export function verifyEdgeSignature(secret: string, request: SignedRequest): voi
   if (!Number.isInteger(seconds) || Math.abs(request.nowSeconds - seconds) > EDGE_SIGNATURE_WINDOW_SECONDS) {
     throw new Unauthorized('stale signature')
   }
-  const expected = signatureOf(
+  const expected = hmacOf(
     secret,
     edgeSigningText(request.method, request.path, ts, params as Record<string, unknown>),
   )
