@@ -137,7 +137,8 @@ export function nextSubmissions(
   const s = funnelFormSubmissions
   if (filter.afterId)
     where.push(
-      sql`(${s.submittedAt}, ${s.id}) < (select b.submitted_at, b.id from ${s} b where b.id = ${filter.afterId})`,
+      sql`(${s.submittedAt}, ${s.id}) < (select b.submitted_at, b.id from ${s} b
+        where b.account_id = ${accountId} and b.funnel_id = ${funnelId} and b.id = ${filter.afterId})`,
     )
   return db
     .select()

@@ -135,5 +135,6 @@ export async function renumberSteps(tx: Database, accountId: string, funnelId: s
       from ${funnelSteps}
       where ${funnelSteps.accountId} = ${accountId} and ${funnelSteps.funnelId} = ${funnelId}
     ) as r
-    where ${funnelSteps.id} = r.id and ${funnelSteps.order} <> r.position`)
+    where ${funnelSteps.accountId} = ${accountId} and ${funnelSteps.id} = r.id
+      and ${funnelSteps.order} <> r.position`)
 }
