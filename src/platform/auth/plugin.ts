@@ -36,12 +36,6 @@ export interface AuthOptions {
   accountStatus: (accountId: string) => Promise<string | null>
 }
 
-/** The OpenAPI security of a route open to apps' access tokens with `scope` (its `config.oauthScope`). */
-export const bearerOrOAuth = (scope: string): Record<string, string[]>[] => [
-  { bearer: [] },
-  { oauth2: [scope] },
-]
-
 const BEARER = 'bearer '
 
 export function bearerToken(request: FastifyRequest): string {

@@ -9,10 +9,15 @@ export const idColumn = () => text('id').primaryKey().$defaultFn(newId)
 /** Check constraint keeping an id column to the 24-hex format. */
 export const idFormat = (name: string, column: AnyPgColumn) => check(name, sql`${column} ~ '^[0-9a-f]{24}$'`)
 
-export const createdAt = () =>
-  timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow()
+/** The account a row belongs to: every account-owned row carries it, child rows too (ARCHITECTURE.md). */
+export const accountIdColumn = () => text('account_id').notNull()
+
+/** A point in time: `timestamptz`, read as a Date. */
+export const timestampColumn = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+export const createdAt = () => timestampColumn('created_at').notNull().defaultNow()
 export const updatedAt = (name = 'updated_at') =>
-  timestamp(name, { withTimezone: true, mode: 'date' })
+  timestampColumn(name)
     .notNull()
     .defaultNow()
     .$onUpdateFn(() => new Date())

@@ -1,4 +1,4 @@
-import { type TRef, type TSchema, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
 
 export interface Pagination {
   total: number
@@ -53,9 +53,10 @@ export const ErrorEnvelope = Type.Object(
   },
   { $id: 'ErrorEnvelope', description: 'Error envelope' },
 )
+export type ErrorEnvelope = Static<typeof ErrorEnvelope>
 
 /** A route's documented error answers: the shared error envelope under each status it can give. */
-export function errorResponses<S extends number>(...statuses: S[]): Record<S, TRef<'ErrorEnvelope'>> {
-  const ref = Type.Ref(ErrorEnvelope)
-  return Object.fromEntries(statuses.map((status) => [status, ref])) as Record<S, TRef<'ErrorEnvelope'>>
+export function errorResponses<S extends number>(...statuses: S[]): Record<S, TUnsafe<ErrorEnvelope>> {
+  const ref = Type.Unsafe<ErrorEnvelope>(Type.Ref('ErrorEnvelope'))
+  return Object.fromEntries(statuses.map((status) => [status, ref])) as Record<S, TUnsafe<ErrorEnvelope>>
 }

@@ -1,22 +1,35 @@
+import type { FastifyInstance } from 'fastify'
 import { describe, expect } from 'vitest'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 interface Operation {
   operationId?: string
   responses?: Record<string, unknown>
+  security?: Record<string, string[]>[]
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']
 
+/** Every operation of the app's OpenAPI document, with its method and path; and the document. */
+async function operationsOf(app: FastifyInstance) {
+  const spec = (await app.inject({ url: '/docs/json' })).json()
+  const operations = Object.entries(spec.paths as Record<string, Record<string, Operation>>).flatMap(
+    ([path, item]) =>
+      Object.entries(item)
+        .filter(([method]) => METHODS.includes(method))
+        .map(([method, operation]) => ({
+          method: method.toUpperCase(),
+          path,
+          route: `${method.toUpperCase()} ${path}`,
+          operation,
+        })),
+  )
+  return { spec, operations }
+}
+
 describe('the OpenAPI document', () => {
   test('names every operation once and documents at least one 4xx answer of each', async ({ t }) => {
-    const spec = (await t.app.inject({ url: '/docs/json' })).json()
-    const operations = Object.entries(spec.paths as Record<string, Record<string, Operation>>).flatMap(
-      ([path, item]) =>
-        Object.entries(item)
-          .filter(([method]) => METHODS.includes(method))
-          .map(([method, operation]) => ({ route: `${method.toUpperCase()} ${path}`, operation })),
-    )
+    const { operations } = await operationsOf(t.app)
     expect(operations.length).toBeGreaterThan(0)
     const unnamed = operations.filter(({ operation }) => !operation.operationId).map(({ route }) => route)
     const ids = operations.flatMap(({ operation }) => operation.operationId ?? [])
@@ -28,6 +41,25 @@ describe('the OpenAPI document', () => {
       .map(({ route }) => route)
     // All three lists at once, so that one run names every operation still lacking something.
     expect({ unnamed, repeated, without4xx }).toEqual({ unnamed: [], repeated: [], without4xx: [] })
+  })
+
+  test('says who may call each operation, and refuses a call without the token it names', async ({ t }) => {
+    const { spec, operations } = await operationsOf(t.app)
+    const undeclared = operations.filter(({ operation }) => !operation.security).map(({ route }) => route)
+    expect(undeclared).toEqual([])
+    const guarded = operations.filter(({ operation }) => operation.security?.length)
+    expect(guarded.length).toBeGreaterThan(100)
+    const answered = await Promise.all(
+      guarded.map(async ({ method, path }) => {
+        const url = path.replace(/\{[^}]+\}/g, '0123456789abcdef01234567')
+        const response = await t.app.inject({ method: method as 'GET', url })
+        return `${method} ${path} ${response.statusCode}`
+      }),
+    )
+    expect(answered.filter((line) => !line.endsWith(' 401'))).toEqual([])
+    expect(spec.paths['/v1/funnels/'].get.security).toEqual([{ bearer: [] }, { oauth2: ['sites.read'] }])
+    expect(spec.paths['/v1/admin/accounts'].post.security).toEqual([{ admin: [] }])
+    expect(spec.paths['/v1/funnels/forms/submit'].post.security).toEqual([])
   })
 
   test('documents error answers with the one shared error envelope', async ({ t }) => {

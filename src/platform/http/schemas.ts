@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { ID_PATTERN } from '../db/ids.js'
 
@@ -21,6 +22,9 @@ export const Integer = (
  */
 export const Nullable = <T extends TSchema>(schema: T) =>
   Type.Unsafe<Static<T> | null>({ ...schema, nullable: true })
+
+/** A body sent as a stream while it is produced (an export): documented as `schema`, typed as either. */
+export const Streamed = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> | Readable>(schema)
 
 export const Timestamp = () => Type.String({ format: 'date-time' })
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { errorBody, errorResponses } from './envelope.js'
+import { errorBody } from './envelope.js'
+import { routeOptions } from './route-options.js'
 
 /** Liveness (`/status`, as the spec) and readiness (`/status/ready`: the database answers). */
 export const statusRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void> }> = async (
@@ -9,31 +10,28 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void>
 ) => {
   app.get(
     '/status',
-    {
-      schema: {
-        operationId: 'statusLive',
-        tags: ['status'],
-        summary: 'Liveness',
-        // 400: the platform refuses a NUL character in any path, query or body, on every route.
-        response: { 200: Type.Object({ status: Type.Literal('ok') }), ...errorResponses(400) },
-      },
-    },
+    routeOptions({
+      operationId: 'statusLive',
+      summary: 'Liveness',
+      tags: ['status'],
+      access: 'public',
+      response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      // 400: the platform refuses a NUL character in any path, query or body, on every route.
+      errors: [400],
+    }),
     async () => ({ status: 'ok' as const }),
   )
 
   app.get(
     '/status/ready',
-    {
-      schema: {
-        operationId: 'statusReady',
-        tags: ['status'],
-        summary: 'Readiness: the database answers',
-        response: {
-          200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }),
-          ...errorResponses(400, 503),
-        },
-      },
-    },
+    routeOptions({
+      operationId: 'statusReady',
+      summary: 'Readiness: the database answers',
+      tags: ['status'],
+      access: 'public',
+      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }) },
+      errors: [400, 503],
+    }),
     async (request, reply) => {
       try {
         await ping()
