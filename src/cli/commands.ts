@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/tables.js'
+import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/accounts.schemas.js'
 import type { AdminClient } from './admin-client.js'
 import { UsageError } from './errors.js'
 import {

@@ -1,4 +1,4 @@
-import { and, arrayContains, eq, gte, sql } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, gte, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { accounts, chatIdentities, creditBalances, creditLedger, memberships, users } from './tables.js'
 
@@ -145,6 +145,19 @@ export async function insertLedgerEntry(
     .onConflictDoNothing()
     .returning({ id: creditLedger.id })
   return rows.length === 1
+}
+
+/** The account's ledger entries naming `reference`, oldest first. */
+export function findLedgerEntries(
+  db: Database,
+  accountId: string,
+  reference: string,
+): Promise<{ event: string; quantity: number }[]> {
+  return db
+    .select({ event: creditLedger.event, quantity: creditLedger.quantity })
+    .from(creditLedger)
+    .where(and(eq(creditLedger.accountId, accountId), eq(creditLedger.reference, reference)))
+    .orderBy(asc(creditLedger.createdAt), asc(creditLedger.id))
 }
 
 export async function addToBalance(db: Database, accountId: string, quantity: number): Promise<number> {

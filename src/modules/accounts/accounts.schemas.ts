@@ -1,6 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from './tables.js'
+
+export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
+export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
+/** The platform-wide permissions an operator may grant a user; `funnel_templates:admin` changes template categories. */
+export const USER_PERMISSIONS = ['funnel_templates:admin'] as const
+export type UserPermission = (typeof USER_PERMISSIONS)[number]
 
 export const AccountStatus = StringEnum(ACCOUNT_STATUSES)
 export type AccountStatus = Static<typeof AccountStatus>

@@ -19,8 +19,14 @@ import {
   upsertMembership,
   userHoldsPermission,
 } from './accounts.repository.js'
-import type { Account, AccountStatus, AccountTier, Membership, User } from './accounts.schemas.js'
-import type { UserPermission } from './tables.js'
+import type {
+  Account,
+  AccountStatus,
+  AccountTier,
+  Membership,
+  User,
+  UserPermission,
+} from './accounts.schemas.js'
 
 export function accountView(row: AccountRow): Account {
   return {

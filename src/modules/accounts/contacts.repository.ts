@@ -1,8 +1,9 @@
-import { and, count, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
+import { and, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
 import { newId } from '../../platform/db/ids.js'
 import { insertOrReadBack } from '../../platform/db/insert-or-find.js'
+import { selectPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { businesses, contacts, instareports, instasites, persons } from './tables.js'
@@ -158,17 +159,12 @@ export async function listContacts(
     filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
   }
   const where = and(...filters)
-  const [rows, [totals]] = await Promise.all([
-    db
-      .select()
-      .from(contacts)
-      .where(where)
-      .orderBy(sql`${contacts.id} desc`)
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(contacts).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  return selectPage(
+    db,
+    db.select().from(contacts).where(where).orderBy(sql`${contacts.id} desc`).$dynamic(),
+    { from: contacts, where },
+    page,
+  )
 }
 
 /** The account-owned records that email variables read, by the name the admin API uses. */

@@ -34,6 +34,8 @@ export const VariableSourceBodies = {
   instasites: Type.Object({ url: Type.String({ minLength: 1 }), name: optionalText() }),
   instareports: Type.Object({ url: Type.String({ minLength: 1 }), link: optionalText() }),
 }
+/** The kinds of records email variables read: persons, businesses, instasites, instareports. */
+export type VariableSourceKind = keyof typeof VariableSourceBodies
 
 export const VariableSource = Type.Object(
   { _id: Id(), account_id: Id(), created_at: Timestamp(), updated_at: Timestamp() },

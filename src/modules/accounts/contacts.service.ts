@@ -39,6 +39,10 @@ export interface ContactInput {
 
 const DUPLICATE_EMAIL = 'A contact with this email already exists in the account'
 
+/** Third-party apps need `crm.contacts.read` to read contacts and `crm.contacts.write` to change them. */
+export const CRM_CONTACTS_READ = { oauthScope: 'crm.contacts.read' } as const
+export const CRM_CONTACTS_WRITE = { oauthScope: 'crm.contacts.write' } as const
+
 /** Announced with the contact's view, so that apps authorized in the account hear of it. */
 export const CONTACT_CREATED = 'contact.created'
 export const CONTACT_UPDATED = 'contact.updated'

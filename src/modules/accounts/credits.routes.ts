@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { adminOperation } from './accounts.routes.js'
 import { requireAccount } from './accounts.service.js'
 import { Credits, GrantCreditsBody } from './credits.schemas.js'
 import { creditBalance, grantCredits } from './credits.service.js'
@@ -14,14 +14,16 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
 
   app.post(
     '/accounts/:id/credits',
-    {
-      schema: {
-        ...adminOperation('creditsGrant', 'Grant credits'),
-        params: IdParams,
-        body: GrantCreditsBody,
-        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'creditsGrant',
+      summary: 'Grant credits',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      body: GrantCreditsBody,
+      response: { 200: Envelope(Credits) },
+      errors: [400, 401, 404],
+    }),
     async (request) => {
       await requireAccount(db, request.params.id)
       const { balance } = await grantCredits(
@@ -36,13 +38,15 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
 
   app.get(
     '/accounts/:id/credits',
-    {
-      schema: {
-        ...adminOperation('creditsRead', 'Read the credit balance'),
-        params: IdParams,
-        response: { 200: Envelope(Credits), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'creditsRead',
+      summary: 'Read the credit balance',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 200: Envelope(Credits) },
+      errors: [400, 401, 404],
+    }),
     async (request) => {
       await requireAccount(db, request.params.id)
       return ok({ account_id: request.params.id, balance: await creditBalance(db, request.params.id) })

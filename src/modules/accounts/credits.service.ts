@@ -1,7 +1,13 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid } from '../../platform/http/errors.js'
-import { addToBalance, findBalance, insertLedgerEntry, takeFromBalance } from './accounts.repository.js'
+import {
+  addToBalance,
+  findBalance,
+  findLedgerEntries,
+  insertLedgerEntry,
+  takeFromBalance,
+} from './accounts.repository.js'
 
 export class InsufficientBalance extends Invalid {
   constructor(required: number, available: number) {
@@ -54,4 +60,9 @@ export function grantCredits(
 
 export function creditBalance(db: Database, accountId: string): Promise<number> {
   return findBalance(db, accountId)
+}
+
+/** What was charged and given back under `reference` (a send's charge and its refund), oldest first. */
+export function creditEntriesFor(db: Database, accountId: string, reference: string) {
+  return findLedgerEntries(db, accountId, reference)
 }

@@ -9,19 +9,20 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
+import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './accounts.schemas.js'
 
 /** A text column that is never null: empty when not given. */
 const optionalText = (name: string) => text(name).notNull().default('')
-
-export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
-export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
-/** The platform-wide permissions an operator may grant a user; `funnel_templates:admin` changes template categories. */
-export const USER_PERMISSIONS = ['funnel_templates:admin'] as const
-export type UserPermission = (typeof USER_PERMISSIONS)[number]
 
 export const accounts = pgTable(
   'accounts',
@@ -66,9 +67,7 @@ export const users = pgTable(
 export const memberships = pgTable(
   'memberships',
   {
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
+    accountId: accountIdColumn().references(() => accounts.id),
     userId: text('user_id')
       .notNull()
       .references(() => users.id),
@@ -87,9 +86,7 @@ export const chatIdentities = pgTable(
   'chat_identities',
   {
     id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
+    accountId: accountIdColumn().references(() => accounts.id),
     userId: text('user_id')
       .notNull()
       .references(() => users.id),
@@ -105,9 +102,7 @@ export const contacts = pgTable(
   'contacts',
   {
     id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
+    accountId: accountIdColumn().references(() => accounts.id),
     email: text('email'),
     name: optionalText('name'),
     phone: optionalText('phone'),
@@ -127,16 +122,14 @@ export const prospectConversations = pgTable(
   'prospect_conversations',
   {
     id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
+    accountId: accountIdColumn().references(() => accounts.id),
     contactId: text('contact_id')
       .notNull()
       .references(() => contacts.id),
     channel: text('channel').notNull(),
     title: optionalText('title'),
     isOpen: boolean('is_open').notNull().default(true),
-    lastActivity: timestamp('last_activity', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    lastActivity: timestampColumn('last_activity').notNull().defaultNow(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -149,7 +142,7 @@ export const prospectConversations = pgTable(
 export const prospectConversationMembers = pgTable(
   'prospect_conversation_members',
   {
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     conversationId: text('conversation_id')
       .notNull()
       .references(() => prospectConversations.id, { onDelete: 'cascade' }),
@@ -167,9 +160,7 @@ function variableSourceTable<C extends Record<string, PgColumnBuilderBase>>(name
     name,
     {
       id: idColumn(),
-      accountId: text('account_id')
-        .notNull()
-        .references(() => accounts.id),
+      accountId: accountIdColumn().references(() => accounts.id),
       ...columns,
       createdAt: createdAt(),
       updatedAt: updatedAt(),
@@ -218,9 +209,7 @@ export const creditLedger = pgTable(
   'credit_ledger',
   {
     id: idColumn(),
-    accountId: text('account_id')
-      .notNull()
-      .references(() => accounts.id),
+    accountId: accountIdColumn().references(() => accounts.id),
     event: text('event').notNull(),
     quantity: integer('quantity').notNull(),
     reference: text('reference'),

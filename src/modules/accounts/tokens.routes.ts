@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
-import { adminOperation } from './accounts.routes.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { MintedToken, MintTokenBody } from './accounts.schemas.js'
 import { mintPlatformToken } from './accounts.service.js'
 
@@ -12,13 +12,15 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
 
   app.post(
     '/tokens',
-    {
-      schema: {
-        ...adminOperation('tokenMint', 'Mint a platform JWT for a member of an account'),
-        body: MintTokenBody,
-        response: { 201: Envelope(MintedToken), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'tokenMint',
+      summary: 'Mint a platform JWT for a member of an account',
+      tags: ['admin'],
+      access: 'admin',
+      body: MintTokenBody,
+      response: { 201: Envelope(MintedToken) },
+      errors: [400, 401, 404],
+    }),
     async (request, reply) => reply.status(201).send(ok(await mintPlatformToken(db, tokens, request.body))),
   )
 }

@@ -1,5 +1,6 @@
-import { asc, count, eq, ilike, inArray, sql } from 'drizzle-orm'
+import { asc, eq, ilike, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { accounts, memberships, users } from './tables.js'
 
@@ -13,17 +14,17 @@ export async function searchUsersByEmail(
   window: { offset: number; limit: number },
 ): Promise<{ rows: { id: string; email: string; name: string }[]; total: number }> {
   const matches = ilike(users.email, containsPattern(email))
-  const [rows, [totals]] = await Promise.all([
+  return selectPage(
+    db,
     db
       .select({ id: users.id, email: users.email, name: users.name })
       .from(users)
       .where(matches)
       .orderBy(asc(users.email), asc(users.id))
-      .limit(window.limit)
-      .offset(window.offset),
-    db.select({ total: count() }).from(users).where(matches),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+      .$dynamic(),
+    { from: users, where: matches },
+    window,
+  )
 }
 
 /** The accounts of the users, with their names and which one is each user's main account. */

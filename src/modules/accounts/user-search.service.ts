@@ -2,13 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { findAccountsOfUsers, searchUsersByEmail } from './user-search.repository.js'
-
-export interface FoundUser {
-  _id: string
-  email: string
-  name: string
-  accounts: { _id: string; name: string; main: boolean }[]
-}
+import type { FoundUser } from './user-search.schemas.js'
 
 /** The user directory of the spec's `findUsers`: users by email, each with the accounts they belong to. */
 export function findUsersByEmail(

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
-import { adminOperation } from './accounts.routes.js'
-import type { VariableSource as VariableSourceKind } from './contacts.repository.js'
-import { VariableSource, VariableSourceBodies } from './contacts.schemas.js'
+import { VariableSource, VariableSourceBodies, type VariableSourceKind } from './contacts.schemas.js'
 import { createVariableSource, getVariableSource } from './contacts.service.js'
 
 /** Each kind of record email variables read, as the feature of its operationIds. */
@@ -34,14 +33,16 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
   ][]) {
     app.post(
       `/accounts/:id/${kind}`,
-      {
-        schema: {
-          ...adminOperation(`${RECORD_FEATURES[kind]}Create`, `Create one of ${kind}`),
-          params: IdParams,
-          body,
-          response: { 201: Envelope(VariableSource), ...errorResponses(400, 401, 404) },
-        },
-      },
+      routeOptions({
+        operationId: `${RECORD_FEATURES[kind]}Create`,
+        summary: `Create one of ${kind}`,
+        tags: ['admin'],
+        access: 'admin',
+        params: IdParams,
+        body,
+        response: { 201: Envelope(VariableSource) },
+        errors: [400, 401, 404],
+      }),
       async (request, reply) => {
         const created = await createVariableSource(
           db,
@@ -54,13 +55,15 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
     )
     app.get(
       `/accounts/:id/${kind}/:record_id`,
-      {
-        schema: {
-          ...adminOperation(`${RECORD_FEATURES[kind]}Read`, `Read one of ${kind}`),
-          params: Type.Object({ id: Id(), record_id: Id() }),
-          response: { 200: Envelope(VariableSource), ...errorResponses(400, 401, 404) },
-        },
-      },
+      routeOptions({
+        operationId: `${RECORD_FEATURES[kind]}Read`,
+        summary: `Read one of ${kind}`,
+        tags: ['admin'],
+        access: 'admin',
+        params: Type.Object({ id: Id(), record_id: Id() }),
+        response: { 200: Envelope(VariableSource) },
+        errors: [400, 401, 404],
+      }),
       async (request) => {
         const found = await getVariableSource(db, request.params.id, kind, request.params.record_id)
         if (!found) throw new NotFound('Record not found')

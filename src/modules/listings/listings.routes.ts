@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { ListingsAccounts, ListingsAccountsQuery } from './listings.schemas.js'
 import { listListingsAccounts } from './listings.service.js'
 import { createListingsApi } from './listings-api.js'
@@ -13,18 +13,19 @@ export const listingsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     '/listings/accounts',
     {
       onRequest: app.authenticate,
-      config: { rateLimit: { max: 120, timeWindow: '1 minute', keyGenerator: byAccount } },
-      schema: {
-        operationId: 'listingsAccountList',
-        tags: ['listings'],
-        summary: 'Accounts of the external listings API, for an account linked to a listings entity',
-        security: [{ bearer: [] }],
-        querystring: ListingsAccountsQuery,
-        response: { 200: ListingsAccounts, ...errorResponses(400, 401, 403, 404, 429, 502, 503) },
-      },
       // The schema documents the API's answer; serializing through it would drop or coerce whatever
       // the API adds or changes, and the spec returns the API's JSON as it is.
       serializerCompiler: passThrough,
+      ...routeOptions({
+        operationId: 'listingsAccountList',
+        summary: 'Accounts of the external listings API, for an account linked to a listings entity',
+        tags: ['listings'],
+        access: 'bearer',
+        querystring: ListingsAccountsQuery,
+        response: { 200: ListingsAccounts },
+        errors: [400, 401, 403, 404, 429, 502, 503],
+        config: { rateLimit: { max: 120, timeWindow: '1 minute', keyGenerator: byAccount } },
+      }),
     },
     async (request) =>
       listListingsAccounts(

@@ -1,4 +1,5 @@
 import { and, asc, eq, inArray } from 'drizzle-orm'
+import type { AnyPgColumn } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
 import { insertOrFind } from '../../platform/db/insert-or-find.js'
 import { supportConversations, supportInboxes, supportMessages, supportRooms } from './tables.js'
@@ -59,7 +60,7 @@ const openConversationOf = (accountId: string, contactId: string) =>
     eq(supportConversations.isOpen, true),
   )
 
-const roomOf = (accountId: string, conversationId: string) =>
+const roomOf = (accountId: string, conversationId: string | AnyPgColumn) =>
   and(eq(supportRooms.accountId, accountId), eq(supportRooms.conversationId, conversationId))
 
 export async function findOpenConversation(
@@ -90,6 +91,21 @@ export async function closeConversation(db: Database, accountId: string, convers
     .update(supportConversations)
     .set({ isOpen: false })
     .where(and(eq(supportConversations.accountId, accountId), eq(supportConversations.id, conversationId)))
+}
+
+/** The account's conversations (the contact's only, when given), oldest first, each with its room. */
+export function listConversations(db: Database, accountId: string, contactId: string | undefined) {
+  return db
+    .select({ conversation: supportConversations, room: supportRooms })
+    .from(supportConversations)
+    .leftJoin(supportRooms, roomOf(accountId, supportConversations.id))
+    .where(
+      and(
+        eq(supportConversations.accountId, accountId),
+        contactId === undefined ? undefined : eq(supportConversations.contactId, contactId),
+      ),
+    )
+    .orderBy(asc(supportConversations.createdAt), asc(supportConversations.id))
 }
 
 export async function findRoomOfConversation(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { CreateInboxBody, SupportInbox } from './support.schemas.js'
 import { createInbox } from './support.service.js'
@@ -11,17 +12,16 @@ export const supportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
 
   app.post(
     '/accounts/:id/support-inboxes',
-    {
-      schema: {
-        operationId: 'supportInboxCreate',
-        tags: ['admin'],
-        summary: "Create a support inbox; a default one replaces the account's previous default of its type",
-        security: [{ admin: [] }],
-        params: IdParams,
-        body: CreateInboxBody,
-        response: { 200: Envelope(SupportInbox), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'supportInboxCreate',
+      summary: "Create a support inbox; a default one replaces the account's previous default of its type",
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      body: CreateInboxBody,
+      response: { 200: Envelope(SupportInbox) },
+      errors: [400, 401, 404],
+    }),
     async (request) => ok(await createInbox(platform.db, request.params.id, request.body)),
   )
 }

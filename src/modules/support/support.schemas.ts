@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { SUPPORT_MESSAGE_DIRECTIONS } from './tables.js'
 
 export const CreateInboxBody = Type.Object({
@@ -42,6 +42,10 @@ export const SupportRoom = Type.Object({
   created_at: Timestamp(),
 })
 export type SupportRoom = Static<typeof SupportRoom>
+
+/** A conversation with its room (null until one is made). */
+export const SupportThread = Type.Object({ ...SupportConversation.properties, room: Nullable(SupportRoom) })
+export type SupportThread = Static<typeof SupportThread>
 
 export const SupportMessage = Type.Object({
   _id: Id(),

@@ -11,6 +11,7 @@ import {
   insertOrFindMessage,
   insertOrFindOpenConversation,
   insertOrFindRoom,
+  listConversations,
   listRoomMessages,
   type SupportConversationRow,
   type SupportInboxRow,
@@ -23,6 +24,7 @@ import type {
   SupportInbox,
   SupportMessage,
   SupportRoom,
+  SupportThread,
 } from './support.schemas.js'
 import type { SUPPORT_MESSAGE_DIRECTIONS, SupportAttachment } from './tables.js'
 
@@ -174,6 +176,19 @@ export async function findSupportMessageOfCommunication(
 ): Promise<SupportMessage | null> {
   const [found] = await findSupportMessagesOfCommunications(db, accountId, [communicationId])
   return found ?? null
+}
+
+/** The account's support conversations (the contact's only, when given), oldest first, with their rooms. */
+export async function listSupportThreads(
+  db: Database,
+  accountId: string,
+  filter: { contactId?: string } = {},
+): Promise<SupportThread[]> {
+  const rows = await listConversations(db, accountId, filter.contactId)
+  return rows.map(({ conversation, room }) => ({
+    ...conversationView(conversation),
+    room: room && roomView(room),
+  }))
 }
 
 /** The room's messages, oldest first. */

@@ -1,6 +1,13 @@
 import { sql } from 'drizzle-orm'
-import { boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+import { boolean, check, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
 
 export const SUPPORT_MESSAGE_DIRECTIONS = ['INCOMING', 'OUTGOING'] as const
 
@@ -18,7 +25,7 @@ export const supportInboxes = pgTable(
   'support_inboxes',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     type: text('type').notNull(),
     name: text('name').notNull(),
     isDefault: boolean('is_default').notNull().default(false),
@@ -37,7 +44,7 @@ export const supportConversations = pgTable(
   'support_conversations',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     contactId: text('contact_id').notNull(),
     subject: text('subject').notNull().default(''),
     isOpen: boolean('is_open').notNull().default(true),
@@ -58,7 +65,7 @@ export const supportRooms = pgTable(
   'support_rooms',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     conversationId: text('conversation_id')
       .notNull()
       .references(() => supportConversations.id, { onDelete: 'cascade' }),
@@ -77,7 +84,7 @@ export const supportMessages = pgTable(
   'support_messages',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     roomId: text('room_id')
       .notNull()
       .references(() => supportRooms.id, { onDelete: 'cascade' }),
@@ -89,7 +96,7 @@ export const supportMessages = pgTable(
     communicationId: text('communication_id'),
     msgId: text('msg_id'),
     attachments: jsonb('attachments').$type<SupportAttachment[]>().notNull().default([]),
-    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    createdAt: timestampColumn('created_at').notNull().defaultNow(),
   },
   (t) => [
     idFormat('support_messages_id_format', t.id),
