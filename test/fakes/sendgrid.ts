@@ -1,11 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import type {
-  EventWebhookSettings,
-  ParseSettings,
-  SendgridErrorItem,
-  SendgridMailBody,
-} from '../../src/modules/email/sendgrid.js'
+import type { EventWebhookSettings, ParseSettings } from '../../src/modules/email/provider-setup.schemas.js'
+import type { SendgridErrorItem, SendgridMailBody } from '../../src/modules/email/sendgrid.js'
 import { type FakeServer, type RecordedRequest, sendJson, startFakeServer } from './http-server.js'
 
 export interface FakeSendgridRequest {

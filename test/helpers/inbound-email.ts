@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { and, count, eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { insertCommunication } from '../../src/modules/email/communications.repository.js'
 import { communications } from '../../src/modules/email/tables.js'
-import type { supportConversations, supportMessages } from '../../src/modules/support/tables.js'
+import { listSupportRoomMessages, listSupportThreads } from '../../src/modules/support/support.service.js'
 import type { Database } from '../../src/platform/db/connection.js'
 import type { Tenant } from './fixtures.js'
 
@@ -183,12 +183,14 @@ export function inboundRecords(db: Database, accountId: string) {
     .where(and(eq(communications.accountId, accountId), eq(communications.type, 'INCOMING')))
 }
 
-/** How many support messages or conversations the account has. */
-export async function countOfAccount(
-  db: Database,
-  table: typeof supportMessages | typeof supportConversations,
-  accountId: string,
-): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(table).where(eq(table.accountId, accountId))
-  return row?.n ?? 0
+/** The account's support conversations with their rooms (the contact's only, when given). */
+export function supportThreadsOf(db: Database, accountId: string, contactId?: string) {
+  return listSupportThreads(db, accountId, contactId === undefined ? {} : { contactId })
+}
+
+/** Every support message of the account, room by room. */
+export async function supportMessagesOf(db: Database, accountId: string) {
+  const rooms = (await supportThreadsOf(db, accountId)).flatMap((thread) => thread.room ?? [])
+  const messages = await Promise.all(rooms.map((room) => listSupportRoomMessages(db, accountId, room._id)))
+  return messages.flat()
 }

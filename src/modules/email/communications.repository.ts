@@ -1,5 +1,6 @@
-import { and, arrayContains, asc, count, desc, eq, inArray } from 'drizzle-orm'
+import { and, arrayContains, asc, desc, eq, inArray } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { type COMMUNICATION_TYPES, communicationEvents, communications } from './tables.js'
 
 export type CommunicationRow = typeof communications.$inferSelect
@@ -47,17 +48,17 @@ export async function listCommunications(
   if (page.conversationId) filters.push(arrayContains(communications.conversationIds, [page.conversationId]))
   if (page.type) filters.push(eq(communications.type, page.type))
   const where = and(...filters)
-  const [rows, [totals]] = await Promise.all([
+  return selectPage(
+    db,
     db
       .select()
       .from(communications)
       .where(where)
       .orderBy(desc(communications.createdAt), desc(communications.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(communications).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+      .$dynamic(),
+    { from: communications, where },
+    page,
+  )
 }
 
 /** The delivery events of all the given records in one query, oldest first. */

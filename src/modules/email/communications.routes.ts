@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { AttachmentParams, Communication, ListQuery } from './communications.schemas.js'
 import { getCommunication, listCommunicationsPage, readAttachment } from './communications.service.js'
@@ -11,25 +12,18 @@ import { getCommunication, listCommunicationsPage, readAttachment } from './comm
 export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, storage } = platform
   app.addHook('onRequest', app.authenticate)
-  const tenant = (operationId: string, summary: string) => ({
-    operationId,
-    tags: ['email'],
-    summary,
-    security: [{ bearer: [] }],
-  })
 
   app.get(
     '/mailprovider/communications',
-    {
-      schema: {
-        ...tenant(
-          'communicationList',
-          'List sent and received emails, newest first, with their delivery events',
-        ),
-        querystring: ListQuery,
-        response: { 200: PageEnvelope(Communication), ...errorResponses(400, 401, 403) },
-      },
-    },
+    routeOptions({
+      operationId: 'communicationList',
+      summary: 'List sent and received emails, newest first, with their delivery events',
+      tags: ['email'],
+      access: 'bearer',
+      querystring: ListQuery,
+      response: { 200: PageEnvelope(Communication) },
+      errors: [400, 401, 403],
+    }),
     async (request) => {
       const { contact_id, conversation_id, type, page, limit } = request.query
       const { data, pagination } = await listCommunicationsPage(db, request.auth.account_id, {
@@ -45,38 +39,38 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
 
   app.get(
     '/mailprovider/communications/:id',
-    {
-      schema: {
-        ...tenant(
-          'communicationRead',
-          'Read one email record with its delivery events and attachment metadata',
-        ),
-        params: IdParams,
-        response: { 200: Envelope(Communication), ...errorResponses(400, 401, 403, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'communicationRead',
+      summary: 'Read one email record with its delivery events and attachment metadata',
+      tags: ['email'],
+      access: 'bearer',
+      params: IdParams,
+      response: { 200: Envelope(Communication) },
+      errors: [400, 401, 403, 404],
+    }),
     async (request) => ok(await getCommunication(db, request.auth.account_id, request.params.id)),
   )
 
   app.get(
     '/mailprovider/communications/:id/attachments/:index',
-    {
-      schema: {
-        ...tenant('communicationAttachmentDownload', "Download one of the record's attachments"),
-        params: AttachmentParams,
-        response: {
-          200: {
-            description: "The file bytes, with the attachment's type",
-            content: {
-              'application/octet-stream': {
-                schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }),
-              },
+    routeOptions({
+      operationId: 'communicationAttachmentDownload',
+      summary: "Download one of the record's attachments",
+      tags: ['email'],
+      access: 'bearer',
+      params: AttachmentParams,
+      response: {
+        200: {
+          description: "The file bytes, with the attachment's type",
+          content: {
+            'application/octet-stream': {
+              schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }),
             },
           },
-          ...errorResponses(400, 401, 403, 404),
         },
       },
-    },
+      errors: [400, 401, 403, 404],
+    }),
     async (request, reply) => {
       const { id, index } = request.params
       const { metadata, bytes } = await readAttachment(db, storage, request.auth.account_id, id, index)

@@ -1,7 +1,8 @@
-import type { Config } from '../../config.js'
+import type { KeyObject } from 'node:crypto'
 import type { Database } from '../../platform/db/connection.js'
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
+import { Forbidden, Unavailable } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { findSupportMessagesOfCommunications } from '../support/support.service.js'
 import {
@@ -12,7 +13,16 @@ import {
   type StoredEventEffect,
   storeBatchEvents,
 } from './delivery-events.repository.js'
-import { mailProviderTag } from './mail-provider.js'
+import { verifyEventWebhookSignature } from './webhook-signature.js'
+
+/** What receiving and applying delivery events needs. */
+export interface DeliveryEventsDeps {
+  db: Database
+  /** The `module` tag of the configured provider's records (`mailProviderTag`), which events apply to. */
+  providerTag: string
+  events: Events
+  log: Logger
+}
 
 export const DND_REASONS = {
   unsubscribe: 'Unsubscribed through the email provider webhook',
@@ -20,23 +30,52 @@ export const DND_REASONS = {
   hardBounce: 'Hard bounce reported by the email provider',
 } as const
 
+export const INVALID_WEBHOOK_SIGNATURE = 'Invalid webhook signature'
+
+/**
+ * What SendGrid posted, read from the exact bytes it sent: with SENDGRID_WEBHOOK_PUBLIC_KEY set, the
+ * signature is checked first (403 without a valid one). A byte-order mark before the JSON is ignored, as
+ * the service's own JSON parser ignores it; a body that is not JSON reads as nothing.
+ */
+export function readEventPost(
+  publicKey: KeyObject | undefined,
+  post: { signature: string | undefined; timestamp: string | undefined; rawBody: Buffer },
+): unknown {
+  if (publicKey && !verifyEventWebhookSignature(publicKey, post))
+    throw new Forbidden(INVALID_WEBHOOK_SIGNATURE)
+  try {
+    return JSON.parse(post.rawBody.toString('utf8').replace(/^\ufeff/, ''))
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Stores the batch as SendGrid posted it and queues its processing, in one transaction, so that an
- * answered batch is never lost and never left unprocessed. Throws when the database is unreachable.
+ * answered batch is never lost and never left unprocessed. The spec answers 200 to every post, so a post
+ * that is no JSON array of events is dropped with a warning. When the batch cannot be stored: 503, not a
+ * 500; SendGrid redelivers on 5xx, and 503 says plainly that the same batch should come back.
  */
 export async function receiveEventBatch(
-  db: Database,
+  deps: Pick<DeliveryEventsDeps, 'db' | 'log'>,
   payload: unknown,
   enqueueProcessing: (tx: Database, batchId: string) => Promise<unknown>,
-): Promise<'stored' | 'nothing to apply'> {
+): Promise<void> {
   // A post that is no JSON array of events (SendGrid never sends one) would only leave a row behind.
   const isEvent = (item: unknown) => typeof item === 'object' && item !== null && !Array.isArray(item)
-  if (!Array.isArray(payload) || !payload.some(isEvent)) return 'nothing to apply'
-  await inTransaction(db, async (tx) => {
-    const batchId = await insertEventBatch(tx, payload.map(storableEvent))
-    await enqueueProcessing(tx, batchId)
-  })
-  return 'stored'
+  if (!Array.isArray(payload) || !payload.some(isEvent)) {
+    deps.log.warn('delivery event post holds no JSON array of events; answered 200 and dropped')
+    return
+  }
+  try {
+    await inTransaction(deps.db, async (tx) => {
+      const batchId = await insertEventBatch(tx, payload.map(storableEvent))
+      await enqueueProcessing(tx, batchId)
+    })
+  } catch (error) {
+    deps.log.error({ err: error }, 'delivery events could not be stored; SendGrid will redeliver')
+    throw new Unavailable('Delivery events could not be stored; please retry')
+  }
 }
 
 /** Where an event that PostgreSQL could not store as posted keeps its exact JSON text. */
@@ -80,10 +119,7 @@ function storableEvent(event: unknown): unknown {
  * leaves nothing half-applied; and an event's effects follow only from inserting it now, so redelivered
  * or concurrently processed events count once.
  */
-export async function processEventBatch(
-  deps: { db: Database; config: Config; log: Logger; events: Events },
-  batchId: string,
-): Promise<void> {
+export async function processEventBatch(deps: DeliveryEventsDeps, batchId: string): Promise<void> {
   const { db, log } = deps
   const batch = await findEventBatchState(db, batchId)
   if (!batch) {
@@ -95,7 +131,7 @@ export async function processEventBatch(
   const applied = await inTransaction(db, async (tx) => {
     // The raw batch is durable already and this job is completed in a later, flushed commit.
     await commitWithoutFlushWait(tx)
-    const applied = await storeBatchEvents(tx, batchId, mailProviderTag(deps.config))
+    const applied = await storeBatchEvents(tx, batchId, deps.providerTag)
     await insertPermanentDoNotDisturbEntries(tx, doNotDisturbEntries(applied.effects))
     await emitSupportMessageAcks(tx, deps.events, applied.effects)
     await markEventBatchProcessed(tx, batchId)

@@ -5,6 +5,7 @@ import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { DND_REASONS, ORIGINAL_EVENT_FIELD, processEventBatch } from './delivery-events.service.js'
+import { mailProviderTag } from './mail-provider.js'
 import { communicationEvents, communications, MODULE_TAGS, mailEventBatches } from './tables.js'
 
 const WEBHOOK = '/mailprovider/webhook'
@@ -199,7 +200,14 @@ describe('email delivery events webhook', () => {
       .insert(mailEventBatches)
       .values([{ payload: batch }, { payload: batch }])
       .returning({ id: mailEventBatches.id })
-    await Promise.all(copies.map((copy) => processEventBatch({ ...t.app.platform, db: db(t) }, copy.id)))
+    await Promise.all(
+      copies.map((copy) =>
+        processEventBatch(
+          { ...t.app.platform, db: db(t), providerTag: mailProviderTag(t.config.mail.provider) },
+          copy.id,
+        ),
+      ),
+    )
 
     const stored = await db(t)
       .select({ sgEventId: communicationEvents.sgEventId })

@@ -1,6 +1,7 @@
-import { and, count, desc, eq, ilike, inArray, sql } from 'drizzle-orm'
+import { and, desc, eq, ilike, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { insertOrFind } from '../../platform/db/insert-or-find.js'
+import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { doNotDisturbEntries } from './tables.js'
 
@@ -50,17 +51,17 @@ export async function listDoNotDisturbEntries(
     filters.push(ilike(doNotDisturbEntries.value, containsPattern(page.search)))
   }
   const where = and(...filters)
-  const [rows, [totals]] = await Promise.all([
+  return selectPage(
+    db,
     db
       .select()
       .from(doNotDisturbEntries)
       .where(where)
       .orderBy(desc(doNotDisturbEntries.createdAt), desc(doNotDisturbEntries.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(doNotDisturbEntries).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+      .$dynamic(),
+    { from: doNotDisturbEntries, where },
+    page,
+  )
 }
 
 export async function deleteDoNotDisturbEntry(

@@ -1,6 +1,11 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  anId,
+  createTenant,
+  expectHiddenFromOtherAccounts,
+  type Tenant,
+} from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { addToDoNotDisturb, assertNotOnDoNotDisturb, DND_ENABLED } from './do-not-disturb.service.js'
 
@@ -15,7 +20,7 @@ describe('do-not-disturb list', () => {
       success: true,
       message: 'SUCCESS',
       data: {
-        _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        _id: anId,
         account_id: owner.accountId,
         value: 'Optout@Example.com',
         type: 'permanent',

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { and, count, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { contactsWithEmail, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
-  countOfAccount,
   headerText,
   INBOUND_PATH,
   inboundRecords as inboundRecordsOf,
@@ -14,10 +12,11 @@ import {
   rawReplyForm,
   replyForm,
   sentEmail as sentEmailOf,
+  supportMessagesOf,
+  supportThreadsOf,
 } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { contacts } from '../accounts/tables.js'
-import { supportMessages, supportRooms } from '../support/tables.js'
+import { findSupportMessageOfCommunication } from '../support/support.service.js'
 
 test.override('appEnv', { MAIL_PROVIDER: 'sendgrid', SENDGRID_API_KEY: 'SG.parent-key' })
 
@@ -30,11 +29,7 @@ describe('inbound reply webhook forms', () => {
     postInbound(t.app, form, prefix)
   const sentEmail = (t: TestApp, tenant: Tenant) => sentEmailOf(db(t), tenant)
   const inboundRecords = (t: TestApp, accountId: string) => inboundRecordsOf(db(t), accountId)
-  const contactsOf = (t: TestApp, accountId: string, email: string) =>
-    db(t)
-      .select()
-      .from(contacts)
-      .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
+  const contactsOf = (t: TestApp, tenant: Tenant, email: string) => contactsWithEmail(t.app, tenant, email)
 
   test('decodes fields in the charsets SendGrid names and stores attachments', async ({
     t,
@@ -79,12 +74,9 @@ describe('inbound reply webhook forms', () => {
     ])
     const stored = await t.app.platform.storage.get(record?.attachments[0]?.key as string)
     expect(stored?.equals(pdf)).toBe(true)
-    const [contact] = await contactsOf(t, agency.accountId, 'jose@example.com')
+    const [contact] = await contactsOf(t, agency, 'jose@example.com')
     expect(contact?.name).toBe('Jos\u00e9 Mu\u00f1oz')
-    const [message] = await db(t)
-      .select()
-      .from(supportMessages)
-      .where(and(eq(supportMessages.accountId, client.accountId), eq(supportMessages.msgId, messageId)))
+    const message = (await supportMessagesOf(db(t), client.accountId)).find((m) => m.msg_id === messageId)
     expect(message?.content).toBe('Merci, \u00e7a marche tr\u00e8s bien.')
     expect(message?.attachments).toEqual(record?.attachments)
   })
@@ -101,27 +93,24 @@ describe('inbound reply webhook forms', () => {
       replyForm({ messageId: `own-${hex(4)}@x.example`, inReplyTo: original.msgId, from: 'sam@example.com' }),
     )
     expect(response.statusCode).toBe(200)
-    const [contact] = await contactsOf(t, stranger.accountId, 'sam@example.com')
+    const [contact] = await contactsOf(t, stranger, 'sam@example.com')
     expect(contact).toMatchObject({ name: '' })
-    expect(await contactsOf(t, agency.accountId, 'sam@example.com')).toEqual([])
+    expect(await contactsOf(t, agency, 'sam@example.com')).toEqual([])
     const records = await inboundRecords(t, stranger.accountId)
     expect(records).toEqual([expect.objectContaining({ referenceId: original.msgId })])
     expect((await inboundRecords(t, client.accountId)).some((r) => r.referenceId === original.msgId)).toBe(
       false,
     )
     // The stranger has no email inbox: the room is in none.
-    const rooms = await db(t)
-      .select()
-      .from(supportRooms)
-      .where(eq(supportRooms.accountId, stranger.accountId))
-    expect(rooms).toEqual([expect.objectContaining({ inboxId: null, participants: [contact?.id] })])
-    // Nothing of the stranger's reply reached the other tenants' support tables.
-    const [leaked] = await db(t)
-      .select({ n: count() })
-      .from(supportMessages)
-      .where(eq(supportMessages.communicationId, records[0]?.id as string))
-    expect(leaked?.n).toBe(1)
-    expect(await countOfAccount(db(t), supportMessages, stranger.accountId)).toBe(2)
+    const rooms = (await supportThreadsOf(db(t), stranger.accountId)).map((thread) => thread.room)
+    expect(rooms).toEqual([expect.objectContaining({ inbox_id: null, participants: [contact?._id] })])
+    // Nothing of the stranger's reply reached the other tenants' support messages.
+    const reply = records[0]?.id as string
+    expect(await findSupportMessageOfCommunication(db(t), stranger.accountId, reply)).not.toBeNull()
+    for (const other of [agency, client]) {
+      expect(await findSupportMessageOfCommunication(db(t), other.accountId, reply)).toBeNull()
+    }
+    expect(await supportMessagesOf(db(t), stranger.accountId)).toHaveLength(2)
   })
 
   test('reads the "send raw" form with mailparser: encoded words, charsets, parts and attachments', async ({

@@ -2,19 +2,27 @@ import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { Received } from './inbound.schemas.js'
-import { receiveInboundEmail } from './inbound.service.js'
+import { type InboundDeps, receiveInboundEmail } from './inbound.service.js'
 import {
   INBOUND_BODY_LIMIT,
   type InboundAttachment,
   parseInboundForm,
   readInboundJson,
 } from './inbound-parse.service.js'
+import { mailProviderTag } from './mail-provider.js'
 
 /** SendGrid's Inbound Parse webhook: no credentials; replies are kept only for mail we sent. */
 export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const deps: Omit<InboundDeps, 'log'> = {
+    db: platform.db,
+    providerTag: mailProviderTag(platform.config.mail.provider),
+    storage: platform.storage,
+    events: platform.events,
+    changes: platform.changes,
+  }
   await app.register(multipart, {
     // `latin1` keeps every byte of a field, to be decoded with the charset `charsets` names for it.
     defCharset: 'latin1',
@@ -30,20 +38,22 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         const length = Number(request.headers['content-length'])
         if (length > INBOUND_BODY_LIMIT + 1024 * 1024) throw new PayloadTooLarge()
       },
-      schema: {
+      ...routeOptions({
         operationId: 'inboundReceive',
-        tags: ['email'],
         summary:
           'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`; or the same fields as JSON)',
+        tags: ['email'],
+        access: 'public',
         consumes: ['multipart/form-data', 'application/json'],
-        response: { 200: Received, ...errorResponses(400, 413) },
-      },
+        response: { 200: Received },
+        errors: [400, 413],
+      }),
     },
     async (request) => {
       const email = request.isMultipart()
         ? await readMultipart(request).then(({ fields, files }) => parseInboundForm(fields, files))
         : await readInboundJson(request.body)
-      const outcome = await receiveInboundEmail({ ...platform, log: request.log }, email)
+      const outcome = await receiveInboundEmail({ ...deps, log: request.log }, email)
       request.log.info({ inbound: outcome }, 'inbound email received')
       return { success: true as const, message: 'SUCCESS' as const }
     },

@@ -1,4 +1,3 @@
-import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
@@ -18,11 +17,11 @@ import type { CommunicationRow } from './communications.repository.js'
 import { storeCommunicationAttachments } from './communications.service.js'
 import { findInboundRecord, findOriginalsByMessageIds, insertInboundRecord } from './inbound.repository.js'
 import { angleIds, type InboundEmail, parseHeaders, parseSender } from './inbound-parse.service.js'
-import { mailProviderTag } from './mail-provider.js'
 
-export interface InboundContext {
+export interface InboundDeps {
   db: Database
-  config: Config
+  /** The `module` tag of the configured provider's records (`mailProviderTag`), which replies thread to. */
+  providerTag: string
   storage: ObjectStorage
   events: Events
   changes: Changes
@@ -35,10 +34,10 @@ export type InboundOutcome =
   | { status: 'unmatched' }
 
 /** The spec's nine inbound steps. Only a reply to one of our sent emails is kept: it names the account. */
-export async function receiveInboundEmail(ctx: InboundContext, email: InboundEmail): Promise<InboundOutcome> {
-  const { db, log } = ctx
+export async function receiveInboundEmail(deps: InboundDeps, email: InboundEmail): Promise<InboundOutcome> {
+  const { db, log } = deps
   // Replies thread to mail of the configured provider, whose Inbound Parse posts them.
-  const moduleTag = mailProviderTag(ctx.config)
+  const moduleTag = deps.providerTag
   // Step 1: ids between angle brackets, from the raw header text.
   const headers = parseHeaders(email.headers)
   const msgId = angleIds(headers.get('message-id')?.[0])[0] ?? null
@@ -68,14 +67,14 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
   // Step 8's uploads happen before the transaction: storage cannot roll back, the database can.
   const communicationId = newId()
   const attachments = await storeCommunicationAttachments(
-    ctx.storage,
+    deps.storage,
     accountId,
     communicationId,
     email.attachments,
   )
 
   const stored = await inTransaction(db, async (tx) => {
-    const contact = await findOrCreateContactByEmail(tx, ctx.changes, contactAccountId, sender)
+    const contact = await findOrCreateContactByEmail(tx, deps.changes, contactAccountId, sender)
     // Step 7 first: inserting the record is the gate that drops a concurrent redelivery.
     const record = await insertInboundRecord(tx, accountId, {
       id: communicationId,
@@ -125,8 +124,8 @@ export async function receiveInboundEmail(ctx: InboundContext, email: InboundEma
 
     // Step 9.
     const userId = senderUserId(original)
-    if (userId) await ctx.events.emit(tx, accountId, 'joinRoom', { roomId: room._id, userId })
-    await ctx.events.emit(tx, accountId, 'message', { support_message_id: message._id, room_id: room._id })
+    if (userId) await deps.events.emit(tx, accountId, 'joinRoom', { roomId: room._id, userId })
+    await deps.events.emit(tx, accountId, 'message', { support_message_id: message._id, room_id: room._id })
     return { communicationId: record.id, supportMessageId: message._id, roomId: room._id }
   })
 

@@ -1,20 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { and, count, eq } from 'drizzle-orm'
 import { describe, expect, vi } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { contactsWithEmail, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
-  countOfAccount,
   inboundRecords as inboundRecordsOf,
   postInbound,
   replyForm,
   sentEmail as sentEmailOf,
+  supportMessagesOf,
+  supportThreadsOf,
 } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
-import { contacts } from '../accounts/tables.js'
 import { listSupportRoomMessages } from '../support/support.service.js'
-import { supportConversations, supportMessages, supportRooms } from '../support/tables.js'
 
 test.override('appEnv', ({ socketService }) => ({
   MAIL_PROVIDER: 'sendgrid',
@@ -48,16 +46,7 @@ describe('inbound reply webhook', () => {
   const sentEmail = (t: TestApp, tenant: Tenant) => sentEmailOf(db(t), tenant)
 
   const inboundRecords = (t: TestApp, accountId: string) => inboundRecordsOf(db(t), accountId)
-  const rowCount = (
-    t: TestApp,
-    table: typeof supportMessages | typeof supportConversations,
-    accountId: string,
-  ) => countOfAccount(db(t), table, accountId)
-  const contactsOf = (t: TestApp, accountId: string, email: string) =>
-    db(t)
-      .select()
-      .from(contacts)
-      .where(and(eq(contacts.accountId, accountId), eq(contacts.email, email)))
+  const contactsOf = (t: TestApp, tenant: Tenant, email: string) => contactsWithEmail(t.app, tenant, email)
 
   test('runs the nine steps for a reply to a sent email', async ({
     t,
@@ -76,33 +65,33 @@ describe('inbound reply webhook', () => {
     expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
 
     // Step 3: the contact lives under the parent account, named from the text before the brackets.
-    const [contact] = await contactsOf(t, agency.accountId, 'jane@example.com')
+    const [contact] = await contactsOf(t, agency, 'jane@example.com')
     expect(contact).toMatchObject({ name: 'Jane Doe' })
-    expect(await contactsOf(t, client.accountId, 'jane@example.com')).toEqual([])
+    expect(await contactsOf(t, client, 'jane@example.com')).toEqual([])
     // A new contact is announced, so that apps authorized in the account hear of it.
     expect(announced).toEqual([
       expect.objectContaining({
         event: 'contact.created',
         account_id: agency.accountId,
-        data: expect.objectContaining({ _id: contact?.id, email: 'jane@example.com' }),
+        data: expect.objectContaining({ _id: contact?._id, email: 'jane@example.com' }),
       }),
     ])
 
     // Step 4: an open conversation of the original's account with the subject.
-    const conversations = await db(t)
-      .select()
-      .from(supportConversations)
-      .where(eq(supportConversations.accountId, client.accountId))
+    const conversations = await supportThreadsOf(db(t), client.accountId)
     expect(conversations).toEqual([
-      expect.objectContaining({ contactId: contact?.id, subject: 'Re: Your quote', isOpen: true }),
+      expect.objectContaining({ contact_id: contact?._id, subject: 'Re: Your quote', is_open: true }),
     ])
 
     // Step 5: the room, with the contact, in the account's default email inbox.
-    const rooms = await db(t).select().from(supportRooms).where(eq(supportRooms.accountId, client.accountId))
-    expect(rooms).toEqual([
-      expect.objectContaining({ conversationId: conversations[0]?.id, participants: [contact?.id], inboxId }),
-    ])
-    const roomId = rooms[0]?.id as string
+    expect(conversations[0]?.room).toEqual(
+      expect.objectContaining({
+        conversation_id: conversations[0]?._id,
+        participants: [contact?._id],
+        inbox_id: inboxId,
+      }),
+    )
+    const roomId = conversations[0]?.room?._id as string
 
     // Step 7: the INCOMING record.
     const [record] = await inboundRecords(t, client.accountId)
@@ -116,7 +105,7 @@ describe('inbound reply webhook', () => {
       text: 'Thanks, that works for me.',
       msgId: replyId,
       referenceId: original.msgId,
-      contactIds: [contact?.id],
+      contactIds: [contact?._id],
     })
 
     // Step 6: the original as OUTGOING, then the reply as INCOMING (its html).
@@ -195,17 +184,11 @@ describe('inbound reply webhook', () => {
     )
     expect(second.statusCode).toBe(200)
 
-    const [contact] = await contactsOf(t, agency.accountId, 'jane@example.com')
-    const conversations = await db(t)
-      .select()
-      .from(supportConversations)
-      .where(eq(supportConversations.contactId, contact?.id as string))
+    const [contact] = await contactsOf(t, agency, 'jane@example.com')
+    const conversations = await supportThreadsOf(db(t), client.accountId, contact?._id)
     expect(conversations).toHaveLength(1)
-    const [room] = await db(t)
-      .select()
-      .from(supportRooms)
-      .where(eq(supportRooms.conversationId, conversations[0]?.id as string))
-    const messages = await listSupportRoomMessages(db(t), client.accountId, room?.id as string)
+    const room = conversations[0]?.room
+    const messages = await listSupportRoomMessages(db(t), client.accountId, room?._id as string)
     // The original of this test shows once, however many replies it gets.
     expect(messages.filter((m) => m.communication_id === original.id)).toHaveLength(1)
     expect(messages.at(-1)).toMatchObject({ direction: 'INCOMING', content: 'One more question.' })
@@ -216,7 +199,7 @@ describe('inbound reply webhook', () => {
   test('stores a redelivered reply (same Message-ID) once', async ({ t, subAccount: client }) => {
     const original = await sentEmail(t, client)
     const reply = replyForm({ messageId: `dup-${hex(4)}@x.example`, inReplyTo: original.msgId })
-    const before = await rowCount(t, supportMessages, client.accountId)
+    const before = (await supportMessagesOf(db(t), client.accountId)).length
     const answers = await Promise.all([post(t, reply), post(t, reply), post(t, reply)])
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200])
     const records = (await inboundRecords(t, client.accountId)).filter(
@@ -224,17 +207,18 @@ describe('inbound reply webhook', () => {
     )
     expect(records).toHaveLength(1)
     // The OUTGOING original and one INCOMING reply.
-    expect(await rowCount(t, supportMessages, client.accountId)).toBe(before + 2)
+    expect(await supportMessagesOf(db(t), client.accountId)).toHaveLength(before + 2)
   })
 
   test('answers 200 to a reply to an unknown message and keeps nothing', async ({
     t,
     owner: agency,
     subAccount: client,
+    stranger,
   }) => {
     const before = {
       records: (await inboundRecords(t, client.accountId)).length,
-      conversations: await rowCount(t, supportConversations, agency.accountId),
+      conversations: (await supportThreadsOf(db(t), agency.accountId)).length,
     }
     const response = await post(
       t,
@@ -246,12 +230,10 @@ describe('inbound reply webhook', () => {
     )
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
-    const [everywhere] = await db(t)
-      .select({ n: count() })
-      .from(contacts)
-      .where(eq(contacts.email, 'nobody@example.com'))
-    expect(everywhere?.n).toBe(0)
+    for (const tenant of [agency, client, stranger]) {
+      expect(await contactsOf(t, tenant, 'nobody@example.com')).toEqual([])
+    }
     expect((await inboundRecords(t, client.accountId)).length).toBe(before.records)
-    expect(await rowCount(t, supportConversations, agency.accountId)).toBe(before.conversations)
+    expect(await supportThreadsOf(db(t), agency.accountId)).toHaveLength(before.conversations)
   })
 })

@@ -1,7 +1,8 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { processEventBatch } from './delivery-events.service.js'
+import { type DeliveryEventsDeps, processEventBatch } from './delivery-events.service.js'
+import { mailProviderTag } from './mail-provider.js'
 
 /** Applies one stored batch of SendGrid delivery events (`mail_event_batches`). */
 export const DELIVERY_EVENTS_JOB = 'email.delivery-events'
@@ -17,9 +18,15 @@ export function enqueueDeliveryEvents(queue: JobQueue, tx: Database, batchId: st
 
 /** The email module's jobs; defined before the queue starts (the app's onReady). */
 export function defineEmailJobs(platform: Platform): void {
+  const deps: DeliveryEventsDeps = {
+    db: platform.db,
+    providerTag: mailProviderTag(platform.config.mail.provider),
+    events: platform.events,
+    log: platform.log,
+  }
   platform.queue.define({
     name: DELIVERY_EVENTS_JOB,
-    handle: (data: DeliveryEventsJob) => processEventBatch(platform, data.batch_id),
+    handle: (data: DeliveryEventsJob) => processEventBatch(deps, data.batch_id),
     // Processing is idempotent (events are de-duplicated), so retrying a failed batch is always safe.
     retryLimit: 10,
     retryDelaySeconds: 2,

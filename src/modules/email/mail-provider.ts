@@ -28,16 +28,28 @@ export interface MailProvider {
  * The `module` tag of the configured provider's records. Webhooks thread to records of this tag: with
  * the outbox, events and replies posted by hand thread to outbox mail as SendGrid's would to its own.
  */
-export const mailProviderTag = (config: Config): string =>
-  config.mail.provider === 'sendgrid' ? MODULE_TAGS.sendgrid : MODULE_TAGS.outbox
+export const mailProviderTag = (provider: MailSettings['provider']): string =>
+  provider === 'sendgrid' ? MODULE_TAGS.sendgrid : MODULE_TAGS.outbox
 
 /** SendGrid-like ids (22 characters), so outbox records look like the real ones. */
 const outboxMessageId = () => randomBytes(16).toString('base64url').slice(0, 22)
 
-export function createMailProvider(db: Database, config: Config, log: Logger): MailProvider {
-  if (config.mail.provider === 'outbox') {
+/** MAIL_PROVIDER and SendGrid's settings. */
+export type MailSettings = Config['mail']
+
+export interface MailProviderDeps {
+  db: Database
+  mail: MailSettings
+  /** SECRETS_ENCRYPTION_KEY, which seals the subusers' API keys. */
+  secretsKey: Buffer | undefined
+  log: Logger
+}
+
+export function createMailProvider({ db, mail, secretsKey, log }: MailProviderDeps): MailProvider {
+  const tag = mailProviderTag(mail.provider)
+  if (mail.provider === 'outbox') {
     return {
-      tag: mailProviderTag(config),
+      tag,
       prepare: async () => async () => {
         const msgId = outboxMessageId()
         return { msgId, headers: { 'x-message-id': msgId } }
@@ -45,13 +57,14 @@ export function createMailProvider(db: Database, config: Config, log: Logger): M
     }
   }
   const client = createSendgridClient(
-    { baseUrl: config.mail.sendgridBaseUrl, parentApiKey: config.mail.sendgridApiKey },
+    { baseUrl: mail.sendgridBaseUrl, parentApiKey: mail.sendgridApiKey },
     log,
   )
+  const credentials = { db, secretsKey, sendgridApiKey: mail.sendgridApiKey }
   return {
-    tag: mailProviderTag(config),
+    tag,
     async prepare(accountId) {
-      const { apiKey } = await mailCredentials(db, config, accountId)
+      const { apiKey } = await mailCredentials(credentials, accountId)
       return async (body) => {
         const { messageId, headers } = await client.sendMail(apiKey, body)
         return { msgId: messageId, headers }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { MailSubuser, SetMailSubuserBody } from './mail-subusers.schemas.js'
 import { setMailSubuser } from './mail-subusers.service.js'
@@ -11,18 +12,17 @@ export const emailAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.put(
     '/accounts/:id/mail-subuser',
-    {
-      schema: {
-        operationId: 'mailSubuserSet',
-        tags: ['admin'],
-        summary: "Set the SendGrid subuser the account's mail goes through (the key is stored encrypted)",
-        security: [{ admin: [] }],
-        params: IdParams,
-        body: SetMailSubuserBody,
-        response: { 200: Envelope(MailSubuser), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'mailSubuserSet',
+      summary: "Set the SendGrid subuser the account's mail goes through (the key is stored encrypted)",
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      body: SetMailSubuserBody,
+      response: { 200: Envelope(MailSubuser) },
+      errors: [400, 401, 404],
+    }),
     async (request) =>
-      ok(await setMailSubuser(platform.db, platform.config, request.params.id, request.body)),
+      ok(await setMailSubuser(platform.db, platform.config.secretsKey, request.params.id, request.body)),
   )
 }

@@ -1,31 +1,39 @@
-import type { Config } from '../../config.js'
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import { DomainError, Unavailable } from '../../platform/http/errors.js'
 import { requireAccount } from '../accounts/accounts.service.js'
 import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
 import type { MailSubuser } from './mail-subusers.schemas.js'
+import { SENDGRID_API_KEY_MISCONFIGURED } from './sendgrid.js'
 
 /** The spec's 403 when the provider key is missing or unusable. */
 export class MailProviderMisconfigured extends DomainError {
   constructor() {
-    super(403, 'Sendgrid api key is misconfigured.', { error: 'SENDGRID_API_MISCONFIGURED' })
+    super(403, SENDGRID_API_KEY_MISCONFIGURED, { error: 'SENDGRID_API_MISCONFIGURED' })
   }
 }
 
-/** Sets the SendGrid subuser an account sends through; its API key is stored encrypted. */
+/** What an account's mail credentials are read with. */
+export interface MailSubusersDeps {
+  db: Database
+  /** SECRETS_ENCRYPTION_KEY, which seals the subusers' API keys. */
+  secretsKey: Buffer | undefined
+  /** SENDGRID_API_KEY, the parent account's key. */
+  sendgridApiKey: string | undefined
+}
+
+/** Sets the SendGrid subuser an account sends through; its API key is stored encrypted with `secretsKey`. */
 export async function setMailSubuser(
   db: Database,
-  config: Config,
+  secretsKey: Buffer | undefined,
   accountId: string,
   input: { username: string; api_key: string },
 ): Promise<MailSubuser> {
-  if (!config.secretsKey)
-    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
+  if (!secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
   await requireAccount(db, accountId)
   const row = await upsertMailSubuser(db, accountId, {
     username: input.username,
-    apiKeyEncrypted: sealSecret(config.secretsKey, input.api_key),
+    apiKeyEncrypted: sealSecret(secretsKey, input.api_key),
   })
   return {
     account_id: row.accountId,
@@ -43,21 +51,18 @@ export interface MailCredentials {
 }
 
 /** The credentials of the account's mail, or the spec's 403 when there is no usable key. */
-export async function mailCredentials(
-  db: Database,
-  config: Config,
-  accountId: string,
-): Promise<MailCredentials> {
-  const subuser = await findMailSubuser(db, accountId)
+export async function mailCredentials(deps: MailSubusersDeps, accountId: string): Promise<MailCredentials> {
+  const { secretsKey, sendgridApiKey } = deps
+  const subuser = await findMailSubuser(deps.db, accountId)
   if (subuser) {
-    if (!config.secretsKey) throw new MailProviderMisconfigured()
+    if (!secretsKey) throw new MailProviderMisconfigured()
     try {
-      return { apiKey: openSecret(config.secretsKey, subuser.apiKeyEncrypted), subuser: subuser.username }
+      return { apiKey: openSecret(secretsKey, subuser.apiKeyEncrypted), subuser: subuser.username }
     } catch {
       // Sealed with another SECRETS_ENCRYPTION_KEY: unusable until the key is restored or the subuser set again.
       throw new MailProviderMisconfigured()
     }
   }
-  if (!config.mail.sendgridApiKey) throw new MailProviderMisconfigured()
-  return { apiKey: config.mail.sendgridApiKey, subuser: undefined }
+  if (!sendgridApiKey) throw new MailProviderMisconfigured()
+  return { apiKey: sendgridApiKey, subuser: undefined }
 }

@@ -1,33 +1,41 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { EventWebhookSettings, InboundParseBody, InboundSetup } from './provider-setup.schemas.js'
-import { setUpEventWebhook, setUpInboundParse } from './provider-setup.service.js'
+import { type ProviderSetupDeps, setUpEventWebhook, setUpInboundParse } from './provider-setup.service.js'
 import { createSendgridClient } from './sendgrid.js'
 
 /** The email provider's webhooks, set up for the caller's account (its SendGrid subuser). */
 export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, config } = platform
-  const sendgrid = createSendgridClient(
-    { baseUrl: config.mail.sendgridBaseUrl, parentApiKey: config.mail.sendgridApiKey },
-    platform.log,
-  )
-  const context = (log: typeof platform.log) => ({ db, config, sendgrid, log })
+  const deps: Omit<ProviderSetupDeps, 'log'> = {
+    db,
+    mailProvider: config.mail.provider,
+    secretsKey: config.secretsKey,
+    sendgridApiKey: config.mail.sendgridApiKey,
+    sendgrid: createSendgridClient(
+      { baseUrl: config.mail.sendgridBaseUrl, parentApiKey: config.mail.sendgridApiKey },
+      platform.log,
+    ),
+    publicBaseUrl: config.publicBaseUrl,
+  }
 
   app.post(
     '/mailprovider/webhook/create',
     {
       onRequest: app.authenticate,
       preHandler: app.requireActiveAccount,
-      schema: {
+      ...routeOptions({
         operationId: 'providerSetupEventWebhook',
-        tags: ['email'],
         summary: "Create or update the provider's event webhook, targeting this service's events URL",
-        security: [{ bearer: [] }],
-        response: { 200: Envelope(EventWebhookSettings), ...errorResponses(400, 401, 403) },
-      },
+        tags: ['email'],
+        access: 'bearer',
+        response: { 200: Envelope(EventWebhookSettings) },
+        errors: [400, 401, 403],
+      }),
     },
-    async (request) => ok(await setUpEventWebhook(context(request.log), request.auth.account_id)),
+    async (request) => ok(await setUpEventWebhook({ ...deps, log: request.log }, request.auth.account_id)),
   )
 
   app.post(
@@ -35,16 +43,23 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     {
       onRequest: app.authenticate,
       preHandler: app.requireActiveAccount,
-      schema: {
+      ...routeOptions({
         operationId: 'providerSetupInboundParse',
-        tags: ['email'],
         summary: "Create or update the provider's Inbound Parse for a receiving hostname",
-        security: [{ bearer: [] }],
+        tags: ['email'],
+        access: 'bearer',
         body: InboundParseBody,
-        response: { 200: Envelope(InboundSetup), ...errorResponses(400, 401, 403) },
-      },
+        response: { 200: Envelope(InboundSetup) },
+        errors: [400, 401, 403],
+      }),
     },
     async (request) =>
-      ok(await setUpInboundParse(context(request.log), request.auth.account_id, request.body.hostname)),
+      ok(
+        await setUpInboundParse(
+          { ...deps, log: request.log },
+          request.auth.account_id,
+          request.body.hostname,
+        ),
+      ),
   )
 }

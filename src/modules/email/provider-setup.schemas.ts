@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 
 // additionalProperties: the provider's settings are answered as returned, fields we do not name included.
 export const EventWebhookSettings = Type.Object(
@@ -19,11 +19,13 @@ export const EventWebhookSettings = Type.Object(
   },
   { additionalProperties: true, description: "SendGrid's event webhook settings of the account's subuser" },
 )
+export type EventWebhookSettings = Static<typeof EventWebhookSettings>
 
 export const ParseSettings = Type.Object(
   { hostname: Type.String(), url: Type.String(), spam_check: Type.Boolean(), send_raw: Type.Boolean() },
   { additionalProperties: true, description: "SendGrid's Inbound Parse settings for the hostname" },
 )
+export type ParseSettings = Static<typeof ParseSettings>
 
 export const InboundSetup = Type.Object({
   settings: ParseSettings,
@@ -37,6 +39,7 @@ export const InboundSetup = Type.Object({
     { description: 'The DNS record the hostname must carry for its mail to reach the provider' },
   ),
 })
+export type InboundSetup = Static<typeof InboundSetup>
 
 export const InboundParseBody = Type.Object({
   hostname: Type.String({

@@ -1,20 +1,16 @@
-import type { Config } from '../../config.js'
-import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { MailProviderMisconfigured, mailCredentials } from './mail-subusers.service.js'
-import {
-  type EventWebhookSettings,
-  type ParseSettings,
-  type SendgridClient,
-  SendgridError,
-  sendgridFailure,
-} from './sendgrid.js'
+import type { MailSettings } from './mail-provider.js'
+import { MailProviderMisconfigured, type MailSubusersDeps, mailCredentials } from './mail-subusers.service.js'
+import type { EventWebhookSettings, InboundSetup, ParseSettings } from './provider-setup.schemas.js'
+import { type SendgridClient, SendgridError, sendgridFailure } from './sendgrid.js'
 
-export interface ProviderSetupContext {
-  db: Database
-  config: Config
+export interface ProviderSetupDeps extends MailSubusersDeps {
+  /** MAIL_PROVIDER: settings are set up with SendGrid only. */
+  mailProvider: MailSettings['provider']
   sendgrid: SendgridClient
+  /** The service's public URL (PUBLIC_BASE_URL), which the provider is told to post to. */
+  publicBaseUrl: string
   log: Logger
 }
 
@@ -36,14 +32,9 @@ export const EVENT_WEBHOOK_EVENTS = {
 /** Where the domain's mail must go for Inbound Parse to see it (SendGrid's documented MX target). */
 export const INBOUND_MX_RECORD = { type: 'MX', value: 'mx.sendgrid.net', priority: 10 } as const
 
-export interface InboundSetup {
-  settings: ParseSettings
-  mx_record: { type: 'MX'; host: string; value: string; priority: number }
-}
-
 // Routes are registered under /v1/integrations and /v1/e alike; the provider is given the shorter one.
-const eventsUrl = (config: Config) => `${config.publicBaseUrl}/v1/e/mailprovider/webhook`
-const inboundUrl = (config: Config) => `${config.publicBaseUrl}/v1/e/mailprovider/webhook/inbound`
+const eventsUrl = (publicBaseUrl: string) => `${publicBaseUrl}/v1/e/mailprovider/webhook`
+const inboundUrl = (publicBaseUrl: string) => `${publicBaseUrl}/v1/e/mailprovider/webhook/inbound`
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
@@ -68,21 +59,21 @@ export function receivingHostname(raw: string): string {
  * The subuser whose settings are changed, with the parent key to act for it: settings always act on
  * behalf of a subuser, since without On-Behalf-Of SendGrid would change the parent account's own.
  */
-async function settingsSubuser(ctx: ProviderSetupContext, accountId: string, what: string): Promise<string> {
-  if (ctx.config.mail.provider !== 'sendgrid') throw new Invalid(`${what} needs MAIL_PROVIDER=sendgrid`)
-  const { subuser } = await mailCredentials(ctx.db, ctx.config, accountId)
+async function settingsSubuser(deps: ProviderSetupDeps, accountId: string, what: string): Promise<string> {
+  if (deps.mailProvider !== 'sendgrid') throw new Invalid(`${what} needs MAIL_PROVIDER=sendgrid`)
+  const { subuser } = await mailCredentials(deps, accountId)
   if (!subuser) throw new Invalid('No email provider subuser is set for this account')
   // A subuser's own key sends mail but cannot change settings on behalf of anyone.
-  if (!ctx.config.mail.sendgridApiKey) throw new MailProviderMisconfigured()
+  if (!deps.sendgridApiKey) throw new MailProviderMisconfigured()
   return subuser
 }
 
-async function refusedAs<T>(ctx: ProviderSetupContext, refused: string, call: () => Promise<T>): Promise<T> {
+async function refusedAs<T>(deps: ProviderSetupDeps, refused: string, call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (error) {
     if (!(error instanceof SendgridError)) throw error
-    ctx.log.warn({ status: error.status, errors: error.errors }, `email provider refused ${refused}`)
+    deps.log.warn({ status: error.status, errors: error.errors }, `email provider refused ${refused}`)
     throw sendgridFailure(error, refused)
   }
 }
@@ -92,14 +83,14 @@ async function refusedAs<T>(ctx: ProviderSetupContext, refused: string, call: ()
  * such webhook per user and PATCH writes it whole, so a repeated call updates it, never duplicates.
  */
 export async function setUpEventWebhook(
-  ctx: ProviderSetupContext,
+  deps: ProviderSetupDeps,
   accountId: string,
 ): Promise<EventWebhookSettings> {
-  const subuser = await settingsSubuser(ctx, accountId, 'Webhook set-up')
-  return refusedAs(ctx, 'the event webhook settings', () =>
-    ctx.sendgrid.updateEventWebhookSettings(subuser, {
+  const subuser = await settingsSubuser(deps, accountId, 'Webhook set-up')
+  return refusedAs(deps, 'the event webhook settings', () =>
+    deps.sendgrid.updateEventWebhookSettings(subuser, {
       enabled: true,
-      url: eventsUrl(ctx.config),
+      url: eventsUrl(deps.publicBaseUrl),
       ...EVENT_WEBHOOK_EVENTS,
     }),
   )
@@ -110,24 +101,29 @@ export async function setUpEventWebhook(
  * returns the MX record the domain must carry for mail to reach it.
  */
 export async function setUpInboundParse(
-  ctx: ProviderSetupContext,
+  deps: ProviderSetupDeps,
   accountId: string,
   rawHostname: string,
 ): Promise<InboundSetup> {
   const hostname = receivingHostname(rawHostname)
-  const subuser = await settingsSubuser(ctx, accountId, 'Inbound set-up')
-  const wanted: ParseSettings = { hostname, url: inboundUrl(ctx.config), spam_check: true, send_raw: false }
-  const settings = await refusedAs(ctx, 'the inbound parse settings', async () => {
-    const existing = await ctx.sendgrid.getParseSettings(subuser, hostname)
-    if (existing) return ctx.sendgrid.updateParseSettings(subuser, wanted)
+  const subuser = await settingsSubuser(deps, accountId, 'Inbound set-up')
+  const wanted: ParseSettings = {
+    hostname,
+    url: inboundUrl(deps.publicBaseUrl),
+    spam_check: true,
+    send_raw: false,
+  }
+  const settings = await refusedAs(deps, 'the inbound parse settings', async () => {
+    const existing = await deps.sendgrid.getParseSettings(subuser, hostname)
+    if (existing) return deps.sendgrid.updateParseSettings(subuser, wanted)
     try {
-      return await ctx.sendgrid.createParseSettings(subuser, wanted)
+      return await deps.sendgrid.createParseSettings(subuser, wanted)
     } catch (error) {
       // A concurrent set-up created it between our read and our create: SendGrid refuses the
       // duplicate with a 400, and updating what is there now gives the same end state.
       if (!(error instanceof SendgridError) || error.status !== 400) throw error
-      if (!(await ctx.sendgrid.getParseSettings(subuser, hostname))) throw error
-      return ctx.sendgrid.updateParseSettings(subuser, wanted)
+      if (!(await deps.sendgrid.getParseSettings(subuser, hostname))) throw error
+      return deps.sendgrid.updateParseSettings(subuser, wanted)
     }
   })
   return { settings, mx_record: { ...INBOUND_MX_RECORD, host: hostname } }

@@ -2,7 +2,8 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { Conflict, Invalid } from '../../platform/http/errors.js'
 import type { Communication } from './communications.schemas.js'
 import { getCommunication } from './communications.service.js'
-import { type SendContext, type SendEmailInput, sendEmail } from './send.service.js'
+import type { SendEmailInput } from './send.schemas.js'
+import { type SendDeps, sendEmail } from './send.service.js'
 import {
   deleteSendKeyClaim,
   findSendKey,
@@ -24,31 +25,32 @@ export function idempotencyKey(header: string | string[] | undefined): string | 
 }
 
 /**
- * Sends once per key: a retry with the key of a recorded send gets that record back (`replayed`) and
- * is neither sent nor charged again; a retry while the first is under way gets 409. A send that fails
- * gives its key up, so that retrying it may succeed.
+ * Sends once per key (without a key, sends): a retry with the key of a recorded send gets that record back
+ * (`replayed`) and is neither sent nor charged again; a retry while the first is under way gets 409. A
+ * send that fails gives its key up, so that retrying it may succeed.
  */
 export async function sendEmailOncePerKey(
-  ctx: SendContext,
+  deps: SendDeps,
   auth: AuthContext,
   input: SendEmailInput,
-  key: string,
+  key: string | undefined,
 ): Promise<{ record: Communication; replayed: boolean }> {
+  if (key === undefined) return { record: await sendEmail(deps, auth, input), replayed: false }
   const accountId = auth.account_id
-  if (!(await insertSendKeyClaim(ctx.db, accountId, key, STALE_CLAIM_SECONDS))) {
-    const claimed = await findSendKey(ctx.db, accountId, key)
+  if (!(await insertSendKeyClaim(deps.db, accountId, key, STALE_CLAIM_SECONDS))) {
+    const claimed = await findSendKey(deps.db, accountId, key)
     if (!claimed?.communicationId) {
       throw new Conflict('A send with this Idempotency-Key is under way; retry once it has finished')
     }
-    return { record: await getCommunication(ctx.db, accountId, claimed.communicationId), replayed: true }
+    return { record: await getCommunication(deps.db, accountId, claimed.communicationId), replayed: true }
   }
   try {
-    const record = await sendEmail(ctx, auth, input, (tx, communicationId) =>
+    const record = await sendEmail(deps, auth, input, (tx, communicationId) =>
       setSendKeyCommunication(tx, accountId, key, communicationId),
     )
     return { record, replayed: false }
   } catch (error) {
-    await deleteSendKeyClaim(ctx.db, accountId, key)
+    await deleteSendKeyClaim(deps.db, accountId, key)
     throw error
   }
 }

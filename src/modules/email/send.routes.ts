@@ -2,14 +2,23 @@ import multipart, { type MultipartFile } from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
-import { Invalid, Unavailable } from '../../platform/http/errors.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Invalid } from '../../platform/http/errors.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { Communication } from './communications.schemas.js'
 import { createMailProvider } from './mail-provider.js'
-import { SendBody, SendHeaders } from './send.schemas.js'
-import { MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS, sendEmail, type UploadedAttachment } from './send.service.js'
+import { SendBody, SendHeaders, type UploadedAttachment } from './send.schemas.js'
+import {
+  assertSendingOpen,
+  attachmentTooLarge,
+  MAX_ATTACHMENT_BYTES,
+  MAX_ATTACHMENTS,
+  type SendDeps,
+  tooManyAttachments,
+} from './send.service.js'
 import { idempotencyKey, sendEmailOncePerKey } from './send-keys.service.js'
+import { unsubscribeLinkKey } from './unsubscribe.service.js'
 
 /** Form fields that carry objects or arrays, JSON-encoded, in a multipart request. */
 const JSON_FIELDS = new Set([
@@ -32,9 +41,7 @@ async function readFile(part: MultipartFile, index: number): Promise<UploadedAtt
   try {
     return { filename: part.filename, type: part.mimetype, data: await part.toBuffer() }
   } catch (error) {
-    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') {
-      throw new Invalid(`attachments[${index}] must be at most 2 MB`)
-    }
+    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw attachmentTooLarge(index)
     throw error
   }
 }
@@ -60,9 +67,7 @@ async function readMultipartSend(request: FastifyRequest): Promise<Record<string
       }
     }
   } catch (error) {
-    if ((error as { code?: string }).code === 'FST_FILES_LIMIT') {
-      throw new Invalid(`attachments must contain at most ${MAX_ATTACHMENTS} files`)
-    }
+    if ((error as { code?: string }).code === 'FST_FILES_LIMIT') throw tooManyAttachments()
     throw error
   }
   request.emailAttachments = files
@@ -72,7 +77,16 @@ async function readMultipartSend(request: FastifyRequest): Promise<Record<string
 /** `POST /mailprovider/mail`, under both integration prefixes. */
 export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, config, storage, events } = platform
-  const provider = createMailProvider(db, config, platform.log)
+  const deps: Omit<SendDeps, 'log'> = {
+    db,
+    storage,
+    events,
+    provider: createMailProvider({ db, mail: config.mail, secretsKey: config.secretsKey, log: platform.log }),
+    unsubscribe: {
+      linkKey: unsubscribeLinkKey(config.secretsKey, config.jwt.secret),
+      publicBaseUrl: config.publicBaseUrl,
+    },
+  }
   await app.register(multipart, {
     // One more file than allowed, so that the 13th is refused with our message rather than dropped.
     limits: { fileSize: MAX_ATTACHMENT_BYTES, files: MAX_ATTACHMENTS + 1, fieldSize: 1_048_576 },
@@ -84,35 +98,35 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
     {
       onRequest: app.authenticate,
       preValidation: async (request) => {
-        if (config.mail.sendMaintenance) throw new Unavailable('Email sending is under maintenance')
+        assertSendingOpen(config.mail.sendMaintenance)
         request.emailAttachments = []
         if (request.isMultipart()) request.body = (await readMultipartSend(request)) as typeof request.body
       },
       preHandler: app.requireActiveAccount,
       bodyLimit: 30 * 1024 * 1024,
-      config: {
-        rateLimit: {
-          max: config.rateLimits.emailSendPerMinute,
-          timeWindow: '1 minute',
-          keyGenerator: byAccount,
-        },
-      },
-      schema: {
+      ...routeOptions({
         operationId: 'sendEmail',
-        tags: ['email'],
         summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
+        tags: ['email'],
+        access: 'bearer',
         headers: SendHeaders,
-        security: [{ bearer: [] }],
         body: SendBody,
-        response: { 200: Envelope(Communication), ...errorResponses(400, 401, 403, 404, 409, 413, 429) },
-      },
+        response: { 200: Envelope(Communication) },
+        errors: [400, 401, 403, 404, 409, 413, 429],
+        config: {
+          rateLimit: {
+            max: config.rateLimits.emailSendPerMinute,
+            timeWindow: '1 minute',
+            keyGenerator: byAccount,
+          },
+        },
+      }),
     },
     async (request, reply) => {
       const input = { ...(request.body as SendBody), attachments: request.emailAttachments }
-      const ctx = { db, config, storage, events, provider, log: request.log }
       const key = idempotencyKey(request.headers['idempotency-key'])
-      if (!key) return ok(await sendEmail(ctx, request.auth, input))
-      const { record, replayed } = await sendEmailOncePerKey(ctx, request.auth, input, key)
+      const send = { ...deps, log: request.log }
+      const { record, replayed } = await sendEmailOncePerKey(send, request.auth, input, key)
       if (replayed) reply.header('idempotent-replayed', 'true')
       return ok(record)
     },

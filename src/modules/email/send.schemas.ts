@@ -5,12 +5,13 @@ export const Address = Type.Object({
   email: Type.String({ format: 'email' }),
   name: Type.Optional(Type.String()),
 })
+export type Address = Static<typeof Address>
 
 export const Recipient = Type.Object({
-  email: Type.String({ format: 'email' }),
-  name: Type.Optional(Type.String()),
+  ...Address.properties,
   recipient_id: Type.Optional(Id({ description: 'Contact id, for tracking' })),
 })
+export type Recipient = Static<typeof Recipient>
 
 export const SendBody = Type.Object({
   subject: Type.String({ description: 'May contain {{variable}} placeholders' }),
@@ -34,6 +35,16 @@ export const SendBody = Type.Object({
   fallback_values: Type.Optional(Type.String({ description: 'A JSON object, keyed by variable name' })),
 })
 export type SendBody = Static<typeof SendBody>
+
+/** A file part named `attachments` of a multipart send. */
+export interface UploadedAttachment {
+  filename: string
+  type: string
+  data: Buffer
+}
+
+/** The spec's outgoing email request, attachments as uploaded files. */
+export type SendEmailInput = SendBody & { attachments: UploadedAttachment[] }
 
 export const SendHeaders = Type.Object({
   'idempotency-key': Type.Optional(

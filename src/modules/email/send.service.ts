@@ -1,10 +1,9 @@
-import type { Config } from '../../config.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
-import { Invalid } from '../../platform/http/errors.js'
+import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import type { User } from '../accounts/accounts.schemas.js'
@@ -18,9 +17,10 @@ import type { Communication } from './communications.schemas.js'
 import { communicationView, storeCommunicationAttachments } from './communications.service.js'
 import { assertNotOnDoNotDisturb } from './do-not-disturb.service.js'
 import type { MailProvider, SentMail } from './mail-provider.js'
+import type { Address, SendEmailInput } from './send.schemas.js'
 import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
 import type { SentBy } from './tables.js'
-import { oneClickHeaders } from './unsubscribe.service.js'
+import { oneClickHeaders, type UnsubscribeDeps } from './unsubscribe.service.js'
 import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.service.js'
 
 export const MAX_ATTACHMENTS = 12
@@ -28,49 +28,24 @@ export const MAX_ATTACHMENT_BYTES = 2 * 1024 * 1024
 /** SendGrid refuses messages over 30 MB; attachments travel base64-encoded (4/3 of their size). */
 const MAX_MESSAGE_BYTES = 30 * 1024 * 1024
 
-export interface Address {
-  email: string
-  name?: string
-}
-
-export interface Recipient extends Address {
-  recipient_id?: string
-}
-
-export interface UploadedAttachment {
-  filename: string
-  type: string
-  data: Buffer
-}
-
-/** The spec's outgoing email request, attachments as uploaded files. */
-export interface SendEmailInput {
-  subject: string
-  sender: Address
-  recipients: Recipient[]
-  cc?: Recipient[]
-  bcc?: Recipient[]
-  reply_to?: Address
-  content?: { type: 'text/html' | 'text/plain'; value: string }[]
-  origin: string
-  template_id?: string
-  dynamic_template_data?: Record<string, unknown>
-  person_id?: string
-  business_id?: string
-  instasite_id?: string
-  instareport_id?: string
-  fallback_values?: string
-  attachments: UploadedAttachment[]
-}
-
-export interface SendContext {
+/** What sending needs. */
+export interface SendDeps {
   db: Database
-  config: Config
   storage: ObjectStorage
   events: Events
   provider: MailProvider
   log: Logger
+  unsubscribe: UnsubscribeDeps
 }
+
+/** EMAIL_SEND_MAINTENANCE: the spec's send endpoint, "currently disabled for maintenance; responds 503". */
+export function assertSendingOpen(sendMaintenance: boolean): void {
+  if (sendMaintenance) throw new Unavailable('Email sending is under maintenance')
+}
+
+export const tooManyAttachments = () =>
+  new Invalid(`attachments must contain at most ${MAX_ATTACHMENTS} files`)
+export const attachmentTooLarge = (index: number) => new Invalid(`attachments[${index}] must be at most 2 MB`)
 
 /** The rules the schema cannot say: content or template, and the attachment limits. */
 function assertSendable(input: SendEmailInput): void {
@@ -80,11 +55,9 @@ function assertSendable(input: SendEmailInput): void {
   if (input.template_id && !input.dynamic_template_data) {
     throw new Invalid('dynamic_template_data is required when template_id is present')
   }
-  if (input.attachments.length > MAX_ATTACHMENTS) {
-    throw new Invalid(`attachments must contain at most ${MAX_ATTACHMENTS} files`)
-  }
+  if (input.attachments.length > MAX_ATTACHMENTS) throw tooManyAttachments()
   input.attachments.forEach((file, i) => {
-    if (file.data.length > MAX_ATTACHMENT_BYTES) throw new Invalid(`attachments[${i}] must be at most 2 MB`)
+    if (file.data.length > MAX_ATTACHMENT_BYTES) throw attachmentTooLarge(i)
   })
   const encoded = input.attachments.reduce((sum, file) => sum + Math.ceil(file.data.length / 3) * 4, 0)
   if (encoded >= MAX_MESSAGE_BYTES) {
@@ -193,7 +166,7 @@ function providerRequest(
 }
 
 async function deliver(
-  ctx: SendContext,
+  deps: SendDeps,
   send: (body: SendgridMailBody) => Promise<SentMail>,
   body: SendgridMailBody,
   refund: () => Promise<unknown>,
@@ -203,7 +176,7 @@ async function deliver(
   } catch (error) {
     await refund()
     if (!(error instanceof SendgridError)) throw error
-    ctx.log.warn({ status: error.status, errors: error.errors }, 'email provider refused the message')
+    deps.log.warn({ status: error.status, errors: error.errors }, 'email provider refused the message')
     throw sendgridFailure(error, 'the email')
   }
 }
@@ -215,16 +188,16 @@ async function deliver(
  * one transaction after the provider accepted the message.
  */
 export async function sendEmail(
-  ctx: SendContext,
+  deps: SendDeps,
   auth: AuthContext,
   input: SendEmailInput,
   /** Runs in the transaction that records the send (the idempotency key's link to the record). */
   onRecorded?: (tx: Database, communicationId: string) => Promise<void>,
 ): Promise<Communication> {
-  const { db } = ctx
+  const { db } = deps
   const accountId = auth.account_id
   assertSendable(input)
-  const send = await ctx.provider.prepare(accountId)
+  const send = await deps.provider.prepare(accountId)
   const contacts = await findRecipientContacts(db, accountId, input.recipients)
   const user = await findSender(db, auth.uid)
   // `{{contact.*}}` reads the first recipient who is a contact: one message goes to all recipients.
@@ -236,7 +209,7 @@ export async function sendEmail(
   await reserveCredits(db, accountId, 'email', input.recipients.length, communicationId)
   const refund = () => grantCredits(db, accountId, input.recipients.length, communicationId, 'email.refund')
   const attachments = await storeCommunicationAttachments(
-    ctx.storage,
+    deps.storage,
     accountId,
     communicationId,
     input.attachments,
@@ -248,9 +221,9 @@ export async function sendEmail(
     input,
     rendered,
     { accountId, uid: auth.uid, communicationId },
-    oneClickHeaders(ctx.config, accountId, input.recipients),
+    oneClickHeaders(deps.unsubscribe, accountId, input.recipients),
   )
-  const sent = await deliver(ctx, send, body, refund)
+  const sent = await deliver(deps, send, body, refund)
 
   const isMember = user?.memberships.some((m) => m.account_id === accountId) ?? false
   const row = await inTransaction(db, async (tx) => {
@@ -263,13 +236,13 @@ export async function sendEmail(
         member_user_ids: [],
       })
       if (isMember) await recordEmailFromUser(tx, accountId, conversation._id, auth.uid)
-      if (created) await ctx.events.emit(tx, accountId, 'new', { conversation_id: conversation._id })
+      if (created) await deps.events.emit(tx, accountId, 'new', { conversation_id: conversation._id })
       conversationIds.push(conversation._id)
     }
     const record = await insertCommunication(tx, accountId, {
       id: communicationId,
       type: 'OUTGOING',
-      module: ctx.provider.tag,
+      module: deps.provider.tag,
       messageType: 'EMAIL',
       origin: input.origin,
       sentBy: sentBy(user, input.sender),
@@ -281,11 +254,11 @@ export async function sendEmail(
       attachments,
       success: true,
     })
-    await ctx.events.emit(tx, accountId, 'message', { communication_id: record.id })
+    await deps.events.emit(tx, accountId, 'message', { communication_id: record.id })
     await onRecorded?.(tx, record.id)
     return record
   })
-  ctx.log.info(
+  deps.log.info(
     { communication_id: row.id, msg_id: sent.msgId, recipients: input.recipients.length },
     'email sent',
   )

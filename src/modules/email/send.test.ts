@@ -1,11 +1,10 @@
-import { and, eq } from 'drizzle-orm'
 import { describe, expect, it, vi } from 'vitest'
 import type { FakeSendgrid } from '../../../test/fakes/sendgrid.js'
 import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { creditLedger } from '../accounts/tables.js'
+import { creditEntriesFor } from '../accounts/credits.service.js'
 import { emailSendKeys } from './tables.js'
 
 const PARENT_KEY = 'SG.parent-key'
@@ -113,10 +112,7 @@ describe('send email through SendGrid', () => {
 
     expect(await balance(t, tenant.accountId)).toBe(before - 2)
     // Rule 12: one credit record of event `email` for the two recipients (not cc), naming the record.
-    const charges = await t.app.platform.db
-      .select({ event: creditLedger.event, quantity: creditLedger.quantity })
-      .from(creditLedger)
-      .where(and(eq(creditLedger.accountId, tenant.accountId), eq(creditLedger.reference, record._id)))
+    const charges = await creditEntriesFor(t.app.platform.db, tenant.accountId, record._id)
     expect(charges).toEqual([{ event: 'email', quantity: -2 }])
     expect(record.conversation_id).toHaveLength(1)
     await vi.waitFor(

@@ -6,6 +6,7 @@ import {
   ProviderUnreachable,
   providerRequest,
 } from '../../platform/providers/http-client.js'
+import type { EventWebhookSettings, ParseSettings } from './provider-setup.schemas.js'
 
 export interface SendgridAddress {
   email: string
@@ -68,29 +69,6 @@ export function sendgridFailure(error: SendgridError, refused: string): Upstream
   })
 }
 
-export interface EventWebhookSettings {
-  enabled: boolean
-  url: string
-  group_resubscribe: boolean
-  delivered: boolean
-  group_unsubscribe: boolean
-  spam_report: boolean
-  bounce: boolean
-  deferred: boolean
-  unsubscribe: boolean
-  processed: boolean
-  open: boolean
-  click: boolean
-  dropped: boolean
-}
-
-export interface ParseSettings {
-  hostname: string
-  url: string
-  spam_check: boolean
-  send_raw: boolean
-}
-
 export interface SendgridClient {
   /** Sends with the given key (a subuser's or the parent's); SendGrid answers 202 with X-Message-Id. */
   sendMail(
@@ -116,7 +94,10 @@ export function messageIdOf(xMessageId: string): string {
   return dot === -1 ? trimmed : trimmed.slice(0, dot)
 }
 
-const MISCONFIGURED = () => new SendgridError(403, [{ message: 'Sendgrid api key is misconfigured.' }])
+/** The spec's error when the provider key is missing or misconfigured (errno 403). */
+export const SENDGRID_API_KEY_MISCONFIGURED = 'Sendgrid api key is misconfigured.'
+
+const MISCONFIGURED = () => new SendgridError(403, [{ message: SENDGRID_API_KEY_MISCONFIGURED }])
 const UNREACHABLE = () => new SendgridError(502, [{ message: 'SendGrid unreachable' }])
 
 /** Longest wait for a rate-limit reset; a later reset is answered as the 429 it is, not waited for. */

@@ -8,10 +8,16 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
 
 export const DND_TYPES = ['permanent', 'temporary'] as const
 
@@ -20,7 +26,7 @@ export const doNotDisturbEntries = pgTable(
   'do_not_disturb_entries',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     value: text('value').notNull(),
     type: text('type', { enum: DND_TYPES }).notNull(),
     reason: text('reason').notNull().default(''),
@@ -61,7 +67,7 @@ export const communications = pgTable(
   'communications',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     type: text('type', { enum: COMMUNICATION_TYPES }).notNull(),
     /** The provider tag in upper case (`SENDGRID`, `OUTBOX`); inbound threading filters on it. */
     module: text('module').notNull(),
@@ -101,7 +107,7 @@ export const communications = pgTable(
 export const communicationEvents = pgTable(
   'communication_events',
   {
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     /** Null for an event whose message is unknown but whose account came in its custom args. */
     communicationId: text('communication_id').references(() => communications.id, { onDelete: 'cascade' }),
     sgEventId: text('sg_event_id').notNull(),
@@ -131,8 +137,8 @@ export const communicationEvents = pgTable(
 export const mailEventBatches = pgTable('mail_event_batches', {
   id: idColumn(),
   payload: jsonb('payload').$type<unknown[]>().notNull(),
-  receivedAt: timestamp('received_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  processedAt: timestamp('processed_at', { withTimezone: true, mode: 'date' }),
+  receivedAt: timestampColumn('received_at').notNull().defaultNow(),
+  processedAt: timestampColumn('processed_at'),
 })
 
 /** The SendGrid subuser an account sends through; the API key is encrypted at rest. */
@@ -151,11 +157,11 @@ export const mailSubusers = pgTable('mail_subusers', {
 export const emailSendKeys = pgTable(
   'email_send_keys',
   {
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     key: text('key').notNull(),
     /** Null while the send is under way. */
     communicationId: text('communication_id'),
-    claimedAt: timestamp('claimed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    claimedAt: timestampColumn('claimed_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ name: 'email_send_keys_pkey', columns: [t.accountId, t.key] })],
 )

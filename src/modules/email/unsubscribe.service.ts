@@ -1,29 +1,34 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { addToDoNotDisturb } from './do-not-disturb.service.js'
 
 export const ONE_CLICK_REASON = 'Unsubscribed with the one-click link in the email (RFC 8058)'
 
+/** What one-click unsubscribe links are made with. */
+export interface UnsubscribeDeps {
+  /** The key that signs the links (`unsubscribeLinkKey`); none: mail goes without a link. */
+  linkKey: Buffer | undefined
+  /** Where the links point (PUBLIC_BASE_URL). */
+  publicBaseUrl: string
+}
+
 /** The key of unsubscribe links: the stored-credentials key, else the JWT secret; none in public-key-only set-ups. */
-function linkKey(config: Config): Buffer | undefined {
-  return config.secretsKey ?? (config.jwt.secret ? Buffer.from(config.jwt.secret) : undefined)
+export function unsubscribeLinkKey(secretsKey: Buffer | undefined, jwtSecret: string | undefined) {
+  return secretsKey ?? (jwtSecret ? Buffer.from(jwtSecret) : undefined)
 }
 
 const mac = (key: Buffer, payload: string) =>
   createHmac('sha256', key).update(`unsubscribe\n${payload}`).digest()
 
 /** `<payload>.<mac>`: the account and address, signed, so a link cannot be made for another address. */
-export function unsubscribeToken(config: Config, accountId: string, email: string): string | undefined {
-  const key = linkKey(config)
+export function unsubscribeToken(key: Buffer | undefined, accountId: string, email: string) {
   if (!key) return undefined
   const payload = Buffer.from(JSON.stringify({ a: accountId, e: email })).toString('base64url')
   return `${payload}.${mac(key, payload).toString('base64url')}`
 }
 
-function readToken(config: Config, token: string): { accountId: string; email: string } {
-  const key = linkKey(config)
+function readToken(key: Buffer | undefined, token: string): { accountId: string; email: string } {
   const [payload = '', signature = ''] = token.split('.')
   const expected = key ? mac(key, payload) : undefined
   const given = Buffer.from(signature, 'base64url')
@@ -39,21 +44,22 @@ function readToken(config: Config, token: string): { accountId: string; email: s
  * POSTs to our link. With several recipients in one message a link could not say who clicked.
  */
 export function oneClickHeaders(
-  config: Config,
+  deps: UnsubscribeDeps,
   accountId: string,
   recipients: { email: string }[],
 ): Record<string, string> {
   const [only] = recipients
-  const token = recipients.length === 1 && only ? unsubscribeToken(config, accountId, only.email) : undefined
+  const token =
+    recipients.length === 1 && only ? unsubscribeToken(deps.linkKey, accountId, only.email) : undefined
   if (!token) return {}
   return {
-    'List-Unsubscribe': `<${config.publicBaseUrl}/v1/e/mailprovider/unsubscribe?token=${token}>`,
+    'List-Unsubscribe': `<${deps.publicBaseUrl}/v1/e/mailprovider/unsubscribe?token=${token}>`,
     'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
   }
 }
 
 /** The one-click unsubscribe: the address goes on the account's do-not-disturb list, permanently. */
-export async function unsubscribeWithLink(db: Database, config: Config, token: string) {
-  const { accountId, email } = readToken(config, token)
+export async function unsubscribeWithLink(db: Database, linkKey: Buffer | undefined, token: string) {
+  const { accountId, email } = readToken(linkKey, token)
   return addToDoNotDisturb(db, accountId, { value: email, type: 'permanent', reason: ONE_CLICK_REASON })
 }

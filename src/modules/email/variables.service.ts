@@ -19,7 +19,7 @@
  */
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
-import type { VariableSource } from '../accounts/contacts.repository.js'
+import type { VariableSourceKind } from '../accounts/contacts.schemas.js'
 import { getVariableSource } from '../accounts/contacts.service.js'
 
 /** The records read by id: the request field carrying the id, and the fields exposed as variables. */
@@ -30,7 +30,7 @@ const RECORD_VARIABLES = {
   instareport: { idField: 'instareport_id', kind: 'instareports', fields: ['url', 'link'] },
 } as const satisfies Record<
   string,
-  { idField: keyof VariableSources; kind: VariableSource; fields: readonly string[] }
+  { idField: keyof VariableSources; kind: VariableSourceKind; fields: readonly string[] }
 >
 
 const CONTACT_FIELDS = ['name', 'email', 'phone'] as const
