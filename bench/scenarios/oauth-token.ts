@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import pg from 'pg'
-import { sha256 } from '../../src/modules/oauth/values.js'
+import { keptHash } from '../../src/modules/oauth/kept-hash.js'
 import { newId } from '../../src/platform/db/ids.js'
 import { adminPost, createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
@@ -93,7 +93,7 @@ async function insertCodes(
      from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) as c`,
     [
       codes.map((c) => c.id),
-      codes.map((c) => sha256(c.code)),
+      codes.map((c) => keptHash(c.code)),
       codes.map((c) => c.client.id),
       codes.map((c) => c.userId),
       codes.map((c) => c.accountId),

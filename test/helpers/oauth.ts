@@ -79,6 +79,11 @@ export function browser(app: FastifyInstance) {
       const url = `${AUTHORIZE}?${new URLSearchParams(query)}`
       return page(await app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} }))
     },
+    /** The sign-in page of a code request by `client` to its first redirect URI, with `extra` in the query. */
+    openFor(client: RegisteredApp, extra: Record<string, string> = {}) {
+      const redirect_uri = client.redirect_uris[0] as string
+      return this.open({ response_type: 'code', client_id: client._id, redirect_uri, ...extra })
+    },
     async post(path: string, fields: Record<string, string>) {
       return page(
         await app.inject({
@@ -119,6 +124,19 @@ export function tokenRequest(app: FastifyInstance, fields: Record<string, string
   })
 }
 
+/** A code for the user in their only account, through the real pages (the app's first redirect URI). */
+export async function obtainCode(
+  app: FastifyInstance,
+  client: RegisteredApp,
+  email: string,
+  scope?: string,
+): Promise<string> {
+  const b = browser(app)
+  const signIn = await b.openFor(client, scope ? { scope } : {})
+  const decided = await allowIfAsked(b, await b.post('', { token: signIn.token, email, password: PASSWORD }))
+  return redirected(decided.headers).searchParams.get('code') as string
+}
+
 /** Tokens for the user in their only account, through the real pages and /token (the app's first redirect URI). */
 export async function obtainTokens(
   app: FastifyInstance,
@@ -127,15 +145,7 @@ export async function obtainTokens(
   scope?: string,
 ) {
   const redirectUri = client.redirect_uris[0] as string
-  const b = browser(app)
-  const signIn = await b.open({
-    response_type: 'code',
-    client_id: client._id,
-    redirect_uri: redirectUri,
-    ...(scope && { scope }),
-  })
-  const decided = await allowIfAsked(b, await b.post('', { token: signIn.token, email, password: PASSWORD }))
-  const code = redirected(decided.headers).searchParams.get('code') as string
+  const code = await obtainCode(app, client, email, scope)
   const response = await tokenRequest(
     app,
     { grant_type: 'authorization_code', code, redirect_uri: redirectUri },

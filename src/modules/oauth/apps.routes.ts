@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { App, CreateAppBody, Credentials, NewApp, UpdateAppBody, WebhookCredentials } from './apps.schemas.js'
 import {
@@ -15,40 +16,36 @@ import {
 
 /** Registration of third-party apps through the admin API (ADMIN_TOKEN). */
 export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
-  const { db, config } = platform
+  const { db } = platform
+  const { secretsKey } = platform.config
   app.addHook('onRequest', app.authenticateAdmin)
-  const admin = (operationId: string, summary: string) => ({
-    operationId,
-    tags: ['admin'],
-    summary,
-    security: [{ admin: [] }],
-  })
 
   app.post(
     '/oauth/apps',
-    {
-      schema: {
-        ...admin(
-          'appsCreate',
-          'Register an app; the answer holds its client_secret and webhook_secret, shown this once',
-        ),
-        body: CreateAppBody,
-        // 503: SECRETS_ENCRYPTION_KEY is not set, so no secret can be kept.
-        response: { 201: Envelope(NewApp), ...errorResponses(400, 401, 503) },
-      },
-    },
-    async (request, reply) => reply.status(201).send(ok(await createApp(db, config, request.body))),
+    routeOptions({
+      operationId: 'appsCreate',
+      summary: 'Register an app; the answer holds its client_secret and webhook_secret, shown this once',
+      tags: ['admin'],
+      access: 'admin',
+      body: CreateAppBody,
+      // 503: SECRETS_ENCRYPTION_KEY is not set, so no secret can be kept.
+      response: { 201: Envelope(NewApp) },
+      errors: [400, 401, 503],
+    }),
+    async (request, reply) => reply.status(201).send(ok(await createApp(db, secretsKey, request.body))),
   )
 
   app.get(
     '/oauth/apps',
-    {
-      schema: {
-        ...admin('appsList', 'List apps, newest first'),
-        querystring: PageQuery(20, 100),
-        response: { 200: PageEnvelope(App), ...errorResponses(400, 401) },
-      },
-    },
+    routeOptions({
+      operationId: 'appsList',
+      summary: 'List apps, newest first',
+      tags: ['admin'],
+      access: 'admin',
+      querystring: PageQuery(20, 100),
+      response: { 200: PageEnvelope(App) },
+      errors: [400, 401],
+    }),
     async (request) => {
       const { data, pagination } = await listApps(db, request.query)
       return okPage(data, pagination)
@@ -57,56 +54,58 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.get(
     '/oauth/apps/:id',
-    {
-      schema: {
-        ...admin('appsGet', 'Read an app'),
-        params: IdParams,
-        response: { 200: Envelope(App), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'appsGet',
+      summary: 'Read an app',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 200: Envelope(App) },
+      errors: [400, 401, 404],
+    }),
     async (request) => ok(await getApp(db, request.params.id)),
   )
 
   app.patch(
     '/oauth/apps/:id',
-    {
-      schema: {
-        ...admin('appsUpdate', 'Change an app; active: true takes it out of development mode'),
-        params: IdParams,
-        body: UpdateAppBody,
-        response: { 200: Envelope(App), ...errorResponses(400, 401, 404) },
-      },
-    },
+    routeOptions({
+      operationId: 'appsUpdate',
+      summary: 'Change an app; active: true takes it out of development mode',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      body: UpdateAppBody,
+      response: { 200: Envelope(App) },
+      errors: [400, 401, 404],
+    }),
     async (request) => ok(await updateApp(db, request.params.id, request.body)),
   )
 
   app.post(
     '/oauth/apps/:id/secret',
-    {
-      schema: {
-        ...admin(
-          'appsRotateSecret',
-          'Rotate the client secret: the new one is shown once, the old one stops working',
-        ),
-        params: IdParams,
-        response: { 200: Envelope(Credentials), ...errorResponses(400, 401, 404, 503) },
-      },
-    },
-    async (request) => ok(await rotateClientSecret(db, config, request.params.id)),
+    routeOptions({
+      operationId: 'appsRotateSecret',
+      summary: 'Rotate the client secret: the new one is shown once, the old one stops working',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 200: Envelope(Credentials) },
+      errors: [400, 401, 404, 503],
+    }),
+    async (request) => ok(await rotateClientSecret(db, secretsKey, request.params.id)),
   )
 
   app.post(
     '/oauth/apps/:id/webhook-secret',
-    {
-      schema: {
-        ...admin(
-          'appsRotateWebhookSecret',
-          'Rotate the webhook signing secret: the new one is shown once and signs from now on',
-        ),
-        params: IdParams,
-        response: { 200: Envelope(WebhookCredentials), ...errorResponses(400, 401, 404, 503) },
-      },
-    },
-    async (request) => ok(await rotateWebhookSecret(db, config, request.params.id)),
+    routeOptions({
+      operationId: 'appsRotateWebhookSecret',
+      summary: 'Rotate the webhook signing secret: the new one is shown once and signs from now on',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 200: Envelope(WebhookCredentials) },
+      errors: [400, 401, 404, 503],
+    }),
+    async (request) => ok(await rotateWebhookSecret(db, secretsKey, request.params.id)),
   )
 }

@@ -1,5 +1,4 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
-import type { Config } from '../../config.js'
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
@@ -44,8 +43,8 @@ const appView = (row: AppRow): AppView => ({
 const clientSecretKeys = new WeakMap<Buffer, Buffer>()
 
 /** Derived once per key: every token request checks a client secret. */
-function clientSecretKey(config: Config): Buffer {
-  const key = secretsKey(config)
+function clientSecretKey(secretsKey: Buffer | undefined): Buffer {
+  const key = requireSecretsKey(secretsKey)
   let derived = clientSecretKeys.get(key)
   if (!derived) {
     derived = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'oauth client secret', 32))
@@ -54,40 +53,41 @@ function clientSecretKey(config: Config): Buffer {
   return derived
 }
 
-const hashClientSecret = (config: Config, secret: string): string =>
-  createHmac('sha256', clientSecretKey(config)).update(secret).digest('hex')
+const hashClientSecret = (secretsKey: Buffer | undefined, secret: string): string =>
+  createHmac('sha256', clientSecretKey(secretsKey)).update(secret).digest('hex')
 
 /** Whether `secret` is the app's current client secret (compared as keyed hashes, in constant time). */
-export function clientSecretMatches(config: Config, app: AppRow, secret: string): boolean {
-  const given = Buffer.from(hashClientSecret(config, secret), 'hex')
+export function clientSecretMatches(secretsKey: Buffer | undefined, app: AppRow, secret: string): boolean {
+  const given = Buffer.from(hashClientSecret(secretsKey, secret), 'hex')
   const stored = Buffer.from(app.clientSecretHash, 'hex')
   return given.length === stored.length && timingSafeEqual(given, stored)
 }
 
 /** A new secret and its hash: 256 random bits, shown to the caller once and kept only as the hash. */
-function newClientSecret(config: Config): { secret: string; hash: string } {
+function newClientSecret(secretsKey: Buffer | undefined): { secret: string; hash: string } {
   const secret = randomBytes(32).toString('base64url')
-  return { secret, hash: hashClientSecret(config, secret) }
+  return { secret, hash: hashClientSecret(secretsKey, secret) }
 }
 
-function secretsKey(config: Config): Buffer {
-  if (!config.secretsKey)
-    throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: app secrets cannot be kept')
-  return config.secretsKey
+function requireSecretsKey(secretsKey: Buffer | undefined): Buffer {
+  if (!secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: app secrets cannot be kept')
+  return secretsKey
 }
 
 /**
  * A webhook signing secret in the Standard Webhooks form (`whsec_` and 256 random bits in base64), shown
  * once and kept sealed: signing needs the secret itself, so a hash would not do.
  */
-function newWebhookSecret(config: Config): { secret: string; sealed: string } {
+function newWebhookSecret(secretsKey: Buffer | undefined): { secret: string; sealed: string } {
   const secret = `whsec_${randomBytes(32).toString('base64')}`
-  return { secret, sealed: sealSecret(secretsKey(config), secret) }
+  return { secret, sealed: sealSecret(requireSecretsKey(secretsKey), secret) }
 }
 
 /** The secret the app's notifications are signed with; undefined for apps registered before there was one. */
-export function webhookSecretOf(config: Config, app: AppRow): string | undefined {
-  return app.webhookSecretSealed ? openSecret(secretsKey(config), app.webhookSecretSealed) : undefined
+export function webhookSecretOf(secretsKey: Buffer | undefined, app: AppRow): string | undefined {
+  return app.webhookSecretSealed
+    ? openSecret(requireSecretsKey(secretsKey), app.webhookSecretSealed)
+    : undefined
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
@@ -130,10 +130,14 @@ async function changeApp(db: Database, id: string, changes: Parameters<typeof up
 }
 
 /** Registers an app; the answer carries its `client_secret` and `webhook_secret`, never shown again. */
-export async function createApp(db: Database, config: Config, input: CreateAppBody): Promise<NewApp> {
+export async function createApp(
+  db: Database,
+  secretsKey: Buffer | undefined,
+  input: CreateAppBody,
+): Promise<NewApp> {
   await assertAppInput(db, input)
-  const { secret, hash } = newClientSecret(config)
-  const webhook = newWebhookSecret(config)
+  const { secret, hash } = newClientSecret(secretsKey)
+  const webhook = newWebhookSecret(secretsKey)
   const row = await insertApp(db, {
     name: input.name,
     clientSecretHash: hash,
@@ -161,6 +165,9 @@ export function listApps(
   return paginate(query, (window) => listAppRows(db, window), appView)
 }
 
+/** The spec's refusal of an app that is not active: `/authorize` redirects with it, `/token` answers it. */
+export const APP_IN_DEV_MODE = 'App is in dev mode'
+
 /** Changes what is given; `active: true` takes the app out of development mode. */
 export async function updateApp(db: Database, id: string, changes: UpdateAppBody): Promise<AppView> {
   await assertAppInput(db, { ...changes, webhook_url: changes.webhook_url ?? undefined })
@@ -177,8 +184,12 @@ export async function updateApp(db: Database, id: string, changes: UpdateAppBody
 }
 
 /** A new secret replaces the old one at once: the old one stops authenticating the app. */
-export async function rotateClientSecret(db: Database, config: Config, id: string): Promise<Credentials> {
-  const { secret, hash } = newClientSecret(config)
+export async function rotateClientSecret(
+  db: Database,
+  secretsKey: Buffer | undefined,
+  id: string,
+): Promise<Credentials> {
+  const { secret, hash } = newClientSecret(secretsKey)
   const row = await changeApp(db, id, { clientSecretHash: hash })
   if (!row) throw new NotFound('App not found')
   return { client_id: row.id, client_secret: secret }
@@ -187,10 +198,10 @@ export async function rotateClientSecret(db: Database, config: Config, id: strin
 /** A new webhook signing secret replaces the old one at once: notifications are signed with it from now. */
 export async function rotateWebhookSecret(
   db: Database,
-  config: Config,
+  secretsKey: Buffer | undefined,
   id: string,
 ): Promise<WebhookCredentials> {
-  const { secret, sealed } = newWebhookSecret(config)
+  const { secret, sealed } = newWebhookSecret(secretsKey)
   const row = await changeApp(db, id, { webhookSecretSealed: sealed })
   if (!row) throw new NotFound('App not found')
   return { client_id: row.id, webhook_secret: secret }

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { anId } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { oauthApps } from './tables.js'
 
@@ -47,7 +48,7 @@ describe('OAuth apps and scopes (admin API)', () => {
     expect(response.statusCode).toBe(201)
     const created = response.json().data
     expect(created).toMatchObject({
-      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      _id: anId,
       name: 'Reporting Hub',
       redirect_uris: ['https://hub.example.com/oauth/callback'],
       scopes: ['crm.contacts.read', 'analytics.read'],

@@ -1,5 +1,6 @@
-import { and, count, desc, eq, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { oauthAuditEvents } from './tables.js'
 
 export type AuditEventRow = typeof oauthAuditEvents.$inferSelect
@@ -32,15 +33,15 @@ export async function listAuditEvents(
   if (filters.clientId) where.push(eq(oauthAuditEvents.clientId, filters.clientId))
   if (filters.accountId) where.push(eq(oauthAuditEvents.accountId, filters.accountId))
   const condition = where.length > 0 ? and(...where) : undefined
-  const [rows, [totals]] = await Promise.all([
+  return selectPage(
+    db,
     db
       .select()
       .from(oauthAuditEvents)
       .where(condition)
       .orderBy(desc(oauthAuditEvents.createdAt), desc(oauthAuditEvents.id))
-      .limit(filters.limit)
-      .offset(filters.offset),
-    db.select({ total: count() }).from(oauthAuditEvents).where(condition),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+      .$dynamic(),
+    { from: oauthAuditEvents, where: condition },
+    filters,
+  )
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { AuditEvent, AuditQuery } from './audit.schemas.js'
 import { listAudit } from './audit.service.js'
 
@@ -10,16 +11,15 @@ export const auditRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.get(
     '/oauth/audit',
-    {
-      schema: {
-        operationId: 'auditList',
-        tags: ['admin'],
-        summary: 'What happened to grants and tokens, newest first (optionally of one app or account)',
-        security: [{ admin: [] }],
-        querystring: AuditQuery,
-        response: { 200: PageEnvelope(AuditEvent), ...errorResponses(400, 401) },
-      },
-    },
+    routeOptions({
+      operationId: 'auditList',
+      summary: 'What happened to grants and tokens, newest first (optionally of one app or account)',
+      tags: ['admin'],
+      access: 'admin',
+      querystring: AuditQuery,
+      response: { 200: PageEnvelope(AuditEvent) },
+      errors: [400, 401],
+    }),
     async (request) => {
       const { data, pagination } = await listAudit(platform.db, request.query)
       return okPage(data, pagination)

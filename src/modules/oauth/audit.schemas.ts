@@ -21,7 +21,7 @@ export const AuditEvent = Type.Object({
   detail: Type.Record(Type.String(), Type.Unknown()),
   created_at: Timestamp(),
 })
-export type AuditEventView = Static<typeof AuditEvent>
+export type AuditEvent = Static<typeof AuditEvent>
 
 export const AuditQuery = Type.Composite([
   Type.Object({ client_id: Type.Optional(Id()), account_id: Type.Optional(Id()) }),

@@ -2,9 +2,10 @@ import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { insertAuditEvent, listAuditEvents } from './audit.repository.js'
-import type { AuditEventName, AuditEventView, AuditQuery } from './audit.schemas.js'
+import type { AuditEvent, AuditEventName, AuditQuery } from './audit.schemas.js'
 
-export interface AuditEvent {
+/** What an audit record is made from; the ids a request has, the others null. */
+export interface AuditEventInput {
   event: AuditEventName
   clientId?: string | null
   userId?: string | null
@@ -14,7 +15,7 @@ export interface AuditEvent {
 }
 
 /** Records an event; called in the transaction of what it records, so both commit or neither. */
-export function recordAudit(db: Database, event: AuditEvent): Promise<void> {
+export function recordAudit(db: Database, event: AuditEventInput): Promise<void> {
   return insertAuditEvent(db, {
     event: event.event,
     clientId: event.clientId ?? null,
@@ -28,7 +29,7 @@ export function recordAudit(db: Database, event: AuditEvent): Promise<void> {
 export function listAudit(
   db: Database,
   query: AuditQuery,
-): Promise<{ data: AuditEventView[]; pagination: Pagination }> {
+): Promise<{ data: AuditEvent[]; pagination: Pagination }> {
   return paginate(
     query,
     (window) => listAuditEvents(db, { clientId: query.client_id, accountId: query.account_id, ...window }),

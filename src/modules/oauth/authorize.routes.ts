@@ -4,23 +4,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { getUser } from '../accounts/accounts.service.js'
+import { accountsPage, consentPage, errorPage, type PageFrame, signInPage } from './authorize.pages.js'
 import {
+  type AuthorizeDeps,
   allow,
   appOfFlow,
   checkAuthorizationRequest,
   consentDetails,
+  deny,
   redirectIfConsented,
-  redirectTo,
   signIn,
 } from './authorize.service.js'
+import { localeOf, pageText } from './authorize.texts.js'
 import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.service.js'
-import { localeOf, message } from './messages.js'
-import { accountsPage, consentPage, errorPage, type PageContext, signInPage } from './pages.js'
 
 const FLOW_COOKIE_SECONDS = 15 * 60
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
@@ -36,8 +37,6 @@ const pageErrors = {
   400: Page('The request cannot go on: the page says why (an unknown client, an expired page, …)'),
   429: Page('Too many requests from this address'),
 }
-// 503: SECRETS_ENCRYPTION_KEY is not set, so no sign-in page can be signed.
-const unavailable = errorResponses(503)
 
 /**
  * `GET|POST /authorize` and the pages after sign-in (`/authorize/account`, `/authorize/consent`): server-
@@ -45,6 +44,7 @@ const unavailable = errorResponses(503)
  */
 export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, config } = platform
+  const deps: AuthorizeDeps = { db, issuer: config.publicBaseUrl }
   await app.register(cookie)
   await app.register(formbody)
   const secureCookie = config.publicBaseUrl.startsWith('https:')
@@ -72,14 +72,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   app.setErrorHandler((error, request, reply) => {
     if (!(error instanceof DomainError && error.statusCode === 429)) throw error
     const locale = localeOf((request.query as { user_locale?: unknown } | undefined)?.user_locale)
-    return html(reply, 429, errorPage(locale, 'too_many_requests', message(locale, 'tooMany')))
+    return html(reply, 429, errorPage(locale, 'too_many_requests', pageText(locale, 'tooMany')))
   })
 
-  async function pageContext(request: FastifyRequest, flow: Flow, clientName: string): Promise<PageContext> {
+  async function pageFrame(request: FastifyRequest, flow: Flow, clientName: string): Promise<PageFrame> {
     return {
       locale: flow.locale,
       clientName,
-      token: await signFlow(config, flow),
+      token: await signFlow(config.secretsKey, flow),
       pagePath: request.url.split('?')[0] as string,
     }
   }
@@ -88,14 +88,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   async function postedFlow(request: FastifyRequest, reply: FastifyReply) {
     const form = (request.body ?? {}) as Form
     try {
-      const flow = await readFlow(config, form.token, request.cookies[CSRF_COOKIE])
+      const flow = await readFlow(config.secretsKey, form.token, request.cookies[CSRF_COOKIE])
       const client = await appOfFlow(db, flow)
       if (client) return { flow, client, form }
       html(reply, 400, errorPage(flow.locale, 'unauthorized_client', 'Invalid Client ID'))
     } catch (error) {
       if (!(error instanceof FlowExpired)) throw error
       request.log.warn({ reason: error.reason }, 'oauth page refused as expired')
-      html(reply, 400, errorPage('en', 'invalid_request', message('en', 'expired')))
+      html(reply, 400, errorPage('en', 'invalid_request', pageText('en', 'expired')))
     }
     return undefined
   }
@@ -107,33 +107,33 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     flow: Flow & { uid: string; account_id: string },
     clientName: string,
   ) {
-    const consented = await redirectIfConsented(db, config, flow)
+    const consented = await redirectIfConsented(deps, flow)
     if (consented) return reply.redirect(consented, 303)
-    const ctx = await pageContext(request, flow, clientName)
-    return html(reply, 200, consentPage(ctx, await consentDetails(db, flow)))
+    const frame = await pageFrame(request, flow, clientName)
+    return html(reply, 200, consentPage(frame, await consentDetails(db, flow)))
   }
 
   app.get(
     '/authorize',
-    {
-      config: limited,
-      schema: {
-        operationId: 'authorizeStart',
-        tags: ['oauth'],
-        summary: 'Start an authorization: the sign-in page',
-        response: {
-          200: Page('The sign-in page'),
-          302: {
-            type: 'null',
-            description: "Back to the app's redirect URI with the spec's error and the state",
-          },
-          ...pageErrors,
-          ...unavailable,
+    routeOptions({
+      operationId: 'authorizeStart',
+      summary: 'Start an authorization: the sign-in page',
+      tags: ['oauth'],
+      access: 'public',
+      response: {
+        200: Page('The sign-in page'),
+        302: {
+          type: 'null',
+          description: "Back to the app's redirect URI with the spec's error and the state",
         },
+        ...pageErrors,
       },
-    },
+      // 503: SECRETS_ENCRYPTION_KEY is not set, so no sign-in page can be signed.
+      errors: [503],
+      config: limited,
+    }),
     async (request, reply) => {
-      const outcome = await checkAuthorizationRequest(db, config, request.query as Record<string, unknown>)
+      const outcome = await checkAuthorizationRequest(deps, request.query as Record<string, unknown>)
       if (outcome.kind === 'error-page') {
         return html(reply, 400, errorPage('en', outcome.error, outcome.description))
       }
@@ -147,29 +147,28 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         secure: secureCookie,
         maxAge: FLOW_COOKIE_SECONDS,
       })
-      const ctx = await pageContext(request, { ...outcome.request, csrf }, outcome.clientName)
-      return html(reply, 200, signInPage(ctx))
+      const frame = await pageFrame(request, { ...outcome.request, csrf }, outcome.clientName)
+      return html(reply, 200, signInPage(frame))
     },
   )
 
   app.post(
     '/authorize',
-    {
-      config: limited,
-      schema: {
-        operationId: 'authorizeSignIn',
-        tags: ['oauth'],
-        summary: 'The sign-in form (email, password, token)',
-        response: {
-          200: Page('The account choice, or the consent page'),
-          303: { type: 'null', description: 'To the app with a code: consent was given before' },
-          ...pageErrors,
-          401: Page('The sign-in page again: wrong email or password'),
-          403: Page('The user belongs to no account'),
-          ...unavailable,
-        },
+    routeOptions({
+      operationId: 'authorizeSignIn',
+      summary: 'The sign-in form (email, password, token)',
+      tags: ['oauth'],
+      access: 'public',
+      response: {
+        200: Page('The account choice, or the consent page'),
+        303: { type: 'null', description: 'To the app with a code: consent was given before' },
+        ...pageErrors,
+        401: Page('The sign-in page again: wrong email or password'),
+        403: Page('The user belongs to no account'),
       },
-    },
+      errors: [503],
+      config: limited,
+    }),
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
@@ -177,8 +176,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       const email = typeof form.email === 'string' ? form.email.trim() : ''
       const refuse = async (status: number, reason: 'wrongCredentials' | 'tooMany') => {
         request.log.info({ client_id: client.id, reason }, 'oauth sign-in refused')
-        const ctx = await pageContext(request, flow, client.name)
-        return html(reply, status, signInPage(ctx, { error: message(flow.locale, reason), email }))
+        const frame = await pageFrame(request, flow, client.name)
+        return html(reply, status, signInPage(frame, { error: pageText(flow.locale, reason), email }))
       }
       const emailKey = email.toLowerCase()
       if (await signInFailures.blocked(emailKey)) return refuse(429, 'tooMany')
@@ -190,12 +189,12 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       await signInFailures.succeeded(emailKey)
       const [only, ...others] = user.accounts
       if (!only)
-        return html(reply, 403, errorPage(flow.locale, 'access_denied', message(flow.locale, 'noAccounts')))
+        return html(reply, 403, errorPage(flow.locale, 'access_denied', pageText(flow.locale, 'noAccounts')))
       if (others.length > 0) {
         return html(
           reply,
           200,
-          accountsPage(await pageContext(request, { ...flow, uid: user._id }, client.name), user.accounts),
+          accountsPage(await pageFrame(request, { ...flow, uid: user._id }, client.name), user.accounts),
         )
       }
       return askConsent(request, reply, { ...flow, uid: user._id, account_id: only._id }, client.name)
@@ -204,26 +203,25 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.post(
     '/authorize/account',
-    {
-      schema: {
-        operationId: 'authorizeChooseAccount',
-        tags: ['oauth'],
-        summary: 'The account chosen by a user of several (account_id, token)',
-        response: {
-          200: Page('The consent page'),
-          303: { type: 'null', description: 'To the app with a code: consent was given before' },
-          400: pageErrors[400],
-          ...unavailable,
-        },
+    routeOptions({
+      operationId: 'authorizeChooseAccount',
+      summary: 'The account chosen by a user of several (account_id, token)',
+      tags: ['oauth'],
+      access: 'public',
+      response: {
+        200: Page('The consent page'),
+        303: { type: 'null', description: 'To the app with a code: consent was given before' },
+        400: pageErrors[400],
       },
-    },
+      errors: [503],
+    }),
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
       const { flow, client, form } = posted
       const memberOf = flow.uid ? (await getUser(db, flow.uid)).memberships.map((m) => m.account_id) : []
       if (!flow.uid || typeof form.account_id !== 'string' || !memberOf.includes(form.account_id)) {
-        return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
+        return html(reply, 400, errorPage(flow.locale, 'invalid_request', pageText(flow.locale, 'expired')))
       }
       return askConsent(request, reply, { ...flow, uid: flow.uid, account_id: form.account_id }, client.name)
     },
@@ -231,35 +229,27 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.post(
     '/authorize/consent',
-    {
-      schema: {
-        operationId: 'authorizeDecide',
-        tags: ['oauth'],
-        summary: 'The decision on the consent page (decision: allow or deny, token)',
-        response: {
-          303: { type: 'null', description: 'To the app: with a code, or with access_denied' },
-          400: pageErrors[400],
-          ...unavailable,
-        },
+    routeOptions({
+      operationId: 'authorizeDecide',
+      summary: 'The decision on the consent page (decision: allow or deny, token)',
+      tags: ['oauth'],
+      access: 'public',
+      response: {
+        303: { type: 'null', description: 'To the app: with a code, or with access_denied' },
+        400: pageErrors[400],
       },
-    },
+      errors: [503],
+    }),
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
       if (!posted) return reply
       const { flow, form } = posted
       const { uid, account_id } = flow
       if (!uid || !account_id) {
-        return html(reply, 400, errorPage(flow.locale, 'invalid_request', message(flow.locale, 'expired')))
+        return html(reply, 400, errorPage(flow.locale, 'invalid_request', pageText(flow.locale, 'expired')))
       }
-      if (form.decision !== 'allow') {
-        const denied = {
-          error: 'access_denied',
-          error_description: 'The user denied access',
-          state: flow.state,
-        }
-        return reply.redirect(redirectTo(config, flow.redirect_uri, denied), 303)
-      }
-      return reply.redirect(await allow(db, config, { ...flow, uid, account_id }, request.ip), 303)
+      if (form.decision !== 'allow') return reply.redirect(deny(deps, flow), 303)
+      return reply.redirect(await allow(deps, { ...flow, uid, account_id }, request.ip), 303)
     },
   )
 }

@@ -1,18 +1,20 @@
 import { randomBytes } from 'node:crypto'
-import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.service.js'
 import { type AppRow, findApp } from './apps.repository.js'
+import { APP_IN_DEV_MODE } from './apps.service.js'
 import { recordAudit } from './audit.service.js'
 import { insertCode } from './authorize.repository.js'
+import { localeOf, scopeDescription } from './authorize.texts.js'
 import type { AuthorizationRequest, Flow } from './flow.service.js'
 import { findConsent, mergeConsent } from './grants.repository.js'
-import { localeOf, scopeDescription } from './messages.js'
+import { keptHash } from './kept-hash.js'
+import { isPkceValue } from './pkce.js'
+import { param } from './request-params.js'
 import { findScopes } from './scopes.repository.js'
-import { isPkceValue, sha256, text } from './values.js'
 
 /** RFC 6749 4.1.2.1 and RFC 7636: what /authorize may answer on the way to a code. */
 export type AuthorizeOutcome =
@@ -21,16 +23,20 @@ export type AuthorizeOutcome =
   | { kind: 'redirect'; location: string }
   | { kind: 'sign-in'; request: AuthorizationRequest; clientName: string }
 
-const CODE_SECONDS = 10 * 60
+/** The spec's authorization code lifetime: it expires 10 minutes after issue. */
+export const AUTHORIZATION_CODE_LIFETIME_SECONDS = 10 * 60
+
+/** What the authorization endpoint needs. */
+export interface AuthorizeDeps {
+  db: Database
+  /** The server's issuer identifier (PUBLIC_BASE_URL), sent as `iss` with every redirect. */
+  issuer: string
+}
 
 /** The redirect URI with the parameters, and `iss` (RFC 9207) so the app can tell which server answered. */
-export function redirectTo(
-  config: Config,
-  redirectUri: string,
-  params: Record<string, string | undefined>,
-): string {
+function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | undefined>): string {
   const url = new URL(redirectUri)
-  for (const [name, value] of Object.entries({ ...params, iss: config.publicBaseUrl })) {
+  for (const [name, value] of Object.entries({ ...params, iss: issuer })) {
     if (value !== undefined) url.searchParams.set(name, value)
   }
   return url.toString()
@@ -38,14 +44,13 @@ export function redirectTo(
 
 /** Checks the request of `GET /authorize` in the order that keeps redirects to verified URIs only. */
 export async function checkAuthorizationRequest(
-  db: Database,
-  config: Config,
+  deps: AuthorizeDeps,
   query: Record<string, unknown>,
 ): Promise<AuthorizeOutcome> {
-  const clientId = text(query.client_id)
-  const app = clientId && isId(clientId) ? await findApp(db, clientId) : undefined
+  const clientId = param(query.client_id)
+  const app = clientId && isId(clientId) ? await findApp(deps.db, clientId) : undefined
   if (!app) return { kind: 'error-page', error: 'unauthorized_client', description: 'Invalid Client ID' }
-  const redirectUri = text(query.redirect_uri)
+  const redirectUri = param(query.redirect_uri)
   if (!redirectUri || !app.redirectUris.includes(redirectUri)) {
     return {
       kind: 'error-page',
@@ -53,19 +58,19 @@ export async function checkAuthorizationRequest(
       description: 'redirect_uri is not registered for this app',
     }
   }
-  const state = text(query.state)
+  const state = param(query.state)
   const refuse = (error: string, description: string): AuthorizeOutcome => ({
     kind: 'redirect',
-    location: redirectTo(config, redirectUri, { error, error_description: description, state }),
+    location: redirectTo(deps.issuer, redirectUri, { error, error_description: description, state }),
   })
-  if (!app.active) return refuse('unauthorized_client', 'App is in dev mode')
-  const responseType = text(query.response_type)
+  if (!app.active) return refuse('unauthorized_client', APP_IN_DEV_MODE)
+  const responseType = param(query.response_type)
   if (!responseType) return refuse('invalid_request', 'response_type is required')
   if (responseType !== 'code')
     return refuse('unsupported_response_type', 'Only response_type=code is supported')
 
-  const challenge = text(query.code_challenge)
-  const method = text(query.code_challenge_method)
+  const challenge = param(query.code_challenge)
+  const method = param(query.code_challenge_method)
   // Without a method RFC 7636 means `plain`, which RFC 9700 rules out.
   if ((challenge || method) && method !== 'S256')
     return refuse('invalid_request', 'code_challenge_method must be S256')
@@ -75,7 +80,7 @@ export async function checkAuthorizationRequest(
   if (app.isPublic && !challenge)
     return refuse('invalid_request', 'This app must use PKCE (code_challenge with S256)')
 
-  const requested = (text(query.scope) ?? '').split(' ').filter(Boolean)
+  const requested = (param(query.scope) ?? '').split(' ').filter(Boolean)
   const scopes = requested.length > 0 ? app.scopes.filter((scope) => requested.includes(scope)) : app.scopes
   if (requested.length > 0 && scopes.length === 0) {
     return refuse('invalid_scope', 'None of the requested scopes is allowed for this app')
@@ -129,8 +134,8 @@ type ConsentedFlow = Flow & { uid: string; account_id: string }
  * The user allowed the app: the consent is remembered (its scopes added to earlier ones) and a code
  * issued, together; the redirect that hands the code to the app.
  */
-export function allow(db: Database, config: Config, flow: ConsentedFlow, ip: string): Promise<string> {
-  return inTransaction(db, async (tx) => {
+export function allow(deps: AuthorizeDeps, flow: ConsentedFlow, ip: string): Promise<string> {
+  return inTransaction(deps.db, async (tx) => {
     await mergeConsent(tx, flow.account_id, {
       userId: flow.uid,
       clientId: flow.client_id,
@@ -144,29 +149,35 @@ export function allow(db: Database, config: Config, flow: ConsentedFlow, ip: str
       ip,
       detail: { scopes: flow.scopes },
     })
-    return issueCode(tx, config, flow)
+    return issueCode(tx, deps.issuer, flow)
   })
 }
 
+/** The user denied the app: the redirect that tells it so. */
+export function deny(deps: AuthorizeDeps, flow: Flow): string {
+  const denied = { error: 'access_denied', error_description: 'The user denied access', state: flow.state }
+  return redirectTo(deps.issuer, flow.redirect_uri, denied)
+}
+
 /** When the user allowed this app every asked scope in this account before: the code, without asking. */
-export async function redirectIfConsented(db: Database, config: Config, flow: ConsentedFlow) {
-  const consent = await findConsent(db, flow.account_id, flow.uid, flow.client_id)
+export async function redirectIfConsented(deps: AuthorizeDeps, flow: ConsentedFlow) {
+  const consent = await findConsent(deps.db, flow.account_id, flow.uid, flow.client_id)
   const covered = consent && flow.scopes.every((scope) => consent.scopes.includes(scope))
-  return covered ? issueCode(db, config, flow) : undefined
+  return covered ? issueCode(deps.db, deps.issuer, flow) : undefined
 }
 
 /** A single-use code for the consented flow, kept as its hash; the redirect that hands it to the app. */
-async function issueCode(db: Database, config: Config, flow: ConsentedFlow) {
+async function issueCode(db: Database, issuer: string, flow: ConsentedFlow) {
   const code = randomBytes(32).toString('base64url')
   await insertCode(db, {
-    codeHash: sha256(code),
+    codeHash: keptHash(code),
     clientId: flow.client_id,
     userId: flow.uid,
     accountId: flow.account_id,
     scopes: flow.scopes,
     redirectUri: flow.redirect_uri,
     codeChallenge: flow.code_challenge ?? null,
-    expiresAt: new Date(Date.now() + CODE_SECONDS * 1000),
+    expiresAt: new Date(Date.now() + AUTHORIZATION_CODE_LIFETIME_SECONDS * 1000),
   })
-  return redirectTo(config, flow.redirect_uri, { code, state: flow.state })
+  return redirectTo(issuer, flow.redirect_uri, { code, state: flow.state })
 }

@@ -3,9 +3,9 @@ import { findAppForClientAuth } from './app-cache.js'
 import type { AppRow } from './apps.repository.js'
 import { clientSecretMatches } from './apps.service.js'
 import { recordAudit } from './audit.service.js'
+import { param } from './request-params.js'
 import type { OAuthForm } from './token.schemas.js'
-import { OAuthError, type TokenContext } from './token.service.js'
-import { text } from './values.js'
+import { OAuthError, type TokenDeps } from './token.service.js'
 
 /** `Basic base64(client_id:client_secret)`, each form-urlencoded first (RFC 6749 2.3.1). */
 function basicCredentials(header: string): { id: string; secret: string } | undefined {
@@ -29,31 +29,31 @@ export const CLIENT_AUTH_FAILURES = 30
  * only). A public app authenticates with its id alone: PKCE then proves it started the authorization.
  */
 export async function authenticateClient(
-  ctx: TokenContext,
+  deps: TokenDeps,
   request: { authorization?: string; body: OAuthForm },
 ): Promise<AppRow> {
   const basic = request.authorization?.trim().toLowerCase().startsWith('basic ')
   const failed = async (clientId?: string) => {
-    const ip = ctx.ip ?? ''
+    const ip = deps.ip ?? ''
     // Past the limit an address is answered 429 and no longer recorded: a flood of bad credentials
     // neither grows the audit table nor goes on guessing. Good credentials from it still pass.
-    if (await ctx.clientAuthFailures.blocked(ip)) {
+    if (await deps.clientAuthFailures.blocked(ip)) {
       return new OAuthError(429, 'too_many_requests', 'Too many failed client authentications; try later')
     }
-    await ctx.clientAuthFailures.failed(ip)
-    await recordAudit(ctx.db, {
+    await deps.clientAuthFailures.failed(ip)
+    await recordAudit(deps.db, {
       event: 'client.authentication_failed',
       clientId: clientId && isId(clientId) ? clientId : null,
-      ip: ctx.ip,
+      ip: deps.ip,
       detail: { method: basic ? 'client_secret_basic' : 'client_secret_post' },
     })
     return new OAuthError(401, 'invalid_client', 'Client authentication failed')
   }
-  const bodySecret = text(request.body.client_secret)
+  const bodySecret = param(request.body.client_secret)
   if (basic && bodySecret) {
     throw new OAuthError(400, 'invalid_request', 'Use one client authentication method, not two')
   }
-  const bodyClientId = text(request.body.client_id)
+  const bodyClientId = param(request.body.client_id)
   const credentials = basic
     ? basicCredentials(request.authorization as string)
     : { id: bodyClientId ?? '', secret: bodySecret }
@@ -64,11 +64,11 @@ export async function authenticateClient(
       'invalid_request',
       'client_id in the body is not the client of the Basic credentials',
     )
-  const app = await findAppForClientAuth(ctx.db, credentials.id)
+  const app = await findAppForClientAuth(deps.db, credentials.id)
   if (!app) throw await failed(credentials.id)
   if (credentials.secret === undefined) {
     if (!app.isPublic) throw await failed(app.id)
-  } else if (!clientSecretMatches(ctx.config, app, credentials.secret)) {
+  } else if (!clientSecretMatches(deps.secretsKey, app, credentials.secret)) {
     throw await failed(app.id)
   }
   return app

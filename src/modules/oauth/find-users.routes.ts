@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { FoundUser } from '../accounts/user-search.schemas.js'
 import { findUsersByEmail } from '../accounts/user-search.service.js'
-import { FindUsersQuery, FoundUser } from './find-users.schemas.js'
+import { FindUsersQuery } from './find-users.schemas.js'
 
 /** The spec's `findUsers`: the user directory, for operators (it lists users across accounts). */
 export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -10,14 +12,15 @@ export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     '/findUsers',
     {
       onRequest: app.authenticateAdmin,
-      schema: {
+      ...routeOptions({
         operationId: 'findUsersList',
-        tags: ['oauth'],
         summary: 'Users whose email contains `email`, each with the accounts they belong to',
-        security: [{ admin: [] }],
+        tags: ['oauth'],
+        access: 'admin',
         querystring: FindUsersQuery,
-        response: { 200: PageEnvelope(FoundUser), ...errorResponses(400, 401) },
-      },
+        response: { 200: PageEnvelope(FoundUser) },
+        errors: [400, 401],
+      }),
     },
     async (request) => {
       const { data, pagination } = await findUsersByEmail(platform.db, request.query)

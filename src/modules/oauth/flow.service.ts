@@ -1,8 +1,7 @@
 import { hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
 import { jwtVerify, SignJWT } from 'jose'
-import type { Config } from '../../config.js'
 import { Unavailable } from '../../platform/http/errors.js'
-import type { Locale } from './messages.js'
+import type { Locale } from './authorize.texts.js'
 
 /** What /authorize was asked, once checked: carried from page to page in the signed `token`. */
 export interface AuthorizationRequest {
@@ -32,21 +31,19 @@ export class FlowExpired extends Error {
   }
 }
 
-function flowKey(config: Config): Uint8Array {
-  if (!config.secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: sign-in is unavailable')
-  return new Uint8Array(
-    hkdfSync('sha256', config.secretsKey, Buffer.alloc(0), 'oauth authorization flow', 32),
-  )
+function flowKey(secretsKey: Buffer | undefined): Uint8Array {
+  if (!secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: sign-in is unavailable')
+  return new Uint8Array(hkdfSync('sha256', secretsKey, Buffer.alloc(0), 'oauth authorization flow', 32))
 }
 
 export const newCsrfValue = () => randomBytes(24).toString('base64url')
 
-export function signFlow(config: Config, flow: Flow): Promise<string> {
+export function signFlow(secretsKey: Buffer | undefined, flow: Flow): Promise<string> {
   return new SignJWT({ flow })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuedAt()
     .setExpirationTime(`${FLOW_SECONDS}s`)
-    .sign(flowKey(config))
+    .sign(flowKey(secretsKey))
 }
 
 /**
@@ -54,7 +51,7 @@ export function signFlow(config: Config, flow: Flow): Promise<string> {
  * flow's CSRF cookie: a page posted from another site cannot carry that cookie's value.
  */
 export async function readFlow(
-  config: Config,
+  secretsKey: Buffer | undefined,
   token: unknown,
   csrfCookie: string | undefined,
 ): Promise<Flow> {
@@ -64,8 +61,9 @@ export async function readFlow(
   if (!csrfCookie) throw new FlowExpired('no CSRF cookie: cookies blocked, or posted to another host')
   let flow: Flow
   try {
-    flow = ((await jwtVerify(token, flowKey(config), { algorithms: ['HS256'] })).payload as { flow: Flow })
-      .flow
+    flow = (
+      (await jwtVerify(token, flowKey(secretsKey), { algorithms: ['HS256'] })).payload as { flow: Flow }
+    ).flow
   } catch {
     throw new FlowExpired('flow token invalid or expired')
   }

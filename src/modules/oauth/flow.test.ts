@@ -27,11 +27,7 @@ describe('authorization flow pages', () => {
     await createUser(app, 'two-accounts@flow.example', [owner.accountId, stranger.accountId])
     const client = await registerApp(app)
     const b = browser(app)
-    const signIn = await b.open({
-      response_type: 'code',
-      client_id: client._id,
-      redirect_uri: client.redirect_uris[0] as string,
-    })
+    const signIn = await b.openFor(client)
     // Served at /v1/auth/oauth/authorize: "authorize" is /v1/auth/oauth/authorize.
     expect(actions(signIn.html)).toEqual(['authorize'])
     const choose = await b.post('', {
@@ -51,11 +47,7 @@ describe('authorization flow pages', () => {
   }) => {
     const client = await registerApp(app)
     const b = browser(app)
-    const signIn = await b.open({
-      response_type: 'code',
-      client_id: client._id,
-      redirect_uri: client.redirect_uris[0] as string,
-    })
+    const signIn = await b.openFor(client)
     const refusals = () => logs.lines.filter((line) => line.msg === 'oauth page refused as expired')
     const post = (cookie: string | undefined) =>
       app.inject({

@@ -4,7 +4,12 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { recordAudit } from './audit.service.js'
-import { deleteConsent, listConsents, revokeRefreshTokensOfUser } from './grants.repository.js'
+import {
+  deleteConsent,
+  findGrantRevoked,
+  listConsents,
+  revokeRefreshTokensOfUser,
+} from './grants.repository.js'
 import type { Grant } from './grants.schemas.js'
 
 /** The apps the caller allowed in their account, with the scopes allowed. */
@@ -44,4 +49,12 @@ export async function revokeGrant(
     return revoked
   })
   await revokedGrants.announce(grantIds)
+}
+
+/**
+ * Whether the grant (the id of the code that started it) is revoked, for the platform's check of access
+ * tokens (revoked-grants.ts).
+ */
+export function isGrantRevoked(db: Database, grantId: string): Promise<boolean> {
+  return findGrantRevoked(db, grantId)
 }

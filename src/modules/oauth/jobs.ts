@@ -4,13 +4,15 @@ import {
   type AppWebhookJob,
   deliverAppNotification,
   queueAppNotifications,
+  type WebhooksDeps,
 } from './webhooks.service.js'
 
 /** The oauth module's jobs and listeners; defined before the queue starts (the app's onReady). */
 export function defineOAuthJobs(platform: Platform): void {
+  const deps: WebhooksDeps = { db: platform.db, secretsKey: platform.config.secretsKey, log: platform.log }
   platform.queue.define({
     name: APP_WEBHOOK_JOB,
-    handle: (job: AppWebhookJob) => deliverAppNotification(platform, job),
+    handle: (job: AppWebhookJob) => deliverAppNotification(deps, job),
     // About 2 s doubled per attempt (pg-boss adds jitter): 12 retries ride out 2 to 4 hours of downtime.
     retryLimit: 12,
     retryDelaySeconds: 2,

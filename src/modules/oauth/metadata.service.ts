@@ -1,5 +1,5 @@
 import type { Database } from '../../platform/db/connection.js'
-import { LOCALES } from './messages.js'
+import { LOCALES } from './authorize.texts.js'
 import type { ServerMetadata } from './metadata.schemas.js'
 import { listScopes } from './scopes.service.js'
 

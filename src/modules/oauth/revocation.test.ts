@@ -9,14 +9,11 @@ import {
 } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import {
-  allowIfAsked,
-  browser,
   createUser,
+  obtainCode,
   obtainTokens,
-  PASSWORD,
   postAsClient,
   type RegisteredApp,
-  redirected,
   registerApp,
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
@@ -100,17 +97,7 @@ describe('revoked grants', () => {
 
   test('refuses the access token of a code exchanged twice (the replay revokes the grant)', async ({ t }) => {
     const client = await registerApp(t.app)
-    const b = browser(t.app)
-    const signIn = await b.open({
-      response_type: 'code',
-      client_id: client._id,
-      redirect_uri: client.redirect_uris[0] as string,
-    })
-    const decided = await allowIfAsked(
-      b,
-      await b.post('', { token: signIn.token, email: EMAIL, password: PASSWORD }),
-    )
-    const code = redirected(decided.headers).searchParams.get('code') as string
+    const code = await obtainCode(t.app, client, EMAIL)
     const exchange = () =>
       tokenRequest(
         t.app,

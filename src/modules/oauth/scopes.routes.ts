@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { Scope } from './scopes.schemas.js'
 import { listScopes } from './scopes.service.js'
 
@@ -11,15 +12,14 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
 
   app.get(
     '/oauth/scopes',
-    {
-      schema: {
-        operationId: 'scopesList',
-        tags: ['admin'],
-        summary: 'The scopes apps may ask for',
-        security: [{ admin: [] }],
-        response: { 200: Envelope(Type.Array(Scope)), ...errorResponses(401) },
-      },
-    },
+    routeOptions({
+      operationId: 'scopesList',
+      summary: 'The scopes apps may ask for',
+      tags: ['admin'],
+      access: 'admin',
+      response: { 200: Envelope(Type.Array(Scope)) },
+      errors: [401],
+    }),
     async () => ok(await listScopes(platform.db)),
   )
 }

@@ -1,6 +1,13 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+import { boolean, index, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
 
 /** What a third-party app may ask for; seeded with the spec's nine scopes by the migration. */
 export const oauthScopes = pgTable('oauth_scopes', {
@@ -45,13 +52,13 @@ export const oauthCodes = pgTable(
     codeHash: text('code_hash').notNull(),
     clientId: text('client_id').notNull(),
     userId: text('user_id').notNull(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     scopes: text('scopes').array().notNull(),
     redirectUri: text('redirect_uri').notNull(),
     /** PKCE (S256 only); null when the client sent none. */
     codeChallenge: text('code_challenge'),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-    usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
+    expiresAt: timestampColumn('expires_at').notNull(),
+    usedAt: timestampColumn('used_at'),
     createdAt: createdAt(),
   },
   (t) => [idFormat('oauth_codes_id_format', t.id), uniqueIndex('oauth_codes_hash').on(t.codeHash)],
@@ -69,13 +76,13 @@ export const oauthRefreshTokens = pgTable(
     codeId: text('code_id').notNull(),
     clientId: text('client_id').notNull(),
     userId: text('user_id').notNull(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     scopes: text('scopes').array().notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestampColumn('expires_at').notNull(),
     /** When a refresh replaced it; it stays usable for the grace period after. */
-    replacedAt: timestamp('replaced_at', { withTimezone: true, mode: 'date' }),
-    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
-    lastUsed: timestamp('last_used', { withTimezone: true, mode: 'date' }),
+    replacedAt: timestampColumn('replaced_at'),
+    revokedAt: timestampColumn('revoked_at'),
+    lastUsed: timestampColumn('last_used'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -93,7 +100,7 @@ export const oauthRefreshTokens = pgTable(
 export const oauthConsents = pgTable(
   'oauth_consents',
   {
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     userId: text('user_id').notNull(),
     clientId: text('client_id').notNull(),
     scopes: text('scopes').array().notNull(),

@@ -3,25 +3,26 @@ import { isAccessToken } from '../../platform/auth/access-tokens.js'
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { AppRow } from './apps.repository.js'
+import { keptHash } from './kept-hash.js'
+import { param } from './request-params.js'
 import { findJudgedRefreshToken, findRefreshToken } from './token.repository.js'
 import type { Introspection, OAuthForm } from './token.schemas.js'
-import { grantOf, OAuthError, refreshClock, revokeGrantOfCode, type TokenContext } from './token.service.js'
-import { sha256, text } from './values.js'
+import { grantOf, OAuthError, refreshClock, revokeGrantOfCode, type TokenDeps } from './token.service.js'
 
 /**
  * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant, its access tokens with
  * it. Unknown tokens, and other clients' tokens, are answered like revoked ones (200) so that nothing can
  * be probed. An access token alone is not revoked (`unsupported_token_type`): its refresh token is.
  */
-export async function revokeToken(ctx: TokenContext, app: AppRow, body: OAuthForm): Promise<void> {
-  const token = text(body.token)
+export async function revokeToken(deps: TokenDeps, app: AppRow, body: OAuthForm): Promise<void> {
+  const token = param(body.token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
-  const row = await findRefreshToken(ctx.db, sha256(token))
+  const row = await findRefreshToken(deps.db, keptHash(token))
   if (row?.clientId === app.id) {
-    await inTransaction(ctx.db, (tx) =>
-      revokeGrantOfCode(ctx, tx, row.codeId, grantOf(row.codeId, row), 'client_revocation'),
+    await inTransaction(deps.db, (tx) =>
+      revokeGrantOfCode(deps, tx, row.codeId, grantOf(row.codeId, row), 'client_revocation'),
     )
-    await ctx.revokedGrants.announce([row.codeId])
+    await deps.revokedGrants.announce([row.codeId])
     return
   }
   if (!row && isAccessToken(token)) {
@@ -38,15 +39,15 @@ export async function revokeToken(ctx: TokenContext, app: AppRow, body: OAuthFor
  * clients, and unknown, revoked or expired ones, are all just `{ active: false }`.
  */
 export async function introspectToken(
-  ctx: TokenContext & { verifyAccessToken: (token: string) => Promise<AuthContext> },
+  deps: TokenDeps & { verifyAccessToken: (token: string) => Promise<AuthContext> },
   app: AppRow,
   body: OAuthForm,
 ): Promise<Introspection> {
-  const token = text(body.token)
+  const token = param(body.token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
   const inactive = { active: false }
   if (isAccessToken(token)) {
-    const auth = await ctx.verifyAccessToken(token).catch(() => undefined)
+    const auth = await deps.verifyAccessToken(token).catch(() => undefined)
     if (auth?.oauth?.client_id !== app.id) return inactive
     const { exp, iat, iss, aud, jti } = decodeJwt(token)
     return {
@@ -64,7 +65,7 @@ export async function introspectToken(
       jti,
     }
   }
-  const row = await findJudgedRefreshToken(ctx.db, sha256(token), refreshClock(ctx))
+  const row = await findJudgedRefreshToken(deps.db, keptHash(token), refreshClock(deps))
   if (!row?.usable || row.clientId !== app.id) return inactive
   return {
     active: true,

@@ -7,6 +7,7 @@ import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import type { AppRow } from './apps.repository.js'
 import { authenticateClient, CLIENT_AUTH_FAILURES } from './client-auth.service.js'
 import {
@@ -17,13 +18,7 @@ import {
   TokenResponse,
   TokenStatusRequestBody,
 } from './token.schemas.js'
-import {
-  exchangeCode,
-  OAuthError,
-  parentAccounts,
-  refreshTokens,
-  type TokenContext,
-} from './token.service.js'
+import { exchangeForTokens, OAuthError, parentAccounts, type TokenDeps } from './token.service.js'
 import { introspectToken, revokeToken } from './token-status.service.js'
 
 declare module 'fastify' {
@@ -41,9 +36,10 @@ const body = (request: FastifyRequest) =>
  * are RFC 6749 JSON with `Cache-Control: no-store`; the one endpoint open to other origins.
  */
 export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
-  const ctx: TokenContext = {
+  const deps: TokenDeps = {
     db: platform.db,
-    config: platform.config,
+    issuer: platform.config.publicBaseUrl,
+    secretsKey: platform.config.secretsKey,
     keys: platform.oauthKeys,
     refreshGraceSeconds: platform.config.oauth.refreshGraceSeconds,
     parentAccountOf: parentAccounts(),
@@ -53,7 +49,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       seconds: 15 * 60,
     }),
   }
-  const withIp = (request: FastifyRequest): TokenContext => ({ ...ctx, ip: request.ip })
+  const withIp = (request: FastifyRequest): TokenDeps => ({ ...deps, ip: request.ip })
   const verifyAccessToken = createAccessTokenVerifier(
     platform.oauthKeys,
     platform.config.publicBaseUrl,
@@ -92,10 +88,9 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     return reply.status(500).send({ error: 'server_error', error_description: 'Internal Server Error' })
   })
 
-  // Client authentication comes before the rate limit, so a caller can only spend its own quota.
   // The body schemas document the forms without refusing them (`attachValidation`): the services read each
   // parameter themselves, to answer RFC 6749 errors rather than the API's error envelope.
-  const authenticatedAndLimited = {
+  const clientAuthentication = {
     attachValidation: true,
     preValidation: async (request: FastifyRequest) => {
       // RFC 6749 3.1, 3.2: parameters must not be included more than once.
@@ -106,83 +101,83 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         body: body(request),
       })
     },
-    config: {
-      rateLimit: {
-        max: platform.config.rateLimits.oauthTokenPerHour,
-        timeWindow: '1 hour',
-        keyGenerator: (request: FastifyRequest) => `oauth-client:${request.oauthClient?.id}`,
-      },
+  }
+  // The spec's limit on token requests: 100 per hour per client_id (RATE_LIMIT_OAUTH_TOKEN_PER_HOUR). It
+  // counts after client authentication (a preHandler), so a caller can only spend its own client's quota.
+  const tokenRequestsPerClient = {
+    rateLimit: {
+      max: platform.config.rateLimits.oauthTokenPerHour,
+      timeWindow: '1 hour',
+      keyGenerator: (request: FastifyRequest) => `oauth-client:${request.oauthClient?.id}`,
     },
   }
 
   app.post(
     '/token',
     {
-      ...authenticatedAndLimited,
-      schema: {
+      ...clientAuthentication,
+      ...routeOptions({
         operationId: 'tokenCreate',
-        tags: ['oauth'],
         summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
+        tags: ['oauth'],
+        access: 'public',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenRequestBody,
         // 503: OAUTH_SIGNING_KEY is not set.
         response: { 200: TokenResponse, ...oauthErrorResponses(400, 401, 429, 503) },
-      },
+        // The RFC 6749 error bodies are in `response`, not the API's error envelope.
+        errors: [],
+        config: tokenRequestsPerClient,
+      }),
     },
     async (request, reply) => {
-      const client = request.oauthClient as AppRow
-      const params = body(request)
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-      const grantType = params.grant_type
-      // As /authorize refuses it (the spec's error): an app put back into development mode gets no tokens.
-      if (!client.active) throw new OAuthError(400, 'unauthorized_client', 'App is in dev mode')
-      if (grantType === 'authorization_code') return exchangeCode(withIp(request), client, params)
-      if (grantType === 'refresh_token') return refreshTokens(withIp(request), client, params)
-      if (grantType === undefined || grantType === '') {
-        throw new OAuthError(400, 'invalid_request', 'grant_type is required')
-      }
-      throw new OAuthError(
-        400,
-        'unsupported_grant_type',
-        'Only authorization_code and refresh_token are supported',
-      )
+      return exchangeForTokens(withIp(request), request.oauthClient as AppRow, body(request))
     },
   )
 
   app.post(
     '/introspect',
     {
-      ...authenticatedAndLimited,
-      schema: {
+      ...clientAuthentication,
+      ...routeOptions({
         operationId: 'tokenIntrospect',
-        tags: ['oauth'],
         summary: "Whether one of the calling client's tokens is active, and what it grants (RFC 7662)",
+        tags: ['oauth'],
+        access: 'public',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenStatusRequestBody,
         response: { 200: Introspection, ...oauthErrorResponses(400, 401, 429) },
-      },
+        // The RFC 6749 error bodies are in `response`, not the API's error envelope.
+        errors: [],
+        config: tokenRequestsPerClient,
+      }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      return introspectToken({ ...ctx, verifyAccessToken }, request.oauthClient as AppRow, body(request))
+      return introspectToken({ ...deps, verifyAccessToken }, request.oauthClient as AppRow, body(request))
     },
   )
 
   app.post(
     '/revoke',
     {
-      ...authenticatedAndLimited,
-      schema: {
+      ...clientAuthentication,
+      ...routeOptions({
         operationId: 'tokenRevoke',
-        tags: ['oauth'],
         summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
+        tags: ['oauth'],
+        access: 'public',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenStatusRequestBody,
         response: {
           200: Type.Unsafe<undefined>({ type: 'null', description: 'Revoked, or unknown: no body' }),
           ...oauthErrorResponses(400, 401, 429),
         },
-      },
+        // The RFC 6749 error bodies are in `response`, not the API's error envelope.
+        errors: [],
+        config: tokenRequestsPerClient,
+      }),
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { StringEnum } from '../../platform/http/schemas.js'
-import { PKCE_VALUE_PATTERN } from './values.js'
+import { PKCE_VALUE_PATTERN } from './pkce.js'
 
 /**
  * A form of /token, /introspect or /revoke as parsed (form-urlencoded or JSON), not checked against the

@@ -1,12 +1,11 @@
 import { Webhook } from 'standardwebhooks'
-import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
-import { CONTACT_CREATED, CONTACT_UPDATED } from '../accounts/contacts.service.js'
+import { CONTACT_CREATED, CONTACT_UPDATED, CRM_CONTACTS_READ } from '../accounts/contacts.service.js'
 import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
@@ -15,8 +14,16 @@ export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
 
 /** The changes apps are told of, each with the scope an app's grant in the account must carry. */
 const SCOPE_OF_EVENT: Record<string, string> = {
-  [CONTACT_CREATED]: 'crm.contacts.read',
-  [CONTACT_UPDATED]: 'crm.contacts.read',
+  [CONTACT_CREATED]: CRM_CONTACTS_READ.oauthScope,
+  [CONTACT_UPDATED]: CRM_CONTACTS_READ.oauthScope,
+}
+
+/** What delivering app notifications needs. */
+export interface WebhooksDeps {
+  db: Database
+  /** SECRETS_ENCRYPTION_KEY, which seals the apps' webhook secrets. */
+  secretsKey: Buffer | undefined
+  log: Logger
 }
 
 /** The spec's notification body. */
@@ -61,10 +68,7 @@ export async function queueAppNotifications(
  * POSTs the notification signed as Standard Webhooks say: HMAC-SHA256 of `id.timestamp.body` under the
  * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried.
  */
-export async function deliverAppNotification(
-  deps: { db: Database; config: Config; log: Logger },
-  job: AppWebhookJob,
-): Promise<void> {
+export async function deliverAppNotification(deps: WebhooksDeps, job: AppWebhookJob): Promise<void> {
   const { notification } = job
   const { log } = deps
   const delivery = { client_id: job.client_id, webhook_id: job.message_id, event: notification.event }
@@ -74,7 +78,7 @@ export async function deliverAppNotification(
   const scope = SCOPE_OF_EVENT[notification.event] ?? ''
   if (!(await holdsLiveGrant(deps.db, notification.account_id, app.id, scope)))
     return log.info(delivery, 'app webhook dropped: the app no longer holds a grant in the account')
-  const secret = webhookSecretOf(deps.config, app)
+  const secret = webhookSecretOf(deps.secretsKey, app)
   if (!secret)
     return log.warn(delivery, 'app webhook dropped: the app has no webhook secret; rotate it to get one')
 

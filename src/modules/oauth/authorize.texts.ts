@@ -48,7 +48,7 @@ const es: typeof en = {
   tooMany: 'Demasiados intentos. Espera un minuto y vuelve a probar.',
 }
 
-export type MessageKey = keyof typeof en
+export type PageTextKey = keyof typeof en
 const catalogs: Record<Locale, typeof en> = { en, es }
 
 /**
@@ -80,7 +80,7 @@ export function localeOf(userLocale: unknown): Locale {
 }
 
 /** The text in the language, `{name}` replaced by the (unescaped) value; pages escape what they show. */
-export function message(locale: Locale, key: MessageKey, values: Record<string, string> = {}): string {
+export function pageText(locale: Locale, key: PageTextKey, values: Record<string, string> = {}): string {
   return catalogs[locale][key].replace(
     /\{(\w+)\}/g,
     (placeholder, name: string) => values[name] ?? placeholder,

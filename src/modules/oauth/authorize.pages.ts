@@ -1,5 +1,5 @@
 import { posix } from 'node:path'
-import { type Locale, type MessageKey, message } from './messages.js'
+import { type Locale, type PageTextKey, pageText } from './authorize.texts.js'
 
 /** Server-rendered pages of the authorization flow: plain, accessible HTML, no script, no outside asset. */
 
@@ -30,7 +30,8 @@ function page(locale: Locale, title: string, body: string): string {
 </html>`
 }
 
-export interface PageContext {
+/** What every page of a flow is rendered with: its language, the app, and what its forms post back. */
+export interface PageFrame {
   locale: Locale
   /** The app asking: the spec's `client_name`. */
   clientName: string
@@ -40,8 +41,8 @@ export interface PageContext {
   pagePath: string
 }
 
-const t = (ctx: { locale: Locale }, key: MessageKey, values?: Record<string, string>) =>
-  escapeHtml(message(ctx.locale, key, values))
+const t = (frame: { locale: Locale }, key: PageTextKey, values?: Record<string, string>) =>
+  escapeHtml(pageText(frame.locale, key, values))
 
 /**
  * Where a form posts, relative to the page's path: back to the host the browser loaded the page from, the
@@ -52,35 +53,35 @@ export function formAction(pagePath: string, target: string): string {
   return relative === '' ? `../${posix.basename(target)}` : relative
 }
 
-const form = (ctx: PageContext, path: string, fields: string) =>
-  `<form method="post" action="${escapeHtml(formAction(ctx.pagePath, `/v1/auth/oauth/authorize${path}`))}">
-<input type="hidden" name="token" value="${escapeHtml(ctx.token)}">${fields}</form>`
+const form = (frame: PageFrame, path: string, fields: string) =>
+  `<form method="post" action="${escapeHtml(formAction(frame.pagePath, `/v1/auth/oauth/authorize${path}`))}">
+<input type="hidden" name="token" value="${escapeHtml(frame.token)}">${fields}</form>`
 
 const errorBox = (error: string | undefined) =>
   error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ''
 
 /** The sign-in form; after a refusal it shows why and keeps the email typed. */
-export function signInPage(ctx: PageContext, refused?: { error: string; email: string }): string {
+export function signInPage(frame: PageFrame, refused?: { error: string; email: string }): string {
   return page(
-    ctx.locale,
-    message(ctx.locale, 'signInTitle'),
-    `<h1>${t(ctx, 'signInTitle')}</h1><p>${t(ctx, 'signInLead', { app: ctx.clientName })}</p>${errorBox(refused?.error)}
+    frame.locale,
+    pageText(frame.locale, 'signInTitle'),
+    `<h1>${t(frame, 'signInTitle')}</h1><p>${t(frame, 'signInLead', { app: frame.clientName })}</p>${errorBox(refused?.error)}
 ${form(
-  ctx,
+  frame,
   '',
-  `<label for="email">${t(ctx, 'email')}</label>
+  `<label for="email">${t(frame, 'email')}</label>
 <input id="email" name="email" type="email" autocomplete="username" required${
     refused ? ` value="${escapeHtml(refused.email)}"` : ' autofocus'
   }>
-<label for="password">${t(ctx, 'password')}</label>
+<label for="password">${t(frame, 'password')}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${refused ? ' autofocus' : ''}>
-<button type="submit">${t(ctx, 'signIn')}</button>`,
+<button type="submit">${t(frame, 'signIn')}</button>`,
 )}`,
   )
 }
 
 export function accountsPage(
-  ctx: PageContext,
+  frame: PageFrame,
   accounts: { _id: string; name: string; main: boolean }[],
 ): string {
   const choices = accounts
@@ -88,41 +89,41 @@ export function accountsPage(
       (account, i) =>
         `<label><input type="radio" name="account_id" value="${escapeHtml(account._id)}"${
           i === 0 ? ' checked' : ''
-        } required> ${escapeHtml(account.name)}${account.main ? ` <span class="muted">(${t(ctx, 'main')})</span>` : ''}</label>`,
+        } required> ${escapeHtml(account.name)}${account.main ? ` <span class="muted">(${t(frame, 'main')})</span>` : ''}</label>`,
     )
     .join('\n')
   return page(
-    ctx.locale,
-    message(ctx.locale, 'chooseTitle'),
-    `<h1>${t(ctx, 'chooseTitle')}</h1>
+    frame.locale,
+    pageText(frame.locale, 'chooseTitle'),
+    `<h1>${t(frame, 'chooseTitle')}</h1>
 ${form(
-  ctx,
+  frame,
   '/account',
-  `<fieldset><legend>${t(ctx, 'chooseLead', { app: ctx.clientName })}</legend>
-${choices}</fieldset><button type="submit">${t(ctx, 'continue')}</button>`,
+  `<fieldset><legend>${t(frame, 'chooseLead', { app: frame.clientName })}</legend>
+${choices}</fieldset><button type="submit">${t(frame, 'continue')}</button>`,
 )}`,
   )
 }
 
 export function consentPage(
-  ctx: PageContext,
+  frame: PageFrame,
   consent: { accountName: string; redirectUri: string; scopes: { scope: string; description: string }[] },
 ): string {
   const scopes = consent.scopes
     .map((s) => `<li>${escapeHtml(s.description)} <span class="muted">(${escapeHtml(s.scope)})</span></li>`)
     .join('\n')
   return page(
-    ctx.locale,
-    message(ctx.locale, 'consentTitle'),
-    `<h1>${t(ctx, 'consentTitle')}</h1>
-<p>${t(ctx, 'consentLead', { app: ctx.clientName })}</p><ul>${scopes}</ul>
-<p>${t(ctx, 'consentAccount', { account: consent.accountName })}</p>
-<p class="muted">${t(ctx, 'consentRedirect', { uri: consent.redirectUri })}</p>
+    frame.locale,
+    pageText(frame.locale, 'consentTitle'),
+    `<h1>${t(frame, 'consentTitle')}</h1>
+<p>${t(frame, 'consentLead', { app: frame.clientName })}</p><ul>${scopes}</ul>
+<p>${t(frame, 'consentAccount', { account: consent.accountName })}</p>
+<p class="muted">${t(frame, 'consentRedirect', { uri: consent.redirectUri })}</p>
 ${form(
-  ctx,
+  frame,
   '/consent',
-  `<button type="submit" name="decision" value="allow">${t(ctx, 'allow')}</button>
-<button type="submit" name="decision" value="deny" class="secondary">${t(ctx, 'deny')}</button>`,
+  `<button type="submit" name="decision" value="allow">${t(frame, 'allow')}</button>
+<button type="submit" name="decision" value="deny" class="secondary">${t(frame, 'deny')}</button>`,
 )}`,
   )
 }
@@ -131,7 +132,7 @@ ${form(
 export function errorPage(locale: Locale, error: string, description: string): string {
   return page(
     locale,
-    message(locale, 'errorTitle'),
+    pageText(locale, 'errorTitle'),
     `<h1>${t({ locale }, 'errorTitle')}</h1><p class="error" role="alert">${escapeHtml(description)}</p>
 <p class="muted">${escapeHtml(error)}</p>`,
   )
