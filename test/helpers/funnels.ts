@@ -1,14 +1,9 @@
 import { eq } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
+import type { FunnelStatus, StepType } from '../../src/modules/funnels/documents.schemas.js'
 import { normalisePath } from '../../src/modules/funnels/funnel-access.service.js'
 import { stepCacheOf } from '../../src/modules/funnels/step-cache.js'
-import {
-  type FunnelStatus,
-  funnelDomains,
-  funnelSteps,
-  funnels,
-  type StepType,
-} from '../../src/modules/funnels/tables.js'
+import { funnelDomains, funnelSteps, funnels } from '../../src/modules/funnels/tables.js'
 import { newId } from '../../src/platform/db/ids.js'
 import type { Tenant } from './fixtures.js'
 

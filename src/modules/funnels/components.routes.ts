@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import {
   RollbackParams,
   SaveComponentsBody,
@@ -10,7 +11,7 @@ import {
   StepComponents,
 } from './components.schemas.js'
 import { getBackup, getBackups, getComponents, restoreBackup, saveComponents } from './components.service.js'
-import { funnelRoute } from './funnel-access.routes.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 import { StepParams } from './steps.schemas.js'
 
@@ -27,16 +28,16 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     '/:id/steps/:step_id/components',
     {
       bodyLimit: BUILDER_BODY_LIMIT,
-      ...funnelRoute(
-        'componentsSave',
-        "Save a step's builder components (the previous version is backed up first)",
-        'write',
-        {
-          params: StepParams,
-          body: SaveComponentsBody,
-          response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 413, 429) },
-        },
-      ),
+      ...routeOptions({
+        operationId: 'componentsSave',
+        summary: "Save a step's builder components (the previous version is backed up first)",
+        tags: ['funnels'],
+        access: SITES_WRITE,
+        params: StepParams,
+        body: SaveComponentsBody,
+        response: { 200: Envelope(StepComponents) },
+        errors: [400, 401, 403, 404, 413, 429],
+      }),
     },
     async (request) => {
       const { id, step_id } = request.params
@@ -47,9 +48,14 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.get(
     '/:id/steps/:step_id/components',
-    funnelRoute('componentsRead', "Read a step's builder components", 'read', {
+    routeOptions({
+      operationId: 'componentsRead',
+      summary: "Read a step's builder components",
+      tags: ['funnels'],
+      access: SITES_READ,
       params: StepParams,
-      response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(StepComponents) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) =>
       ok(await getComponents(db, request.auth.account_id, request.params.id, request.params.step_id)),
@@ -57,9 +63,14 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.get(
     '/:id/steps/:step_id/backups',
-    funnelRoute('componentsBackups', "List a step's component backups, newest first", 'read', {
+    routeOptions({
+      operationId: 'componentsBackups',
+      summary: "List a step's component backups, newest first",
+      tags: ['funnels'],
+      access: SITES_READ,
       params: StepParams,
-      response: { 200: Envelope(Type.Array(StepBackup)), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(Type.Array(StepBackup)) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) =>
       ok(await getBackups(db, request.auth.account_id, request.params.id, request.params.step_id)),
@@ -67,24 +78,29 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.get(
     '/rollback/:rollback_id',
-    funnelRoute('componentsBackupRead', 'Read a backup with its full components', 'read', {
+    routeOptions({
+      operationId: 'componentsBackupRead',
+      summary: 'Read a backup with its full components',
+      tags: ['funnels'],
+      access: SITES_READ,
       params: RollbackParams,
-      response: { 200: Envelope(StepBackupWithComponents), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(StepBackupWithComponents) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) => ok(await getBackup(db, request.auth.account_id, request.params.rollback_id)),
   )
 
   app.post(
     '/rollback/:rollback_id',
-    funnelRoute(
-      'componentsRollback',
-      "Restore a backup as its step's components (what it replaces is backed up first)",
-      'write',
-      {
-        params: RollbackParams,
-        response: { 200: Envelope(StepComponents), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    ),
+    routeOptions({
+      operationId: 'componentsRollback',
+      summary: "Restore a backup as its step's components (what it replaces is backed up first)",
+      tags: ['funnels'],
+      access: SITES_WRITE,
+      params: RollbackParams,
+      response: { 200: Envelope(StepComponents) },
+      errors: [400, 401, 403, 404, 429],
+    }),
     async (request) => ok(await restoreBackup(deps, request.auth.account_id, request.params.rollback_id)),
   )
 }

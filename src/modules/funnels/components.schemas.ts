@@ -1,28 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Timestamp } from '../../platform/http/schemas.js'
-
-const Settings = Type.Record(Type.String({ maxLength: 200 }), Type.Unknown())
-
-/**
- * The spec's builder components document: `{ version, components: [{ id, type, settings, content }] }`.
- * A component's other fields (a builder's own additions) are kept and returned as sent.
- */
-export const BuilderComponents = Type.Object({
-  version: Type.String({ minLength: 1, maxLength: 50 }),
-  components: Type.Array(
-    Type.Object(
-      {
-        id: Type.String({ minLength: 1, maxLength: 200 }),
-        type: Type.String({ minLength: 1, maxLength: 200 }),
-        settings: Settings,
-        content: Settings,
-      },
-      { additionalProperties: true },
-    ),
-    { maxItems: 5_000 },
-  ),
-})
-export type BuilderComponents = Static<typeof BuilderComponents>
+import { BuilderComponents } from './documents.schemas.js'
 
 export const SaveComponentsBody = Type.Object({ builderComponents: BuilderComponents })
 export type SaveComponentsBody = Static<typeof SaveComponentsBody>

@@ -13,12 +13,8 @@ import {
   pruneBackups,
   upsertComponents,
 } from './components.repository.js'
-import type {
-  BuilderComponents,
-  StepBackup,
-  StepBackupWithComponents,
-  StepComponents,
-} from './components.schemas.js'
+import type { StepBackup, StepBackupWithComponents, StepComponents } from './components.schemas.js'
+import type { BuilderComponents } from './documents.schemas.js'
 import { requireStep, STEP_NOT_FOUND } from './funnel-access.service.js'
 import { type FunnelWriteDeps, inFunnelWrite } from './step-cache.js'
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { anId, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
   builderDocument,
   cacheProbe,
@@ -12,7 +12,6 @@ import {
 } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
-const ID = /^[0-9a-f]{24}$/
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 /** A seeded funnel's first step, and the calls on its components. */
@@ -50,7 +49,7 @@ describe('step components', () => {
       success: true,
       message: 'SUCCESS',
       data: {
-        _id: expect.stringMatching(ID),
+        _id: anId,
         step_id: step.stepId,
         funnel_id: step.funnelId,
         components: document,
@@ -128,7 +127,7 @@ describe('step components', () => {
     const backups = await step.backups()
     expect(backups).toEqual([
       {
-        _id: expect.stringMatching(ID),
+        _id: anId,
         step_id: step.stepId,
         funnel_id: step.funnelId,
         backup_date: expect.any(String),

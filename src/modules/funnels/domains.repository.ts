@@ -1,6 +1,7 @@
-import { and, asc, count, eq, ilike, isNull } from 'drizzle-orm'
+import { and, asc, eq, ilike, isNull } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { funnelDomains, funnels } from './tables.js'
 
@@ -48,17 +49,12 @@ export async function listDomains(
     eq(funnelDomains.accountId, accountId),
     page.search ? ilike(funnelDomains.name, containsPattern(page.search)) : undefined,
   )
-  const [rows, [totals]] = await Promise.all([
-    db
-      .select()
-      .from(funnelDomains)
-      .where(where)
-      .orderBy(asc(funnelDomains.name))
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(funnelDomains).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  return selectPage(
+    db,
+    db.select().from(funnelDomains).where(where).orderBy(asc(funnelDomains.name)).$dynamic(),
+    { from: funnelDomains, where },
+    page,
+  )
 }
 
 /** Locks the account's domain for the caller's transaction; false when the account has no such domain. */

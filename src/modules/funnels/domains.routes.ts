@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { CreateDomainBody, DomainsQuery, FunnelDomain } from './domains.schemas.js'
 import { createDomain, listDomainsPage, removeDomain } from './domains.service.js'
-import { funnelRoute } from './funnel-access.routes.js'
 import { Removed } from './funnel-access.schemas.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** The account's custom funnel domains, under `/v1/funnels/domains`. */
@@ -15,9 +16,14 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.get(
     '/domains',
-    funnelRoute('domainList', 'List the funnel domains of the account', 'read', {
+    routeOptions({
+      operationId: 'domainList',
+      summary: 'List the funnel domains of the account',
+      tags: ['funnels'],
+      access: SITES_READ,
       querystring: DomainsQuery,
-      response: { 200: PageEnvelope(FunnelDomain), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: PageEnvelope(FunnelDomain) },
+      errors: [400, 401, 403, 429],
     }),
     async (request) => {
       const { data, pagination } = await listDomainsPage(db, request.auth.account_id, request.query)
@@ -27,9 +33,14 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/domains',
-    funnelRoute('domainCreate', 'Add a custom domain (a hostname belongs to one account)', 'write', {
+    routeOptions({
+      operationId: 'domainCreate',
+      summary: 'Add a custom domain (a hostname belongs to one account)',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       body: CreateDomainBody,
-      response: { 201: Envelope(FunnelDomain), ...errorResponses(400, 401, 403, 409, 429) },
+      response: { 201: Envelope(FunnelDomain) },
+      errors: [400, 401, 403, 409, 429],
     }),
     async (request, reply) =>
       reply.status(201).send(ok(await createDomain(db, request.auth.account_id, request.body))),
@@ -37,9 +48,14 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.delete(
     '/domains/:id',
-    funnelRoute('domainDelete', 'Delete a domain; its funnels are left without one', 'write', {
+    routeOptions({
+      operationId: 'domainDelete',
+      summary: 'Delete a domain; its funnels are left without one',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: IdParams,
-      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 409, 429) },
+      response: { 200: Envelope(Removed) },
+      errors: [400, 401, 403, 404, 409, 429],
     }),
     async (request) => {
       await removeDomain(db, stepCacheOf(platform), request.auth.account_id, request.params.id)

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest'
-import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import { cacheProbe, FUNNELS, funnelCall, seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
@@ -14,7 +14,7 @@ describe('funnel domains', () => {
       success: true,
       message: 'SUCCESS',
       data: {
-        _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        _id: anId,
         name,
         ssl_enabled: false,
         created_at: expect.any(String),

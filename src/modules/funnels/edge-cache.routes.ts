@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { PurgeQuery } from './edge-cache.schemas.js'
 import { purgeFunnelCache } from './edge-cache.service.js'
-import { funnelRoute } from './funnel-access.routes.js'
 import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
+import { SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** `DELETE /v1/funnels/:id/cache`: the caller purges its funnel's cached pages, here and at the edge. */
@@ -19,16 +19,16 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
 
   app.delete(
     '/:id/cache',
-    funnelRoute(
-      'edgeCachePurge',
-      "Purge a funnel's cached pages: one step, all steps, or the funnel",
-      'write',
-      {
-        params: FunnelParams,
-        querystring: PurgeQuery,
-        response: { 200: Succeeded, ...errorResponses(400, 401, 403, 404, 429, 502) },
-      },
-    ),
+    routeOptions({
+      operationId: 'edgeCachePurge',
+      summary: "Purge a funnel's cached pages: one step, all steps, or the funnel",
+      tags: ['funnels'],
+      access: SITES_WRITE,
+      params: FunnelParams,
+      querystring: PurgeQuery,
+      response: { 200: Succeeded },
+      errors: [400, 401, 403, 404, 429, 502],
+    }),
     async (request) => {
       const { step_id: stepId, all } = request.query
       await purgeFunnelCache(deps, request.auth.account_id, request.params.id, { stepId, all })

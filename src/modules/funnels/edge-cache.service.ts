@@ -6,7 +6,7 @@ import { type EdgePurgeSettings, purgeEdgeTags } from './edge-purge.js'
 import { requireFunnel, requireStep } from './funnel-access.service.js'
 import type { StepCache } from './step-cache.js'
 
-export interface PurgeDeps {
+export interface EdgeCacheDeps {
   db: Database
   stepCache: Pick<StepCache, 'forgetFunnel'>
   edge: EdgePurgeSettings
@@ -20,7 +20,7 @@ export interface PurgeDeps {
  * edge purges by tag, which reaches a page whatever its URL and scheme.
  */
 export async function purgeFunnelCache(
-  deps: PurgeDeps,
+  deps: EdgeCacheDeps,
   accountId: string,
   funnelId: string,
   scope: { stepId?: string; all?: boolean },

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses } from '../../platform/http/envelope.js'
+import { Envelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import {
   EdgeStep,
   EdgeStepQuery,
@@ -39,22 +40,21 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     }
     done()
   }
-  const edge = (operationId: string, summary: string) => ({
-    operationId,
-    tags: ['funnels'],
-    summary,
-    description: SIGNED,
-  })
 
   app.get(
     '/cloudflare/step',
     {
       preValidation: verifySignature,
-      schema: {
-        ...edge('edgeDeliveryReadStep', 'The published step at a hostname and path, for the edge'),
+      ...routeOptions({
+        operationId: 'edgeDeliveryReadStep',
+        summary: 'The published step at a hostname and path, for the edge',
+        description: SIGNED,
+        tags: ['funnels'],
+        access: 'public',
         querystring: EdgeStepQuery,
-        response: { 200: Envelope(EdgeStep), ...errorResponses(400, 401, 404) },
-      },
+        response: { 200: Envelope(EdgeStep) },
+        errors: [400, 401, 404],
+      }),
     },
     (request, reply) => {
       // Serialized once when read, then sent as kept: a cache hit does no query, no serializing and
@@ -70,16 +70,16 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     {
       preValidation: verifySignature,
       bodyLimit: MAX_STEP_HTML_BYTES,
-      schema: {
-        ...edge('edgeDeliverySyncStep', "Store the edge's HTML of a step if its hash is still the one read"),
+      ...routeOptions({
+        operationId: 'edgeDeliverySyncStep',
+        summary: "Store the edge's HTML of a step if its hash is still the one read",
+        description: SIGNED,
+        tags: ['funnels'],
+        access: 'public',
         body: StepSyncBody,
-        response: {
-          200: StepSyncAnswer,
-          404: StepSyncAnswer,
-          409: StepSyncAnswer,
-          ...errorResponses(400, 401, 413),
-        },
-      },
+        response: { 200: StepSyncAnswer, 404: StepSyncAnswer, 409: StepSyncAnswer },
+        errors: [400, 401, 413],
+      }),
     },
     async (request, reply) => {
       const outcome = await syncStepHtml(db, request.body)
@@ -98,5 +98,6 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
 const asIs = (payload: unknown) => payload as string
 
 /** A JSON body serialized before, sent as it is. */
-const sendSerialized = (reply: FastifyReply, body: string) =>
+function sendSerialized(reply: FastifyReply, body: string): void {
   reply.type('application/json; charset=utf-8').serializer(asIs).send(body)
+}

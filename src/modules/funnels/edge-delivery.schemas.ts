@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, Integer, StringEnum } from '../../platform/http/schemas.js'
+import { StepSeo, StepTrackingCode } from './documents.schemas.js'
 import { FunnelId } from './funnel-access.schemas.js'
 
 /** The largest step HTML the edge may send back: the POST route's body limit. */
@@ -19,23 +20,14 @@ export const EdgeStepQuery = Type.Object({
 })
 export type EdgeStepQuery = Static<typeof EdgeStepQuery>
 
-const Seo = Type.Object({
-  title: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  keywords: Type.Optional(Type.String()),
-  image: Type.Optional(Type.String()),
-  robots: Type.Optional(Type.String()),
-  canonical: Type.Optional(Type.String()),
-})
-
 /** The spec's edge step: what a published page is built from. */
 export const EdgeStep = Type.Object({
   step_id: Id(),
   funnel_id: Id(),
   html: Type.String(),
   checksum: Type.Union([Type.String(), Type.Null()], { description: 'Null until the edge first syncs' }),
-  seo: Seo,
-  tracking_code: Type.Object({ header: Type.Optional(Type.String()), footer: Type.Optional(Type.String()) }),
+  seo: StepSeo,
+  tracking_code: StepTrackingCode,
   css: Type.String(),
 })
 export type EdgeStep = Static<typeof EdgeStep>

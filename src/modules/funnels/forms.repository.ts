@@ -1,6 +1,7 @@
-import { and, count, desc, eq, getTableColumns, gte, lt, type SQL, sql } from 'drizzle-orm'
+import { and, desc, eq, getTableColumns, gte, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
+import { selectPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { funnelFormSubmissions, funnelSteps, funnels } from './tables.js'
@@ -105,7 +106,8 @@ export async function listSubmissions(
   page: SubmissionFilter & { offset: number; limit: number },
 ): Promise<{ rows: ListedSubmission[]; total: number }> {
   const where = and(...filtered(accountId, funnelId, page))
-  const [rows, [totals]] = await Promise.all([
+  return selectPage(
+    db,
     db
       .select(listed)
       .from(funnelFormSubmissions)
@@ -115,11 +117,10 @@ export async function listSubmissions(
       )
       .where(where)
       .orderBy(...newestFirst)
-      .limit(page.limit)
-      .offset(page.offset),
-    db.select({ total: count() }).from(funnelFormSubmissions).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+      .$dynamic(),
+    { from: funnelFormSubmissions, where },
+    page,
+  )
 }
 
 /**

@@ -3,12 +3,14 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { Streamed } from '../../platform/http/schemas.js'
 import { DateRangeQuery, FormSubmission, FormsQuery, SubmitBody, Submitted } from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
-import { funnelRoute } from './funnel-access.routes.js'
 import { FunnelParams } from './funnel-access.schemas.js'
+import { SITES_READ } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 
 /** Longest user agent kept (with a submission, a click): real ones are far shorter, a header may be 16 kB. */
@@ -47,17 +49,23 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     '/forms/submit',
     {
       onRequest: openToAnyOrigin,
-      config: {
-        rateLimit: { max: config.rateLimits.formSubmitPerMinute, timeWindow: '1 minute', keyGenerator: byIp },
-      },
-      schema: {
+      ...routeOptions({
         operationId: 'formsSubmit',
-        tags: ['funnels'],
         summary:
           "Submit a funnel page's form (public): kept with the IP and user agent; an email or phone creates or updates the account's contact",
+        tags: ['funnels'],
+        access: 'public',
         body: SubmitBody,
-        response: { 201: Envelope(Submitted), ...errorResponses(400, 404, 429) },
-      },
+        response: { 201: Envelope(Submitted) },
+        errors: [400, 404, 429],
+        config: {
+          rateLimit: {
+            max: config.rateLimits.formSubmitPerMinute,
+            timeWindow: '1 minute',
+            keyGenerator: byIp,
+          },
+        },
+      }),
     },
     async (request, reply) => {
       const submitted = await submitForm(db, changes, stepCache, request.body, {
@@ -76,16 +84,16 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.get(
     '/:id/forms',
-    funnelRoute(
-      'formsList',
-      "List a funnel's form submissions, newest first, with their step's name",
-      'read',
-      {
-        params: FunnelParams,
-        querystring: FormsQuery,
-        response: { 200: PageEnvelope(FormSubmission), ...errorResponses(400, 401, 403, 404, 429) },
-      },
-    ),
+    routeOptions({
+      operationId: 'formsList',
+      summary: "List a funnel's form submissions, newest first, with their step's name",
+      tags: ['funnels'],
+      access: SITES_READ,
+      params: FunnelParams,
+      querystring: FormsQuery,
+      response: { 200: PageEnvelope(FormSubmission) },
+      errors: [400, 401, 403, 404, 429],
+    }),
     async (request) => {
       const { data, pagination } = await listForms(
         db,
@@ -99,16 +107,20 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.get(
     '/:id/forms/export',
-    funnelRoute('formsExport', "Download a funnel's form submissions as CSV (streamed)", 'read', {
+    routeOptions({
+      operationId: 'formsExport',
+      summary: "Download a funnel's form submissions as CSV (streamed)",
+      tags: ['funnels'],
+      access: SITES_READ,
       params: FunnelParams,
       querystring: DateRangeQuery,
       response: {
         200: {
           description: 'CSV: Submission Date, Name, Email, Phone, Message, IP Address',
-          content: { 'text/csv': { schema: Type.String() } },
+          content: { 'text/csv': { schema: Streamed(Type.String()) } },
         },
-        ...errorResponses(400, 401, 403, 404, 429),
       },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request, reply) => {
       const file = await exportForms(db, request.auth.account_id, request.params.id, request.query)

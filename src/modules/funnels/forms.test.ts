@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
+import { anId, contactsOf, contactsWithEmail } from '../../../test/helpers/fixtures.js'
 import { FUNNELS, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
-import { contacts } from '../accounts/tables.js'
 import { stepCacheOf } from './step-cache.js'
 import { funnelFormSubmissions } from './tables.js'
 
@@ -49,7 +49,7 @@ describe('form submission', () => {
     expect(body).toEqual({
       success: true,
       message: 'SUCCESS',
-      data: { _id: expect.stringMatching(/^[0-9a-f]{24}$/), submitted_at: expect.any(String) },
+      data: { _id: anId, submitted_at: expect.any(String) },
     })
     expect(await submissionsOf(t, funnelId)).toEqual([
       expect.objectContaining({
@@ -141,14 +141,10 @@ describe('form submission', () => {
     expect(caught.json()).toEqual({
       success: true,
       message: 'SUCCESS',
-      data: { _id: expect.stringMatching(/^[0-9a-f]{24}$/), submitted_at: expect.any(String) },
+      data: { _id: anId, submitted_at: expect.any(String) },
     })
     expect(await submissionsOf(t, funnelId)).toEqual([])
-    const botContacts = await t.app.platform.db
-      .select()
-      .from(contacts)
-      .where(eq(contacts.email, 'bot@example.com'))
-    expect(botContacts).toEqual([])
+    expect(await contactsWithEmail(t.app, owner, 'bot@example.com')).toEqual([])
     // Left empty, as people leave it: kept, without the honeypot.
     expect((await post('', 'person@example.com')).statusCode).toBe(201)
     expect((await submissionsOf(t, funnelId)).map((row) => row.fields)).toEqual([
@@ -222,9 +218,6 @@ describe('form submission into contacts', () => {
     })
   })
 
-  const contactsOf = (t: TestApp, accountId: string) =>
-    t.app.platform.db.select().from(contacts).where(eq(contacts.accountId, accountId)).orderBy(contacts.id)
-
   test('creates the contact from an email, then updates it, announcing both', async ({ t, subAccount }) => {
     const { funnelId, stepIds } = await seedFunnel(t.app, subAccount)
     const post = (fields: Record<string, string>) =>
@@ -233,29 +226,33 @@ describe('form submission into contacts', () => {
 
     const first = await post({ 'First Name': 'Grace', last_name: 'Hopper', Email: 'grace@example.com' })
     expect(first.statusCode).toBe(201)
-    const [contact] = await contactsOf(t, subAccount.accountId)
+    const [contact] = await contactsOf(t.app, subAccount)
     expect(contact).toMatchObject({ email: 'grace@example.com', name: 'Grace Hopper', phone: '' })
     expect(announced).toEqual([
       expect.objectContaining({
         event: 'contact.created',
         account_id: subAccount.accountId,
-        data: expect.objectContaining({ _id: contact?.id, email: 'grace@example.com', name: 'Grace Hopper' }),
+        data: expect.objectContaining({
+          _id: contact?._id,
+          email: 'grace@example.com',
+          name: 'Grace Hopper',
+        }),
       }),
     ])
 
     const second = await post({ email: 'GRACE@example.com', phone_number: '+1 555 0100', message: 'Call me' })
     expect(second.statusCode).toBe(201)
-    expect(await contactsOf(t, subAccount.accountId)).toEqual([
-      expect.objectContaining({ id: contact?.id, name: 'Grace Hopper', phone: '+1 555 0100' }),
+    expect(await contactsOf(t.app, subAccount)).toEqual([
+      expect.objectContaining({ _id: contact?._id, name: 'Grace Hopper', phone: '+1 555 0100' }),
     ])
     expect(announced.map((change) => change.event)).toEqual(['contact.created', 'contact.updated'])
-    expect(announced[1]?.data).toMatchObject({ _id: contact?.id, phone: '+1 555 0100' })
+    expect(announced[1]?.data).toMatchObject({ _id: contact?._id, phone: '+1 555 0100' })
 
     // Nothing new about the person: nothing announced.
     expect((await post({ email: 'grace@example.com', full_name: 'Grace Hopper' })).statusCode).toBe(201)
     expect(announced).toHaveLength(2)
     const kept = await submissionsOf(t, funnelId)
-    expect(kept.map((row) => row.contactId)).toEqual([contact?.id, contact?.id, contact?.id])
+    expect(kept.map((row) => row.contactId)).toEqual([contact?._id, contact?._id, contact?._id])
   })
 
   test('finds the contact by phone without an email; an invalid email alone makes none', async ({
@@ -269,7 +266,7 @@ describe('form submission into contacts', () => {
     expect((await post({ name: 'Alan', mobile: '+44 20 7946 0000' })).statusCode).toBe(201)
     expect((await post({ name: 'Alan Turing', phone: '+44 20 7946 0000' })).statusCode).toBe(201)
     expect((await post({ email: 'not an email', message: 'hello' })).statusCode).toBe(201)
-    const [contact, ...others] = await contactsOf(t, bystander.accountId)
+    const [contact, ...others] = await contactsOf(t.app, bystander)
     expect(others).toEqual([])
     expect(contact).toMatchObject({ email: null, name: 'Alan Turing', phone: '+44 20 7946 0000' })
     expect(announced.map((change) => change.event)).toEqual(['contact.created', 'contact.updated'])
@@ -278,6 +275,6 @@ describe('form submission into contacts', () => {
       .from(funnelFormSubmissions)
       .where(and(eq(funnelFormSubmissions.funnelId, funnelId)))
       .orderBy(funnelFormSubmissions.id)
-    expect(kept.map((row) => row.contactId)).toEqual([contact?.id, contact?.id, null])
+    expect(kept.map((row) => row.contactId)).toEqual([contact?._id, contact?._id, null])
   })
 })

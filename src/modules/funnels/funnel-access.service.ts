@@ -8,6 +8,10 @@ import {
   type StepRow,
 } from './funnel-access.repository.js'
 
+/** Third-party apps need `sites.read` to read funnels and `sites.write` to change them. */
+export const SITES_READ = { oauthScope: 'sites.read' } as const
+export const SITES_WRITE = { oauthScope: 'sites.write' } as const
+
 /** The spec's funnel error messages, one place for every feature of the module. */
 export const INVALID_FUNNEL_ID = 'Invalid funnel ID'
 export const FUNNEL_NOT_FOUND = 'Funnel not found'

@@ -1,11 +1,6 @@
 import { describe, expect } from 'vitest'
-import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
-import {
-  addUser,
-  createTenant,
-  expectHiddenFromOtherAccounts,
-  type Tenant,
-} from '../../../test/helpers/fixtures.js'
+import { adminHeaders } from '../../../test/helpers/app.js'
+import { addUser, createTenant, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import {
   cacheProbe,
   createFunnel,
@@ -19,19 +14,15 @@ import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { ADMIN_PERMISSION_REQUIRED, requireStep } from './funnel-access.service.js'
 
-const create = (t: TestApp, tenant: Tenant, body: object = {}) => createFunnel(t.app, tenant, body)
-const post = (t: TestApp, tenant: Tenant, path: '/domains' | '/tags', payload: object) =>
-  createThroughApi(t.app, tenant, path, payload)
-
 describe('updating funnels', () => {
   test('changes the fields given, records who and when, and forgets the cached steps', async ({
     t,
     owner,
   }) => {
-    const funnel = await create(t, owner, { status: 'draft', favicon: 'https://a/f.ico' })
+    const funnel = await createFunnel(t.app, owner, { status: 'draft', favicon: 'https://a/f.ico' })
     const colleague = await addUser(t.app, owner.accountId, 'Colleague')
-    const domain = await post(t, owner, '/domains', { name: uniqueHostname() })
-    const tag = await post(t, owner, '/tags', { name: 'updated' })
+    const domain = await createThroughApi(t.app, owner, '/domains', { name: uniqueHostname() })
+    const tag = await createThroughApi(t.app, owner, '/tags', { name: 'updated' })
     const forgotten = cacheProbe(t.app, funnel._id)
     const updated = await funnelCall(t.app, colleague, 'PUT', `/${funnel._id}`, {
       name: 'Renamed',
@@ -72,7 +63,7 @@ describe('updating funnels', () => {
     t,
     owner,
   }) => {
-    const funnel = await create(t, owner, { status: 'draft' })
+    const funnel = await createFunnel(t.app, owner, { status: 'draft' })
     for (const status of ['active', 'inactive', 'draft', 'inactive', 'active', 'draft']) {
       const moved = await funnelCall(t.app, owner, 'PUT', `/${funnel._id}`, { status })
       expect(moved.statusCode).toBe(200)
@@ -85,7 +76,7 @@ describe('updating funnels', () => {
 
   test('changes the category only for a user with the funnel-template admin permission', async ({ t }) => {
     const tenant = await createTenant(t.app)
-    const funnel = await create(t, tenant)
+    const funnel = await createFunnel(t.app, tenant)
     const category = newId()
     const refused = await funnelCall(t.app, tenant, 'PUT', `/${funnel._id}`, {
       category,
@@ -113,8 +104,8 @@ describe('updating funnels', () => {
     owner,
     stranger,
   }) => {
-    const funnel = await create(t, owner)
-    const foreignTag = await post(t, stranger, '/tags', { name: 'foreign' })
+    const funnel = await createFunnel(t.app, owner)
+    const foreignTag = await createThroughApi(t.app, stranger, '/tags', { name: 'foreign' })
     expect(
       (await funnelCall(t.app, owner, 'PUT', `/${funnel._id}`, { tags: [foreignTag._id] })).json(),
     ).toMatchObject({ errno: 400, message: 'tags must be tags of this account' })
@@ -140,7 +131,7 @@ describe('deleting funnels', () => {
     owner,
     stranger,
   }) => {
-    const funnel = await create(t, owner, { steps: [{ name: 'S', path: 's' }] })
+    const funnel = await createFunnel(t.app, owner, { steps: [{ name: 'S', path: 's' }] })
     const forgottenOnDelete = cacheProbe(t.app, funnel._id)
     await expectHiddenFromOtherAccounts(
       t.app,

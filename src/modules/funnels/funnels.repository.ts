@@ -1,11 +1,12 @@
-import { and, asc, count, desc, eq, ilike, inArray, isNotNull, isNull, ne, sql } from 'drizzle-orm'
+import { and, asc, desc, eq, ilike, inArray, isNotNull, isNull, ne, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
+import type { FunnelStatus } from './documents.schemas.js'
 import type { FunnelRow } from './funnel-access.repository.js'
 import {
   DEFAULT_HOST_BASE_PATH_INDEX,
   DOMAIN_BASE_PATH_INDEX,
-  type FunnelStatus,
   funnelSteps,
   funnels,
   funnelTagLinks,
@@ -53,17 +54,12 @@ export async function listFunnels(
       : undefined,
     connected === undefined ? undefined : connected ? isNotNull(funnels.domainId) : isNull(funnels.domainId),
   )
-  const [rows, [totals]] = await Promise.all([
-    db
-      .select()
-      .from(funnels)
-      .where(where)
-      .orderBy(desc(funnels.updatedAt), desc(funnels.id))
-      .limit(window.limit)
-      .offset(window.offset),
-    db.select({ total: count() }).from(funnels).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  return selectPage(
+    db,
+    db.select().from(funnels).where(where).orderBy(desc(funnels.updatedAt), desc(funnels.id)).$dynamic(),
+    { from: funnels, where },
+    window,
+  )
 }
 
 /** The steps of the funnels, each funnel's in order. */

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { funnelRoute } from './funnel-access.routes.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { FunnelParams } from './funnel-access.schemas.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { duplicateFunnel } from './funnel-duplicate.service.js'
 import { PathInUse, validatePath } from './funnel-paths.service.js'
 import {
@@ -50,9 +51,14 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.get(
     '/',
-    funnelRoute('funnelList', 'List funnels, most recently updated first', 'read', {
+    routeOptions({
+      operationId: 'funnelList',
+      summary: 'List funnels, most recently updated first',
+      tags: ['funnels'],
+      access: SITES_READ,
       querystring: FunnelsQuery,
-      response: { 200: PageEnvelope(FunnelListItem), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: PageEnvelope(FunnelListItem) },
+      errors: [400, 401, 403, 429],
     }),
     async (request) => {
       const { data, pagination } = await listFunnelsPage(db, request.auth.account_id, request.query)
@@ -62,31 +68,42 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.get(
     '/filters',
-    funnelRoute('funnelFilters', 'The statuses and tags (with funnel counts) to filter by', 'read', {
+    routeOptions({
+      operationId: 'funnelFilters',
+      summary: 'The statuses and tags (with funnel counts) to filter by',
+      tags: ['funnels'],
+      access: SITES_READ,
       querystring: FiltersQuery,
-      response: { 200: Envelope(Filters), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: Envelope(Filters) },
+      errors: [400, 401, 403, 429],
     }),
     async (request) => ok(await funnelFilters(db, request.auth.account_id, request.query)),
   )
 
   app.get(
     '/:id',
-    funnelRoute('funnelRead', 'Read a funnel with its domain, tags and steps', 'read', {
+    routeOptions({
+      operationId: 'funnelRead',
+      summary: 'Read a funnel with its domain, tags and steps',
+      tags: ['funnels'],
+      access: SITES_READ,
       params: FunnelParams,
-      response: { 200: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(FunnelDetail) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) => ok(await getFunnel(db, request.auth.account_id, request.params.id)),
   )
 
   app.post(
     '/validate-path',
-    funnelRoute('funnelValidatePath', 'Whether a base path is free on a domain', 'read', {
+    routeOptions({
+      operationId: 'funnelValidatePath',
+      summary: 'Whether a base path is free on a domain',
+      tags: ['funnels'],
+      access: SITES_READ,
       body: ValidatePathBody,
-      response: {
-        200: Envelope(PathAvailable),
-        409: PathConflict,
-        ...errorResponses(400, 401, 403, 429),
-      },
+      response: { 200: Envelope(PathAvailable), 409: PathConflict },
+      errors: [400, 401, 403, 429],
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -96,9 +113,14 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/',
-    funnelRoute('funnelCreate', 'Create a funnel with its steps', 'write', {
+    routeOptions({
+      operationId: 'funnelCreate',
+      summary: 'Create a funnel with its steps',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       body: CreateFunnelBody,
-      response: { 201: Envelope(FunnelDetail), 409: PathConflict, ...errorResponses(400, 401, 403, 429) },
+      response: { 201: Envelope(FunnelDetail), 409: PathConflict },
+      errors: [400, 401, 403, 429],
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -108,14 +130,15 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.put(
     '/:id',
-    funnelRoute('funnelUpdate', 'Change a funnel (category: funnel-template admins only)', 'write', {
+    routeOptions({
+      operationId: 'funnelUpdate',
+      summary: 'Change a funnel (category: funnel-template admins only)',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: FunnelParams,
       body: UpdateFunnelBody,
-      response: {
-        200: Envelope(FunnelDetail),
-        409: PathConflict,
-        ...errorResponses(400, 401, 403, 404, 429),
-      },
+      response: { 200: Envelope(FunnelDetail), 409: PathConflict },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -125,10 +148,15 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.post(
     '/:id/duplicate',
-    funnelRoute('funnelDuplicate', 'Copy a funnel with its steps, here or into a sub-account', 'write', {
+    routeOptions({
+      operationId: 'funnelDuplicate',
+      summary: 'Copy a funnel with its steps, here or into a sub-account',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: FunnelParams,
       querystring: DuplicateQuery,
-      response: { 201: Envelope(FunnelDetail), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 201: Envelope(FunnelDetail) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request, reply) => {
       const copy = await duplicateFunnel(deps, caller(request), request.params.id, request.query.subaccountid)
@@ -138,9 +166,14 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.delete(
     '/:id',
-    funnelRoute('funnelDelete', 'Delete a funnel (soft: its data is kept, out of reach)', 'write', {
+    routeOptions({
+      operationId: 'funnelDelete',
+      summary: 'Delete a funnel (soft: its data is kept, out of reach)',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: FunnelParams,
-      response: { 200: Envelope(FunnelDeleted), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(FunnelDeleted) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) => ok(await deleteFunnel(deps, caller(request), request.params.id)),
   )

@@ -1,29 +1,12 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { FUNNEL_STATUSES, FunnelStatus, LiveChatWidget, STEP_TYPES, StepSeo } from './documents.schemas.js'
 import { FunnelId, StepOrder } from './funnel-access.schemas.js'
-import { FUNNEL_STATUSES, STEP_TYPES } from './tables.js'
 import { FunnelTag } from './tags.schemas.js'
 
 const PATH = { maxLength: 500 }
 const TRACKING_CODE = { maxLength: 100_000 }
-
-export const FunnelStatus = StringEnum(FUNNEL_STATUSES)
-
-export const LiveChatWidget = Type.Object({
-  enabled: Type.Boolean(),
-  provider: Type.String({ maxLength: 100 }),
-  config: Type.Object({}, { additionalProperties: true }),
-})
-
-const Seo = Type.Object({
-  title: Type.Optional(Type.String({ maxLength: 1000 })),
-  description: Type.Optional(Type.String({ maxLength: 5000 })),
-  keywords: Type.Optional(Type.String({ maxLength: 2000 })),
-  image: Type.Optional(Type.String({ maxLength: 2048 })),
-  robots: Type.Optional(Type.String({ maxLength: 200 })),
-  canonical: Type.Optional(Type.String({ maxLength: 2048 })),
-})
 
 export const StepSummary = Type.Object({
   _id: Id(),
@@ -33,7 +16,7 @@ export const StepSummary = Type.Object({
   order: Type.Integer(),
 })
 export type StepSummary = Static<typeof StepSummary>
-const StepWithSeo = Type.Composite([StepSummary, Type.Object({ seo: Seo })])
+const StepWithSeo = Type.Composite([StepSummary, Type.Object({ seo: StepSeo })])
 export type StepWithSeo = Static<typeof StepWithSeo>
 
 /** The spec's Funnel fields every view has; absent optional values are null. */

@@ -5,6 +5,7 @@ import type { Pagination } from '../../platform/http/envelope.js'
 import { Forbidden, Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { userHasPermission } from '../accounts/accounts.service.js'
+import { FUNNEL_STATUSES } from './documents.schemas.js'
 import { findDomain } from './domains.repository.js'
 import { requireOwnDomain } from './domains.service.js'
 import type { FunnelRow } from './funnel-access.repository.js'
@@ -36,7 +37,6 @@ import type {
   UpdateFunnelBody,
 } from './funnels.schemas.js'
 import { type FunnelWriteDeps, inFunnelWrite } from './step-cache.js'
-import { FUNNEL_STATUSES } from './tables.js'
 import { requireOwnTags, tagsWithCounts } from './tags.service.js'
 
 /** Who calls: the account scoping everything, and the user recorded as `updated_by`. */

@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest'
-import type { TestApp } from '../../../test/helpers/app.js'
 import { bearer } from '../../../test/helpers/app.js'
-import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { anId, createTenant, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import {
   createFunnel,
   createThroughApi,
@@ -14,20 +13,16 @@ import { createUser, obtainTokens } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 
-const create = (t: TestApp, tenant: Tenant, body: object = {}) => createFunnel(t.app, tenant, body)
-const post = (t: TestApp, tenant: Tenant, path: '/domains' | '/tags', payload: object) =>
-  createThroughApi(t.app, tenant, path, payload)
-
 describe('creating and reading funnels', () => {
   test('creates a funnel with its steps, a normalised path, its domain and tags, and reads it back', async ({
     t,
     owner,
   }) => {
-    const domain = await post(t, owner, '/domains', {
+    const domain = await createThroughApi(t.app, owner, '/domains', {
       name: uniqueHostname(),
       ssl_enabled: true,
     })
-    const tag = await post(t, owner, '/tags', { name: 'Launch' })
+    const tag = await createThroughApi(t.app, owner, '/tags', { name: 'Launch' })
     const created = await funnelCall(t.app, owner, 'POST', '/', {
       name: 'Launch',
       domain_id: domain._id,
@@ -48,7 +43,7 @@ describe('creating and reading funnels', () => {
     const funnel = created.json().data
     expect(created.json()).toMatchObject({ success: true, message: 'SUCCESS' })
     expect(funnel).toMatchObject({
-      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      _id: anId,
       account_id: owner.accountId,
       name: 'Launch',
       base_path: '/launch/week',
@@ -71,7 +66,7 @@ describe('creating and reading funnels', () => {
       ['Out', '/out', 2],
     ])
     expect(funnel.steps[0]).toEqual({
-      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      _id: anId,
       name: 'Opt-in',
       path: '/optin',
       type: 'page',
@@ -84,7 +79,7 @@ describe('creating and reading funnels', () => {
 
   test('defaults: status draft, no domain, the path from the name, steps in list order', async ({ t }) => {
     const tenant = await createTenant(t.app)
-    const funnel = await create(t, tenant, {
+    const funnel = await createFunnel(t.app, tenant, {
       name: 'Black Friday!',
       base_path: undefined,
       steps: [
@@ -113,8 +108,8 @@ describe('creating and reading funnels', () => {
     owner,
     stranger,
   }) => {
-    const foreignDomain = await post(t, stranger, '/domains', { name: uniqueHostname() })
-    const foreignTag = await post(t, stranger, '/tags', { name: 'theirs' })
+    const foreignDomain = await createThroughApi(t.app, stranger, '/domains', { name: uniqueHostname() })
+    const foreignTag = await createThroughApi(t.app, stranger, '/tags', { name: 'theirs' })
     const cases = [
       [{ domain_id: foreignDomain._id }, 'domain_id must be a domain of this account'],
       [{ tags: [foreignTag._id] }, 'tags must be tags of this account'],
@@ -146,7 +141,7 @@ describe('creating and reading funnels', () => {
     owner,
     stranger,
   }) => {
-    const funnel = await create(t, owner)
+    const funnel = await createFunnel(t.app, owner)
     expect((await funnelCall(t.app, owner, 'GET', '/not-an-id')).json()).toMatchObject({
       errno: 400,
       message: 'Invalid funnel ID',
@@ -171,26 +166,30 @@ describe('listing funnels', () => {
   }) => {
     const tenant = await createTenant(t.app)
     const other = await createTenant(t.app)
-    const domain = await post(t, tenant, '/domains', { name: uniqueHostname() })
+    const domain = await createThroughApi(t.app, tenant, '/domains', { name: uniqueHostname() })
     const [red, blue] = [
-      await post(t, tenant, '/tags', { name: 'red' }),
-      await post(t, tenant, '/tags', { name: 'blue' }),
+      await createThroughApi(t.app, tenant, '/tags', { name: 'red' }),
+      await createThroughApi(t.app, tenant, '/tags', { name: 'blue' }),
     ]
-    const alpha = await create(t, tenant, {
+    const alpha = await createFunnel(t.app, tenant, {
       name: 'Alpha offer',
       status: 'active',
       tags: [red._id],
       steps: [{ name: 'S', path: 's' }],
     })
-    const beta = await create(t, tenant, {
+    const beta = await createFunnel(t.app, tenant, {
       name: 'Beta offer',
       status: 'inactive',
       tags: [blue._id],
       domain_id: domain._id,
     })
-    const gamma = await create(t, tenant, { name: 'Gamma', status: 'draft', tags: [red._id, blue._id] })
-    for (let i = 0; i < 9; i++) await create(t, tenant, { name: `Filler ${i}`, status: 'draft' })
-    await create(t, other, { name: 'Alpha offer' })
+    const gamma = await createFunnel(t.app, tenant, {
+      name: 'Gamma',
+      status: 'draft',
+      tags: [red._id, blue._id],
+    })
+    for (let i = 0; i < 9; i++) await createFunnel(t.app, tenant, { name: `Filler ${i}`, status: 'draft' })
+    await createFunnel(t.app, other, { name: 'Alpha offer' })
 
     const names = async (query: string) =>
       (await funnelCall(t.app, tenant, 'GET', `/?${query}`)).json().data.map((f: { name: string }) => f.name)
@@ -233,11 +232,11 @@ describe('listing funnels', () => {
   test('offers the statuses and the tags with counts, narrowed by status and tags', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const [red, blue] = [
-      await post(t, tenant, '/tags', { name: 'red' }),
-      await post(t, tenant, '/tags', { name: 'blue' }),
+      await createThroughApi(t.app, tenant, '/tags', { name: 'red' }),
+      await createThroughApi(t.app, tenant, '/tags', { name: 'blue' }),
     ]
-    await create(t, tenant, { status: 'active', tags: [red._id, blue._id] })
-    await create(t, tenant, { status: 'draft', tags: [red._id] })
+    await createFunnel(t.app, tenant, { status: 'active', tags: [red._id, blue._id] })
+    await createFunnel(t.app, tenant, { status: 'draft', tags: [red._id] })
     const filters = await funnelCall(t.app, tenant, 'GET', '/filters')
     expect(filters.json()).toEqual({
       success: true,
@@ -267,7 +266,7 @@ describe('listing funnels', () => {
 describe('third-party apps', () => {
   test('read funnels with sites.read and need sites.write to change them', async ({ t, oauthApp }) => {
     const tenant = await createTenant(t.app)
-    const funnel = await create(t, tenant)
+    const funnel = await createFunnel(t.app, tenant)
     const email = `app-user-${newId()}@example.com`
     await createUser(t.app, email, [tenant.accountId])
     const { access_token } = await obtainTokens(t.app, oauthApp, email, 'sites.read')

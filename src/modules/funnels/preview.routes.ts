@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { FunnelPreview, PreviewQuery } from './preview.schemas.js'
 import { previewFunnel } from './preview.service.js'
 
@@ -11,7 +12,14 @@ export const previewRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
 
   app.get(
     '/preview',
-    {
+    routeOptions({
+      operationId: 'previewRead',
+      summary: 'Preview a funnel: its steps in order, tracking codes empty, preview_mode true (public)',
+      tags: ['funnels'],
+      access: 'public',
+      querystring: PreviewQuery,
+      response: { 200: Envelope(FunnelPreview) },
+      errors: [400, 404, 429],
       // Public and answering by id: limited per IP, so that ids cannot be tried in bulk.
       config: {
         rateLimit: {
@@ -20,15 +28,7 @@ export const previewRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
           keyGenerator: byIp,
         },
       },
-      schema: {
-        operationId: 'previewRead',
-        tags: ['funnels'],
-        summary: 'Preview a funnel: its steps in order, tracking codes empty, preview_mode true (public)',
-        security: [],
-        querystring: PreviewQuery,
-        response: { 200: Envelope(FunnelPreview), ...errorResponses(400, 404, 429) },
-      },
-    },
+    }),
     async (request) => ok(await previewFunnel(db, request.query.funnel_id)),
   )
 }

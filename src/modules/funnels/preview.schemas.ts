@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { FUNNEL_STATUSES } from './documents.schemas.js'
 import { FunnelId } from './funnel-access.schemas.js'
 import { Step } from './steps.schemas.js'
-import { FUNNEL_STATUSES } from './tables.js'
 
 export const PreviewQuery = Type.Object({ funnel_id: FunnelId() })
 export type PreviewQuery = Static<typeof PreviewQuery>

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { userAgentOf } from './forms.routes.js'
-import { funnelRoute } from './funnel-access.routes.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import {
   CodeParams,
   FollowParams,
@@ -23,19 +24,16 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.post(
     '/shorten',
-    funnelRoute(
-      'shortLinksShorten',
-      "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
-      'write',
-      {
-        querystring: ShortenQuery,
-        response: {
-          200: Envelope(ShortUrl),
-          201: Envelope(ShortUrl),
-          ...errorResponses(400, 401, 403, 404, 429),
-        },
-      },
-    ),
+    routeOptions({
+      operationId: 'shortLinksShorten',
+      summary:
+        "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
+      tags: ['funnels'],
+      access: SITES_WRITE,
+      querystring: ShortenQuery,
+      response: { 200: Envelope(ShortUrl), 201: Envelope(ShortUrl) },
+      errors: [400, 401, 403, 404, 429],
+    }),
     async (request, reply) => {
       const { url, created } = await shortenFunnel(
         db,
@@ -49,10 +47,15 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
 
   app.get(
     '/shorten/:code',
-    funnelRoute('shortLinksRead', 'A short link with its click totals and clicks per day', 'read', {
+    routeOptions({
+      operationId: 'shortLinksRead',
+      summary: 'A short link with its click totals and clicks per day',
+      tags: ['funnels'],
+      access: SITES_READ,
       params: CodeParams,
       querystring: StatsQuery,
-      response: { 200: Envelope(ShortLinkStats), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(ShortLinkStats) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) =>
       ok(
@@ -77,18 +80,15 @@ export const shortLinkRedirectRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
 
   app.get(
     '/s/:code',
-    {
-      schema: {
-        operationId: 'shortLinksFollow',
-        tags: ['funnels'],
-        summary: "Follow a short link: 302 to the funnel's public URL, the click recorded",
-        params: FollowParams,
-        response: {
-          302: { description: "Redirect to the funnel's public URL", type: 'null' },
-          ...errorResponses(404),
-        },
-      },
-    },
+    routeOptions({
+      operationId: 'shortLinksFollow',
+      summary: "Follow a short link: 302 to the funnel's public URL, the click recorded",
+      tags: ['funnels'],
+      access: 'public',
+      params: FollowParams,
+      response: { 302: { description: "Redirect to the funnel's public URL", type: 'null' } },
+      errors: [404],
+    }),
     async (request, reply) => {
       const location = await followShortLink(db, settings, request.params.code, {
         ip: request.ip,

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import {
   builderDocument,
   cacheProbe,
@@ -11,8 +11,6 @@ import {
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { funnelStepBackups, funnelStepComponents, funnelSteps } from './tables.js'
-
-const ID = /^[0-9a-f]{24}$/
 
 describe('the order of funnel steps: reorder, duplicate, delete', () => {
   test('reorders steps in one bulk write and answers the funnel id with its steps in order', async ({
@@ -124,7 +122,7 @@ describe('the order of funnel steps: reorder, duplicate, delete', () => {
     const first = await funnelCall(t.app, owner, 'POST', `${url}/duplicate`)
     expect(first.statusCode).toBe(201)
     expect(first.json().data).toMatchObject({
-      _id: expect.stringMatching(ID),
+      _id: anId,
       funnel_id: funnelId,
       name: 'Checkout (Copy)',
       path: '/checkout-copy',

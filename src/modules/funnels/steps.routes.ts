@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { BUILDER_BODY_LIMIT } from './components.routes.js'
 import { purgeEdgeTagsAfterWrite } from './edge-purge.js'
-import { funnelRoute } from './funnel-access.routes.js'
 import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 import {
   CreateStepBody,
@@ -26,6 +27,9 @@ import {
   updateStepSettings,
 } from './steps.service.js'
 
+/** What every step route may answer: a bad id, no token, no scope, no such funnel or step, the rate limit. */
+const STEP_ERRORS = [400, 401, 403, 404, 429] as const
+
 /** The steps of a funnel under `/v1/funnels`: read, create, update, reorder, duplicate, settings, delete. */
 export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
@@ -35,13 +39,17 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     purgeAtEdge: (tags: string[]) => purgeEdgeTagsAfterWrite(platform.config.edge, tags, platform.log),
   }
   app.addHook('onRequest', app.authenticate)
-  const denied = errorResponses(400, 401, 403, 404, 429)
 
   app.get(
     '/:id/steps/:step_id',
-    funnelRoute('stepsRead', 'Read a step with its html, seo, tracking code and css', 'read', {
+    routeOptions({
+      operationId: 'stepsRead',
+      summary: 'Read a step with its html, seo, tracking code and css',
+      tags: ['funnels'],
+      access: SITES_READ,
       params: StepParams,
-      response: { 200: Envelope(Step), ...denied },
+      response: { 200: Envelope(Step) },
+      errors: STEP_ERRORS,
     }),
     async (request) =>
       ok(await getStep(db, request.auth.account_id, request.params.id, request.params.step_id)),
@@ -49,10 +57,15 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.post(
     '/:id/steps',
-    funnelRoute('stepsCreate', 'Add a step to a funnel (its path unique within the funnel)', 'write', {
+    routeOptions({
+      operationId: 'stepsCreate',
+      summary: 'Add a step to a funnel (its path unique within the funnel)',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: FunnelParams,
       body: CreateStepBody,
-      response: { 201: Envelope(Step), ...denied, ...errorResponses(409) },
+      response: { 201: Envelope(Step) },
+      errors: [...STEP_ERRORS, 409],
     }),
     async (request, reply) =>
       reply
@@ -62,10 +75,15 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.put(
     '/:id/steps/orders',
-    funnelRoute('stepsReorder', "Set the order of a funnel's steps, in one bulk write", 'write', {
+    routeOptions({
+      operationId: 'stepsReorder',
+      summary: "Set the order of a funnel's steps, in one bulk write",
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: FunnelParams,
       body: StepOrdersBody,
-      response: { 200: Envelope(StepOrders), ...denied },
+      response: { 200: Envelope(StepOrders) },
+      errors: STEP_ERRORS,
     }),
     async (request) => ok(await reorderSteps(deps, request.auth.account_id, request.params.id, request.body)),
   )
@@ -74,16 +92,16 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     '/:id/steps/:step_id',
     {
       bodyLimit: BUILDER_BODY_LIMIT,
-      ...funnelRoute(
-        'stepsUpdate',
-        'Save a step from the builder: name, path, fonts and components (a backup is made)',
-        'write',
-        {
-          params: StepParams,
-          body: UpdateStepBody,
-          response: { 200: Envelope(Step), ...denied, ...errorResponses(409, 413) },
-        },
-      ),
+      ...routeOptions({
+        operationId: 'stepsUpdate',
+        summary: 'Save a step from the builder: name, path, fonts and components (a backup is made)',
+        tags: ['funnels'],
+        access: SITES_WRITE,
+        params: StepParams,
+        body: UpdateStepBody,
+        response: { 200: Envelope(Step) },
+        errors: [...STEP_ERRORS, 409, 413],
+      }),
     },
     async (request) => {
       const { id, step_id } = request.params
@@ -93,15 +111,15 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.post(
     '/:id/steps/:step_id/duplicate',
-    funnelRoute(
-      'stepsDuplicate',
-      "Copy a step (' (Copy)', components copied) after the funnel's last",
-      'write',
-      {
-        params: StepParams,
-        response: { 201: Envelope(Step), ...denied },
-      },
-    ),
+    routeOptions({
+      operationId: 'stepsDuplicate',
+      summary: "Copy a step (' (Copy)', components copied) after the funnel's last",
+      tags: ['funnels'],
+      access: SITES_WRITE,
+      params: StepParams,
+      response: { 201: Envelope(Step) },
+      errors: STEP_ERRORS,
+    }),
     async (request, reply) => {
       const { id, step_id } = request.params
       return reply.status(201).send(ok(await duplicateStep(deps, request.auth.account_id, id, step_id)))
@@ -112,16 +130,16 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     '/steps/:step_id/settings',
     {
       bodyLimit: BUILDER_BODY_LIMIT,
-      ...funnelRoute(
-        'stepsSettings',
-        "Change a step's page settings: details, seo, tracking code, css",
-        'write',
-        {
-          params: StepIdParams,
-          body: StepSettingsBody,
-          response: { 200: Envelope(Step), ...denied, ...errorResponses(409, 413) },
-        },
-      ),
+      ...routeOptions({
+        operationId: 'stepsSettings',
+        summary: "Change a step's page settings: details, seo, tracking code, css",
+        tags: ['funnels'],
+        access: SITES_WRITE,
+        params: StepIdParams,
+        body: StepSettingsBody,
+        response: { 200: Envelope(Step) },
+        errors: [...STEP_ERRORS, 409, 413],
+      }),
     },
     async (request) =>
       ok(await updateStepSettings(deps, request.auth.account_id, request.params.step_id, request.body)),
@@ -129,9 +147,14 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.delete(
     '/:id/steps/:step_id',
-    funnelRoute('stepsDelete', 'Delete a step for good, with its components and backups', 'write', {
+    routeOptions({
+      operationId: 'stepsDelete',
+      summary: 'Delete a step for good, with its components and backups',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: StepParams,
-      response: { 200: Succeeded, ...denied },
+      response: { 200: Succeeded },
+      errors: STEP_ERRORS,
     }),
     async (request) => {
       await deleteStep(deps, request.auth.account_id, request.params.id, request.params.step_id)

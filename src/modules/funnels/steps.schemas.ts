@@ -1,28 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
-import { BuilderComponents } from './components.schemas.js'
+import { BuilderComponents, STEP_TYPES, StepSeo, StepTrackingCode } from './documents.schemas.js'
 import { FunnelId, StepOrder } from './funnel-access.schemas.js'
-import { STEP_TYPES } from './tables.js'
 
 export const StepParams = Type.Object({ id: FunnelId(), step_id: Id() })
 export const StepIdParams = Type.Object({ step_id: Id() })
 
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Path = Type.String({ maxLength: 500, description: 'Stored lower case, with one leading slash' })
-const SeoText = Type.Optional(Type.String({ maxLength: 5_000 }))
-const Code = Type.Optional(Type.String({ maxLength: 200_000 }))
-
-/** The spec's step `seo`. */
-export const StepSeo = Type.Object({
-  title: SeoText,
-  description: SeoText,
-  keywords: SeoText,
-  image: SeoText,
-  robots: SeoText,
-  canonical: SeoText,
-})
-/** The spec's step `tracking_code`. */
-export const StepTrackingCode = Type.Object({ header: Code, footer: Code })
 
 /** The spec's funnel step, and the fonts its page loads. */
 export const Step = Type.Object({

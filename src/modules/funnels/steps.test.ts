@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { bearer } from '../../../test/helpers/app.js'
-import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import {
   builderDocument,
   cacheProbe,
@@ -14,8 +14,6 @@ import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oau
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { funnelSteps } from './tables.js'
-
-const ID = /^[0-9a-f]{24}$/
 
 describe('funnel steps', () => {
   test('reads a step with html, seo, tracking code, css and funnel_id; hidden from other accounts', async ({
@@ -89,7 +87,7 @@ describe('funnel steps', () => {
     })
     expect(response.statusCode).toBe(201)
     expect(response.json().data).toMatchObject({
-      _id: expect.stringMatching(ID),
+      _id: anId,
       funnel_id: funnelId,
       name: 'Thank you',
       path: '/thank-you',

@@ -8,56 +8,31 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
-
-export const FUNNEL_STATUSES = ['active', 'inactive', 'draft'] as const
-export type FunnelStatus = (typeof FUNNEL_STATUSES)[number]
-export const STEP_TYPES = ['page', 'redirect'] as const
-export type StepType = (typeof STEP_TYPES)[number]
-
-/** The spec's `live_chat_widget`. */
-export interface LiveChatWidget {
-  enabled: boolean
-  provider: string
-  config: Record<string, unknown>
-}
-/** The spec's step `seo`: every field an optional string. */
-export interface StepSeo {
-  title?: string
-  description?: string
-  keywords?: string
-  image?: string
-  robots?: string
-  canonical?: string
-}
-/** The spec's step `tracking_code`. */
-export interface StepTrackingCode {
-  header?: string
-  footer?: string
-}
-/** The spec's builder components document: `{ version, components: [{ id, type, settings, content }] }`. */
-export interface BuilderComponents {
-  version: string
-  components: {
-    id: string
-    type: string
-    settings: Record<string, unknown>
-    content: Record<string, unknown>
-  }[]
-}
-
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
-const accountId = () => text('account_id').notNull()
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
+import {
+  type BuilderComponents,
+  FUNNEL_STATUSES,
+  type LiveChatWidget,
+  STEP_TYPES,
+  type StepSeo,
+  type StepTrackingCode,
+} from './documents.schemas.js'
 
 /** A custom domain funnels are served on. A hostname belongs to one account: unique across accounts. */
 export const funnelDomains = pgTable(
   'funnel_domains',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     name: text('name').notNull(),
     sslEnabled: boolean('ssl_enabled').notNull().default(false),
     createdAt: createdAt(),
@@ -73,7 +48,7 @@ export const funnelTags = pgTable(
   'funnel_tags',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     name: text('name').notNull(),
     createdAt: createdAt(),
   },
@@ -96,7 +71,7 @@ export const funnels = pgTable(
   'funnels',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     name: text('name').notNull(),
     domainId: text('domain_id').references(() => funnelDomains.id, { onDelete: 'set null' }),
     basePath: text('base_path').notNull(),
@@ -108,7 +83,7 @@ export const funnels = pgTable(
     /** Template category id; changing it needs the funnel-template admin permission. */
     category: text('category'),
     deleted: boolean('deleted').notNull().default(false),
-    deletedAt: at('deleted_at'),
+    deletedAt: timestampColumn('deleted_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     updatedBy: text('updated_by'),
@@ -129,7 +104,7 @@ export const funnels = pgTable(
 export const funnelTagLinks = pgTable(
   'funnel_tag_links',
   {
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     funnelId: text('funnel_id')
       .notNull()
       .references(() => funnels.id, { onDelete: 'cascade' }),
@@ -148,7 +123,7 @@ export const funnelSteps = pgTable(
   'funnel_steps',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     funnelId: text('funnel_id')
       .notNull()
       .references(() => funnels.id, { onDelete: 'cascade' }),
@@ -178,14 +153,14 @@ export const funnelStepComponents = pgTable(
   'funnel_step_components',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     stepId: text('step_id')
       .notNull()
       .references(() => funnelSteps.id, { onDelete: 'cascade' }),
     funnelId: text('funnel_id').notNull(),
     components: jsonb('components').$type<BuilderComponents>().notNull(),
     checksum: text('checksum'),
-    savedAt: at('saved_at').notNull().defaultNow(),
+    savedAt: timestampColumn('saved_at').notNull().defaultNow(),
   },
   (t) => [
     idFormat('funnel_step_components_id_format', t.id),
@@ -198,12 +173,12 @@ export const funnelStepBackups = pgTable(
   'funnel_step_backups',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     stepId: text('step_id')
       .notNull()
       .references(() => funnelSteps.id, { onDelete: 'cascade' }),
     funnelId: text('funnel_id').notNull(),
-    backupDate: at('backup_date').notNull().defaultNow(),
+    backupDate: timestampColumn('backup_date').notNull().defaultNow(),
     description: text('description').notNull(),
     componentsChecksum: text('components_checksum').notNull(),
     components: jsonb('components').$type<BuilderComponents>().notNull(),
@@ -222,7 +197,7 @@ export const funnelFormSubmissions = pgTable(
   'funnel_form_submissions',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     funnelId: text('funnel_id')
       .notNull()
       .references(() => funnels.id, { onDelete: 'cascade' }),
@@ -233,7 +208,7 @@ export const funnelFormSubmissions = pgTable(
     ipAddress: text('ip_address'),
     userAgent: text('user_agent'),
     contactId: text('contact_id'),
-    submittedAt: at('submitted_at').notNull().defaultNow(),
+    submittedAt: timestampColumn('submitted_at').notNull().defaultNow(),
   },
   (t) => [
     idFormat('funnel_form_submissions_id_format', t.id),
@@ -246,7 +221,7 @@ export const funnelShortLinks = pgTable(
   'funnel_short_links',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     funnelId: text('funnel_id')
       .notNull()
       .references(() => funnels.id, { onDelete: 'cascade' }),
@@ -266,11 +241,11 @@ export const funnelShortLinkClicks = pgTable(
   'funnel_short_link_clicks',
   {
     id: idColumn(),
-    accountId: accountId(),
+    accountId: accountIdColumn(),
     linkId: text('link_id')
       .notNull()
       .references(() => funnelShortLinks.id, { onDelete: 'cascade' }),
-    clickedAt: at('clicked_at').notNull().defaultNow(),
+    clickedAt: timestampColumn('clicked_at').notNull().defaultNow(),
     referrer: text('referrer'),
     userAgent: text('user_agent'),
     /** A salted hash of the visitor (IP and user agent), never the IP itself. */

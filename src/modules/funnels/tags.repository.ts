@@ -1,8 +1,10 @@
 import { and, asc, count, eq, ilike, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { insertOrFind } from '../../platform/db/insert-or-find.js'
+import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
-import { type FunnelStatus, funnels, funnelTagLinks, funnelTags } from './tables.js'
+import type { FunnelStatus } from './documents.schemas.js'
+import { funnels, funnelTagLinks, funnelTags } from './tables.js'
 
 export type TagRow = typeof funnelTags.$inferSelect
 export interface TagWithCount {
@@ -62,11 +64,7 @@ export async function listTagsWithCounts(
     const rows = await query
     return { rows, total: rows.length }
   }
-  const [rows, [totals]] = await Promise.all([
-    query.limit(window.limit).offset(window.offset),
-    db.select({ total: count() }).from(funnelTags).where(where),
-  ])
-  return { rows, total: totals?.total ?? 0 }
+  return selectPage(db, query, { from: funnelTags, where }, window)
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, errorResponses, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { funnelRoute } from './funnel-access.routes.js'
 import { Removed } from './funnel-access.schemas.js'
+import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 import { CreateTagBody, FunnelTag, TagsQuery } from './tags.schemas.js'
 import { createTag, listTagsPage, removeTag } from './tags.service.js'
@@ -15,9 +16,14 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.get(
     '/tags',
-    funnelRoute('tagList', 'List the funnel tags of the account, with their funnel counts', 'read', {
+    routeOptions({
+      operationId: 'tagList',
+      summary: 'List the funnel tags of the account, with their funnel counts',
+      tags: ['funnels'],
+      access: SITES_READ,
       querystring: TagsQuery,
-      response: { 200: PageEnvelope(FunnelTag), ...errorResponses(400, 401, 403, 429) },
+      response: { 200: PageEnvelope(FunnelTag) },
+      errors: [400, 401, 403, 429],
     }),
     async (request) => {
       const { data, pagination } = await listTagsPage(db, request.auth.account_id, request.query)
@@ -27,13 +33,14 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.post(
     '/tags',
-    funnelRoute('tagCreate', 'Add a tag (a name already there returns that tag, 200)', 'write', {
+    routeOptions({
+      operationId: 'tagCreate',
+      summary: 'Add a tag (a name already there returns that tag, 200)',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       body: CreateTagBody,
-      response: {
-        200: Envelope(FunnelTag),
-        201: Envelope(FunnelTag),
-        ...errorResponses(400, 401, 403, 429),
-      },
+      response: { 200: Envelope(FunnelTag), 201: Envelope(FunnelTag) },
+      errors: [400, 401, 403, 429],
     }),
     async (request, reply) => {
       const { tag, created } = await createTag(db, request.auth.account_id, request.body)
@@ -43,9 +50,14 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
 
   app.delete(
     '/tags/:id',
-    funnelRoute('tagDelete', 'Delete a tag; its funnels lose it', 'write', {
+    routeOptions({
+      operationId: 'tagDelete',
+      summary: 'Delete a tag; its funnels lose it',
+      tags: ['funnels'],
+      access: SITES_WRITE,
       params: IdParams,
-      response: { 200: Envelope(Removed), ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: Envelope(Removed) },
+      errors: [400, 401, 403, 404, 429],
     }),
     async (request) => {
       await removeTag(db, stepCacheOf(platform), request.auth.account_id, request.params.id)

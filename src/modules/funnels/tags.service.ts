@@ -3,8 +3,8 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import type { FunnelStatus } from './documents.schemas.js'
 import type { StepCache } from './step-cache.js'
-import type { FunnelStatus } from './tables.js'
 import {
   countOwnTagsForShare,
   deleteTag,

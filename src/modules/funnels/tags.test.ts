@@ -1,6 +1,11 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  anId,
+  createTenant,
+  expectHiddenFromOtherAccounts,
+  type Tenant,
+} from '../../../test/helpers/fixtures.js'
 import {
   cacheProbe,
   createFunnel,
@@ -21,7 +26,7 @@ describe('funnel tags', () => {
     expect(created.json()).toEqual({
       success: true,
       message: 'SUCCESS',
-      data: { _id: expect.stringMatching(/^[0-9a-f]{24}$/), name: 'Spring', count: 0 },
+      data: { _id: anId, name: 'Spring', count: 0 },
     })
     const again = await funnelCall(t.app, owner, 'POST', '/tags', { name: 'SPRING' })
     expect(again.statusCode).toBe(200)
