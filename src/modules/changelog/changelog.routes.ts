@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { errorResponses } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { PostsPage, PostsQuery } from './changelog.schemas.js'
 import { listChangelogPosts } from './changelog.service.js'
 
@@ -8,14 +8,15 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/changelog/posts',
     {
       onRequest: app.authenticate,
-      schema: {
+      ...routeOptions({
         operationId: 'changelogList',
-        tags: ['changelog'],
         summary: 'Changelog posts (the upstream feed is disabled: always empty)',
-        security: [{ bearer: [] }],
+        tags: ['changelog'],
+        access: 'bearer',
         querystring: PostsQuery,
-        response: { 200: PostsPage, ...errorResponses(400, 401, 403) },
-      },
+        response: { 200: PostsPage },
+        errors: [400, 401, 403],
+      }),
     },
     async (request) => listChangelogPosts(request.query.page, request.query.per_page),
   )

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { MAX_PAGE } from '../../platform/http/pagination.js'
 import { Integer } from '../../platform/http/schemas.js'
 
@@ -11,3 +11,4 @@ export const PostsPage = Type.Object({
   pagination: Type.Object({ page: Type.Integer(), per_page: Type.Integer(), total: Type.Integer() }),
   data: Type.Array(Type.Unknown()),
 })
+export type PostsPage = Static<typeof PostsPage>

@@ -1,12 +1,9 @@
-export interface ChangelogPage {
-  pagination: { page: number; per_page: number; total: number }
-  data: unknown[]
-}
+import type { PostsPage } from './changelog.schemas.js'
 
 /**
  * The changelog feed. The upstream changelog call is disabled by the spec, so the feed is always
  * empty while keeping the requested paging.
  */
-export function listChangelogPosts(page: number, perPage: number): ChangelogPage {
+export function listChangelogPosts(page: number, perPage: number): PostsPage {
   return { pagination: { page, per_page: perPage, total: 0 }, data: [] }
 }

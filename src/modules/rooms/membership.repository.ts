@@ -19,30 +19,20 @@ export async function findMemberIds(db: Database, accountId: string, roomId: str
   return rows.map((row) => row.conversationId)
 }
 
-/**
- * Who succeeds an owner who leaves: the admin who joined first, else the member who joined first
- * (undefined when no one else is left).
- */
-export async function findSuccessor(
+/** The member of the room with this role who joined first (undefined when there is none). */
+export async function findFirstJoinedWithRole(
   tx: Database,
   accountId: string,
   roomId: string,
+  role: RoomRole,
 ): Promise<string | undefined> {
   const [row] = await tx
     .select({ conversationId: roomMembers.conversationId })
     .from(roomMembers)
     .where(
-      and(
-        eq(roomMembers.accountId, accountId),
-        eq(roomMembers.roomId, roomId),
-        not(eq(roomMembers.role, 'owner')),
-      ),
+      and(eq(roomMembers.accountId, accountId), eq(roomMembers.roomId, roomId), eq(roomMembers.role, role)),
     )
-    .orderBy(
-      sql`${roomMembers.role} = 'admin' desc`,
-      asc(roomMembers.joinedAt),
-      asc(roomMembers.conversationId),
-    )
+    .orderBy(asc(roomMembers.joinedAt), asc(roomMembers.conversationId))
     .limit(1)
   return row?.conversationId
 }

@@ -2,8 +2,8 @@ import type { Database } from '../../platform/db/connection.js'
 import { Forbidden, Invalid } from '../../platform/http/errors.js'
 import {
   deleteMember,
+  findFirstJoinedWithRole,
   findMemberIds,
-  findSuccessor,
   insertMembers,
   markRead,
   setRole,
@@ -43,9 +43,19 @@ export const notAMember = (id: string) => `${id} is not a member of this room`
 const roleNames = { admin: 'an admin', member: 'a member' } as const
 
 /**
- * The caller leaves a group room. An owner who leaves is succeeded by the admin who joined first, else by
- * the member who joined first; the last one out deletes the room. The room row stays locked throughout, so
- * concurrent departures keep exactly one owner.
+ * The spec's "Room ownership" when the owner leaves, row by row of its state table: another admin exists,
+ * first admin becomes owner; no admin but another member exists, oldest member becomes owner; no other
+ * member, room deleted (no successor). "First" and "oldest" are by joining (the earliest `joined_at`).
+ */
+async function ownerSuccessor(tx: Database, accountId: string, roomId: string): Promise<string | undefined> {
+  const firstAdmin = await findFirstJoinedWithRole(tx, accountId, roomId, 'admin')
+  return firstAdmin ?? findFirstJoinedWithRole(tx, accountId, roomId, 'member')
+}
+
+/**
+ * The caller leaves a group room; an owner who leaves hands the room to its `ownerSuccessor`, and the
+ * last one out deletes the room. The room row stays locked throughout, so concurrent departures keep
+ * exactly one owner.
  */
 export function leaveRoom(
   deps: RoomEventDeps,
@@ -57,7 +67,7 @@ export function leaveRoom(
     const { room, role } = await requireRoomMember(tx, caller, roomId, { forUpdate: true })
     if (room.type === 'direct') throw new Invalid(CANNOT_LEAVE_DIRECT)
     await deleteMember(tx, accountId, room.id, me)
-    const successor = role === 'owner' ? await findSuccessor(tx, accountId, room.id) : undefined
+    const successor = role === 'owner' ? await ownerSuccessor(tx, accountId, room.id) : undefined
     if (role === 'owner' && !successor) {
       await deleteRoomRow(tx, accountId, room.id)
       await events.stage(tx, { event: 'room:deleted', data: { room_id: room.id }, recipients: [me] })

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import {
   MessageBody,
   MessageDeleted,
@@ -20,21 +20,26 @@ import {
   markRead,
   sendMessage,
 } from './messages.service.js'
-import { callerOf, roomRouteOptions } from './room-access.routes.js'
+import { addRoomRouteHooks, callerOf, ROOM_ERRORS } from './room-access.hooks.js'
 import type { RoomEventDeps } from './room-events.js'
 
 /** Messages of a room and the caller's read marker, under `/api/conversation-v2/room/:roomId`. */
 export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   const deps: RoomEventDeps = { db, events: platform.events, sink: platform.realtime }
-  const route = roomRouteOptions(app, platform)
+  addRoomRouteHooks(app, platform)
 
   app.post(
     '/:roomId/messages',
-    route('messageSend', 'Post a message to a room the caller is a member of', {
+    routeOptions({
+      operationId: 'messageSend',
+      summary: 'Post a message to a room the caller is a member of',
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
       body: MessageBody,
-      response: { 201: MessageSent, ...errorResponses(400, 401, 404, 429) },
+      response: { 201: MessageSent },
+      errors: ROOM_ERRORS,
     }),
     async (request, reply) => {
       const message = await sendMessage(deps, callerOf(request), request.params.roomId, request.body.content)
@@ -44,20 +49,30 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
 
   app.get(
     '/:roomId/messages',
-    route('messageList', "A page of the room's messages, newest first (before or after a message)", {
+    routeOptions({
+      operationId: 'messageList',
+      summary: "A page of the room's messages, newest first (before or after a message)",
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
       querystring: MessageListQuery,
-      response: { 200: MessageList, ...errorResponses(400, 401, 404, 429) },
+      response: { 200: MessageList },
+      errors: ROOM_ERRORS,
     }),
     (request) => listRoomMessages(db, callerOf(request), request.params.roomId, request.query),
   )
 
   app.patch(
     '/:roomId/messages/:messageId',
-    route('messageEdit', "Change the content of one of the caller's messages", {
+    routeOptions({
+      operationId: 'messageEdit',
+      summary: "Change the content of one of the caller's messages",
+      tags: ['rooms'],
+      access: 'bearer',
       params: MessageParams,
       body: MessageBody,
-      response: { 200: MessageSent, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: MessageSent },
+      errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => {
       const { roomId, messageId } = request.params
@@ -68,9 +83,14 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
 
   app.delete(
     '/:roomId/messages/:messageId',
-    route('messageDelete', "Delete one of the caller's messages", {
+    routeOptions({
+      operationId: 'messageDelete',
+      summary: "Delete one of the caller's messages",
+      tags: ['rooms'],
+      access: 'bearer',
       params: MessageParams,
-      response: { 200: MessageDeleted, ...errorResponses(400, 401, 403, 404, 429) },
+      response: { 200: MessageDeleted },
+      errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => {
       await deleteMessage(deps, callerOf(request), request.params.roomId, request.params.messageId)
@@ -80,10 +100,15 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
 
   app.post(
     '/:roomId/read',
-    route('messageMarkRead', "Move the caller's read marker forward to a message (never back)", {
+    routeOptions({
+      operationId: 'messageMarkRead',
+      summary: "Move the caller's read marker forward to a message (never back)",
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
       body: ReadBody,
-      response: { 200: ReadMarker, ...errorResponses(400, 401, 404, 429) },
+      response: { 200: ReadMarker },
+      errors: ROOM_ERRORS,
     }),
     (request) => markRead(db, callerOf(request), request.params.roomId, request.body.message_id),
   )

@@ -3,7 +3,7 @@ import { io, type Socket } from 'socket.io-client'
 import { afterAll, describe, expect, vi } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { bearer } from '../../../test/helpers/app.js'
-import { addUser, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { addUser, anId, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
   createRoomWithMembers,
   postMessage,
@@ -76,7 +76,7 @@ describe('sending messages', () => {
     expect(response.json()).toEqual({
       success: true,
       message: {
-        _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        _id: anId,
         room_id: roomId,
         sender_id: owner.conversationId,
         kind: 'user',

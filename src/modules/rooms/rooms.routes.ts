@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { errorResponses } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
 import { relayTyping, TYPING_EVENT } from './gateway.service.js'
 import {
   AddMembersBody,
@@ -18,7 +18,7 @@ import {
   removeMember,
   transferOwnership,
 } from './membership.service.js'
-import { callerOf, roomRouteOptions } from './room-access.routes.js'
+import { addRoomRouteHooks, callerOf, ROOM_ERRORS, ROOM_ROUTE_ERRORS } from './room-access.hooks.js'
 import { FavoritesResponse, ListQuery, ListResponse } from './room-list.schemas.js'
 import { listFavorites, listRooms } from './room-list.service.js'
 import {
@@ -49,26 +49,32 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
   // Events reach connected clients through the built-in Socket.IO gateway once their write commits.
   const deps = { db, events: platform.events, sink: platform.realtime }
   platform.realtime.onClientEvent(TYPING_EVENT, relayTyping(db, platform.realtime))
-  const route = roomRouteOptions(app, platform)
-  // Every room route may answer these: no token or no chat identity, the rate limit.
-  const denied = errorResponses(401, 429)
-  // And these when it names a room: not a member, another account's or an unknown room.
-  const inRoom = errorResponses(400, 401, 404, 429)
+  addRoomRouteHooks(app, platform)
 
   app.get(
     '/',
-    route('roomsList', "List the caller's rooms (most recent activity first)", {
+    routeOptions({
+      operationId: 'roomsList',
+      summary: "List the caller's rooms (most recent activity first)",
+      tags: ['rooms'],
+      access: 'bearer',
       querystring: ListQuery,
-      response: { 200: ListResponse, ...errorResponses(400), ...denied },
+      response: { 200: ListResponse },
+      errors: [...ROOM_ROUTE_ERRORS, 400],
     }),
     async (request) => listRooms(db, callerOf(request), request.query),
   )
 
   app.post(
     '/',
-    route('roomsCreate', 'Create a room (an existing direct room between the two is returned, 200)', {
+    routeOptions({
+      operationId: 'roomsCreate',
+      summary: 'Create a room (an existing direct room between the two is returned, 200)',
+      tags: ['rooms'],
+      access: 'bearer',
       body: CreateBody,
-      response: { 200: Room, 201: Room, ...errorResponses(400), ...denied },
+      response: { 200: Room, 201: Room },
+      errors: [...ROOM_ROUTE_ERRORS, 400],
     }),
     async (request, reply) => {
       const { room, created } = await createRoom(deps, callerOf(request), request.body)
@@ -78,17 +84,27 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.get(
     '/favorites',
-    route('roomsFavorites', "The caller's favorite rooms (most recent activity first)", {
-      response: { 200: FavoritesResponse, ...denied },
+    routeOptions({
+      operationId: 'roomsFavorites',
+      summary: "The caller's favorite rooms (most recent activity first)",
+      tags: ['rooms'],
+      access: 'bearer',
+      response: { 200: FavoritesResponse },
+      errors: ROOM_ROUTE_ERRORS,
     }),
     async (request) => ({ favorites: await listFavorites(db, callerOf(request)) }),
   )
 
   app.post(
     '/:roomId/favorite',
-    route('roomsFavoriteToggle', "Add the room to the caller's favorites, or take it out", {
+    routeOptions({
+      operationId: 'roomsFavoriteToggle',
+      summary: "Add the room to the caller's favorites, or take it out",
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
-      response: { 200: FavoriteResponse, ...inRoom },
+      response: { 200: FavoriteResponse },
+      errors: ROOM_ERRORS,
     }),
     async (request) => ({
       success: true as const,
@@ -98,9 +114,14 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.delete(
     '/',
-    route('roomsDelete', 'Delete a group room and its messages (owner only)', {
+    routeOptions({
+      operationId: 'roomsDelete',
+      summary: 'Delete a group room and its messages (owner only)',
+      tags: ['rooms'],
+      access: 'bearer',
       querystring: RoomIdQuery,
-      response: { 200: Done, ...inRoom, ...errorResponses(403) },
+      response: { 200: Done },
+      errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => {
       await deleteRoom(deps, callerOf(request), request.query.roomId)
@@ -110,9 +131,14 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.patch(
     '/',
-    route('roomsRename', 'Rename a group room (owner or admin)', {
+    routeOptions({
+      operationId: 'roomsRename',
+      summary: 'Rename a group room (owner or admin)',
+      tags: ['rooms'],
+      access: 'bearer',
       body: RenameBody,
-      response: { 200: RenameResponse, ...inRoom, ...errorResponses(403) },
+      response: { 200: RenameResponse },
+      errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => ({
       success: true as const,
@@ -122,10 +148,15 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.post(
     '/:roomId/snooze',
-    route('roomsSnooze', 'Snooze the room for the caller: a preset duration or a custom time', {
+    routeOptions({
+      operationId: 'roomsSnooze',
+      summary: 'Snooze the room for the caller: a preset duration or a custom time',
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
       body: SnoozeBody,
-      response: { 200: SnoozeResponse, ...inRoom },
+      response: { 200: SnoozeResponse },
+      errors: ROOM_ERRORS,
     }),
     async (request) => ({
       success: true as const,
@@ -135,9 +166,14 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.post(
     '/:roomId/leave',
-    route('roomsLeave', 'Leave a group room (an owner leaving hands the room on)', {
+    routeOptions({
+      operationId: 'roomsLeave',
+      summary: 'Leave a group room (an owner leaving hands the room on)',
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
-      response: { 200: LeaveResponse, ...inRoom },
+      response: { 200: LeaveResponse },
+      errors: ROOM_ERRORS,
     }),
     async (request) => ({
       success: true as const,
@@ -147,14 +183,15 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.post(
     '/members',
-    route(
-      'roomsAddMembers',
-      'Add members to a group room (owner or admin; members already there are ignored)',
-      {
-        body: AddMembersBody,
-        response: { 200: RoomResponse, ...inRoom, ...errorResponses(403) },
-      },
-    ),
+    routeOptions({
+      operationId: 'roomsAddMembers',
+      summary: 'Add members to a group room (owner or admin; members already there are ignored)',
+      tags: ['rooms'],
+      access: 'bearer',
+      body: AddMembersBody,
+      response: { 200: RoomResponse },
+      errors: [...ROOM_ERRORS, 403],
+    }),
     async (request) => ({
       success: true as const,
       room: await addMembers(deps, callerOf(request), request.body),
@@ -163,9 +200,14 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.patch(
     '/owner',
-    route('roomsTransferOwnership', 'Hand the room to another member (owner only)', {
+    routeOptions({
+      operationId: 'roomsTransferOwnership',
+      summary: 'Hand the room to another member (owner only)',
+      tags: ['rooms'],
+      access: 'bearer',
       body: OwnerBody,
-      response: { 200: Done, ...inRoom, ...errorResponses(403) },
+      response: { 200: Done },
+      errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => {
       await transferOwnership(deps, callerOf(request), request.body)
@@ -175,14 +217,15 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.patch(
     '/role',
-    route(
-      'roomsChangeRole',
-      "Make a member an admin or a plain member (owner or admin; not the owner's role)",
-      {
-        body: RoleBody,
-        response: { 200: Done, ...inRoom, ...errorResponses(403) },
-      },
-    ),
+    routeOptions({
+      operationId: 'roomsChangeRole',
+      summary: "Make a member an admin or a plain member (owner or admin; not the owner's role)",
+      tags: ['rooms'],
+      access: 'bearer',
+      body: RoleBody,
+      response: { 200: Done },
+      errors: [...ROOM_ERRORS, 403],
+    }),
     async (request) => {
       await changeRole(deps, callerOf(request), request.body)
       return { success: true as const, message: 'Role changed' }
@@ -191,10 +234,15 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
 
   app.delete(
     '/:roomId/member',
-    route('roomsRemoveMember', 'Remove a member from a group room (owner or admin; never the owner)', {
+    routeOptions({
+      operationId: 'roomsRemoveMember',
+      summary: 'Remove a member from a group room (owner or admin; never the owner)',
+      tags: ['rooms'],
+      access: 'bearer',
       params: RoomParams,
       querystring: RemoveQuery,
-      response: { 200: RoomResponse, ...inRoom, 403: RemovalRefusedBody },
+      response: { 200: RoomResponse, 403: RemovalRefusedBody },
+      errors: ROOM_ERRORS,
     }),
     async (request, reply) => {
       try {

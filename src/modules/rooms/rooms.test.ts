@@ -1,7 +1,7 @@
 import { and, count, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { bearer } from '../../../test/helpers/app.js'
-import { addUser, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { addUser, anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import { createGroup, ROOMS, roomCall } from '../../../test/helpers/rooms.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
 import type { Database } from '../../platform/db/connection.js'
@@ -12,7 +12,6 @@ const test = base.extend('colleagues', { scope: 'file' }, async ({ t, owner }) =
   grace: await addUser(t.app, owner.accountId, 'Grace Hopper'),
 }))
 
-const ID = expect.stringMatching(/^[0-9a-f]{24}$/)
 const TIME = expect.stringMatching(/^\d{4}-\d\d-\d\dT/)
 
 async function roomsOfAccount(db: Database, accountId: string): Promise<number> {
@@ -34,7 +33,7 @@ describe('create', () => {
     expect(response.statusCode).toBe(201)
     const room = response.json()
     expect(room).toEqual({
-      _id: ID,
+      _id: anId,
       type: 'group',
       name: 'Launch',
       owner: owner.conversationId,

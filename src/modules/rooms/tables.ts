@@ -9,10 +9,16 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core'
-import { createdAt, idColumn, idFormat, updatedAt } from '../../platform/db/columns.js'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
 
 export const ROOM_TYPES = ['direct', 'group'] as const
 export type RoomType = (typeof ROOM_TYPES)[number]
@@ -21,7 +27,6 @@ export type RoomRole = (typeof ROOM_ROLES)[number]
 export const MESSAGE_KINDS = ['user', 'system'] as const
 export type MessageKind = (typeof MESSAGE_KINDS)[number]
 
-const at = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 /** A per-room message sequence number (Mattermost's model: unread = room sequence − read sequence). */
 const sequence = (name: string) => bigint(name, { mode: 'number' }).notNull().default(0)
 
@@ -36,7 +41,7 @@ export const rooms = pgTable(
   'rooms',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     type: text('type', { enum: ROOM_TYPES }).notNull(),
     /** Group rooms only; null for direct rooms. */
     name: text('name'),
@@ -46,7 +51,7 @@ export const rooms = pgTable(
     lastSeq: sequence('last_seq'),
     /** The latest message not deleted, for `last_message`. */
     lastMessageId: text('last_message_id'),
-    lastActivity: at('last_activity').notNull().defaultNow(),
+    lastActivity: timestampColumn('last_activity').notNull().defaultNow(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -63,19 +68,19 @@ export const rooms = pgTable(
 export const roomMembers = pgTable(
   'room_members',
   {
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     roomId: text('room_id')
       .notNull()
       .references(() => rooms.id, { onDelete: 'cascade' }),
     conversationId: text('conversation_id').notNull(),
     role: text('role', { enum: ROOM_ROLES }).notNull().default('member'),
-    joinedAt: at('joined_at').notNull().defaultNow(),
+    joinedAt: timestampColumn('joined_at').notNull().defaultNow(),
     isFavorite: boolean('is_favorite').notNull().default(false),
-    snoozedUntil: at('snoozed_until'),
+    snoozedUntil: timestampColumn('snoozed_until'),
     /** The sequence of the last message this member has read (`last_message_read`). */
     readSeq: sequence('read_seq'),
     readMessageId: text('read_message_id'),
-    readAt: at('read_at'),
+    readAt: timestampColumn('read_at'),
   },
   (t) => [
     primaryKey({ columns: [t.roomId, t.conversationId] }),
@@ -89,13 +94,13 @@ export const roomMemberHistory = pgTable(
   'room_member_history',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     roomId: text('room_id')
       .notNull()
       .references(() => rooms.id, { onDelete: 'cascade' }),
     conversationId: text('conversation_id').notNull(),
-    joinedAt: at('joined_at').notNull().defaultNow(),
-    leftAt: at('left_at'),
+    joinedAt: timestampColumn('joined_at').notNull().defaultNow(),
+    leftAt: timestampColumn('left_at'),
   },
   (t) => [
     idFormat('room_member_history_id_format', t.id),
@@ -115,7 +120,7 @@ export const roomMessages = pgTable(
   'room_messages',
   {
     id: idColumn(),
-    accountId: text('account_id').notNull(),
+    accountId: accountIdColumn(),
     roomId: text('room_id').notNull(),
     seq: bigint('seq', { mode: 'number' }).notNull(),
     kind: text('kind', { enum: MESSAGE_KINDS }).notNull().default('user'),
@@ -124,8 +129,8 @@ export const roomMessages = pgTable(
     /** What full-text search looks in: the content, language-neutral ('simple'). */
     searchVector: tsvector('search_vector').generatedAlwaysAs(sql`to_tsvector('simple', content)`),
     createdAt: createdAt(),
-    editedAt: at('edited_at'),
-    deletedAt: at('deleted_at'),
+    editedAt: timestampColumn('edited_at'),
+    deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
     idFormat('room_messages_id_format', t.id),

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import type { Platform } from '../../platform/context.js'
 import { byUser } from '../../platform/http/rate-limit.js'
 import { type RoomCaller, roomCaller } from './room-access.service.js'
@@ -29,17 +29,18 @@ function roomRateLimit(app: FastifyInstance, platform: Platform): preHandlerAsyn
   return limiter
 }
 
+/** Every room route may answer these: no token or no chat identity (401), the rate limit (429). */
+export const ROOM_ROUTE_ERRORS = [401, 429] as const
+/** A room route naming a room may also answer a bad id (400), and not a member or no such room (404). */
+export const ROOM_ERRORS = [400, 401, 404, 429] as const
+
 /**
  * What every route under `/api/conversation-v2/room` shares, set up on the plugin `app`: a bearer token
  * carrying a chat identity (`conversation.id`; 401 without one), and the per-user rate limit
- * (`RATE_LIMIT_ROOMS_PER_MINUTE`) across all room routes. Returns a maker of route options: the OpenAPI
- * description with the route's schema.
+ * (`RATE_LIMIT_ROOMS_PER_MINUTE`) across all room routes.
  */
-export function roomRouteOptions(app: FastifyInstance, platform: Platform) {
+export function addRoomRouteHooks(app: FastifyInstance, platform: Platform): void {
   app.addHook('onRequest', app.authenticate)
   app.addHook('onRequest', requireChatIdentity)
   app.addHook('preHandler', roomRateLimit(app, platform))
-  return <S extends FastifySchema>(operationId: string, summary: string, schema: S) => ({
-    schema: { operationId, tags: ['rooms'], summary, security: [{ bearer: [] }], ...schema },
-  })
 }
