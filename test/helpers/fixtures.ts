@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
+import type { Contact } from '../../src/modules/accounts/contacts.schemas.js'
+import { ID_PATTERN } from '../../src/platform/db/ids.js'
 import { adminHeaders, bearer } from './app.js'
+
+/** Matches any id the service gives (24 lowercase hex characters). */
+export const anId = expect.stringMatching(new RegExp(ID_PATTERN))
 
 export interface Tenant {
   accountId: string
@@ -85,4 +90,17 @@ export async function expectHiddenFromOtherAccounts(
   expect(asStranger.json()).toMatchObject({ success: false, errno: 404 })
   const asOwner = await app.inject({ ...call, headers: owner.headers })
   expect(asOwner.statusCode, `${call.method} ${call.url} as the owner`).toBeLessThan(300)
+}
+
+/** The tenant's contacts, newest first (the first 100), through the contacts API. */
+export async function contactsOf(app: FastifyInstance, tenant: Tenant, search = ''): Promise<Contact[]> {
+  const query = new URLSearchParams({ limit: '100', ...(search && { search }) })
+  const response = await app.inject({ url: `/v1/contacts?${query}`, headers: tenant.headers })
+  if (response.statusCode !== 200) throw new Error(`GET /v1/contacts answered ${response.statusCode}`)
+  return response.json().data
+}
+
+/** The tenant's contacts whose email is exactly `email`, through the contacts API. */
+export async function contactsWithEmail(app: FastifyInstance, tenant: Tenant, email: string) {
+  return (await contactsOf(app, tenant, email)).filter((contact) => contact.email === email)
 }
