@@ -43,6 +43,9 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { configurationRoutes } from './modules/reviews/configuration.routes.js'
+import { reviewLinksRoutes } from './modules/reviews/review-links.routes.js'
+import { templatesRoutes } from './modules/reviews/templates.routes.js'
 import { roomExportRoutes } from './modules/rooms/export.routes.js'
 import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { roomsRoutes } from './modules/rooms/rooms.routes.js'
@@ -59,7 +62,7 @@ import { newId } from './platform/db/ids.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
-import { registerIntegrationRoutes } from './platform/http/integration.js'
+import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import {
@@ -230,6 +233,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(authorizeRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(tokenRoutes, { platform, prefix: '/v1/auth/oauth' })
   await app.register(grantsRoutes, { platform, prefix: '/v1/auth/oauth' })
+  await registerReviewsRoutes(app, configurationRoutes, { platform })
+  await registerReviewsRoutes(app, templatesRoutes, { platform })
+  await registerReviewsRoutes(app, reviewLinksRoutes, { platform })
   await app.register(roomsRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })

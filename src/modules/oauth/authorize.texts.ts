@@ -66,6 +66,8 @@ const scopeDescriptions: Record<Exclude<Locale, 'en'>, Record<string, string>> =
     'analytics.read': 'Ver tus estadísticas e informes',
     'sites.read': 'Ver tus sitios y embudos',
     'sites.write': 'Crear y cambiar tus sitios y embudos',
+    'reviews.read': 'Ver tus solicitudes de reseñas y su configuración',
+    'reviews.write': 'Cambiar cómo y cuándo se pide una reseña a tus clientes',
   },
 }
 

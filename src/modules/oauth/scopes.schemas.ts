@@ -21,4 +21,6 @@ export const SEEDED_SCOPES: Record<string, string> = {
   'analytics.read': 'See your analytics and reports',
   'sites.read': 'See your sites and funnels',
   'sites.write': 'Create and change your sites and funnels',
+  'reviews.read': 'See your review requests and their settings',
+  'reviews.write': 'Change how and when your customers are asked for reviews',
 }

@@ -9,7 +9,7 @@ import {
   updatedAt,
 } from '../../platform/db/columns.js'
 
-/** What a third-party app may ask for; seeded with the spec's nine scopes by the migration. */
+/** What a third-party app may ask for; seeded by migrations: the spec's nine scopes, and the reviews module's two. */
 export const oauthScopes = pgTable('oauth_scopes', {
   scope: text('scope').primaryKey(),
   description: text('description').notNull(),

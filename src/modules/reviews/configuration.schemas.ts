@@ -1,0 +1,94 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import {
+  FollowUp,
+  MAX_DELAY_HOURS,
+  REVIEW_PLATFORMS,
+  ReviewConditions,
+  SEND_METHODS,
+  SendWindow,
+  TRIGGER_TYPES,
+} from './documents.schemas.js'
+
+/** The spec's auto review request configuration, with the optional follow-up, send window and time zone. */
+export const Configuration = Type.Object({
+  _id: Id(),
+  account_id: Id(),
+  parentAccount: Id(),
+  name: Type.String(),
+  enabled: Type.Boolean(),
+  trigger: StringEnum(TRIGGER_TYPES),
+  delay_hours: Type.Number(),
+  platforms: Type.Array(StringEnum(REVIEW_PLATFORMS)),
+  template_id: Nullable(Id()),
+  conditions: ReviewConditions,
+  send_method: StringEnum(SEND_METHODS),
+  from_email: Nullable(Type.String()),
+  from_phone: Nullable(Type.String()),
+  follow_up: Nullable(FollowUp),
+  send_window: Nullable(SendWindow),
+  timezone: Type.String(),
+  created_at: Timestamp(),
+  updated_at: Timestamp(),
+})
+export type Configuration = Static<typeof Configuration>
+
+/**
+ * `PUT /reviews/auto-review-request`. Fields left out keep their stored value (or their default when the
+ * configuration is created). `trigger`, `platforms`, `delay_hours` and `template_id` are checked by the
+ * service, so that each refusal answers with the spec's own message.
+ */
+export const PutBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    enabled: Type.Optional(Type.Boolean()),
+    trigger: Type.Optional(Type.String({ maxLength: 100, description: TRIGGER_TYPES.join(', ') })),
+    delay_hours: Type.Optional(
+      Type.Number({ maximum: MAX_DELAY_HOURS, description: 'Hours after the event; not negative' }),
+    ),
+    platforms: Type.Optional(
+      Type.Array(Type.String({ maxLength: 100, description: REVIEW_PLATFORMS.join(', ') }), {
+        minItems: 1,
+        maxItems: 10,
+      }),
+    ),
+    template_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    conditions: Type.Optional(ReviewConditions),
+    send_method: Type.Optional(StringEnum(SEND_METHODS)),
+    from_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+    from_phone: Type.Optional(
+      Nullable(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +14155550100' })),
+    ),
+    follow_up: Type.Optional(Nullable(FollowUp)),
+    send_window: Type.Optional(Nullable(SendWindow)),
+    timezone: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'IANA name, e.g. Europe/Paris' }),
+    ),
+  },
+  { additionalProperties: false },
+)
+export type PutBody = Static<typeof PutBody>
+
+export const SORT_FIELDS = ['created_at', 'updated_at', 'name'] as const
+
+/** The spec's list query: `page` 0 and 1 both start at the first configuration. */
+export const ListQuery = Type.Object({
+  limit: Integer({ minimum: 1, maximum: 100, default: 10 }),
+  page: Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  sort_by: StringEnum(SORT_FIELDS, { default: 'created_at' }),
+  order: StringEnum(['asc', 'desc'] as const, { default: 'desc' }),
+})
+export type ListQuery = Static<typeof ListQuery>
+
+export const ConfigurationList = Type.Object({
+  configs: Type.Array(Configuration),
+  pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+})
+
+/** The saved configuration, and what will keep it from sending (a platform without a review link). */
+export const SavedEnvelope = Type.Object({
+  success: Type.Literal(true),
+  message: Type.String(),
+  data: Configuration,
+  warnings: Type.Array(Type.String()),
+})

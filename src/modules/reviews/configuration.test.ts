@@ -1,0 +1,156 @@
+import { describe, expect } from 'vitest'
+import { anId, createTenant } from '../../../test/helpers/fixtures.js'
+import { createReviewTemplate, putConfiguration, setReviewLink } from '../../../test/helpers/reviews.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+const full = {
+  enabled: true,
+  trigger: 'order_completed',
+  delay_hours: 2,
+  platforms: ['google', 'facebook'],
+  conditions: {
+    min_order_value: 1000,
+    exclude_refunded: true,
+    customer_segment: 'all',
+    exclude_repeated: false,
+  },
+  send_method: 'email',
+  from_email: 'reviews@shop.example',
+  from_phone: '+14155550100',
+}
+
+describe('auto review request configuration', () => {
+  test('answers an empty list before any configuration', async ({ t }) => {
+    const fresh = await createTenant(t.app)
+    const response = await t.app.inject({ url: '/reviews/auto-review-request', headers: fresh.headers })
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toMatchObject({
+      success: true,
+      data: { configs: [], pagination: { page: 0, limit: 10, total: 0 } },
+    })
+  })
+
+  test('creates the configuration with every field as sent, then changes it (upsert)', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const created = await putConfiguration(t, tenant, full)
+    expect(created.statusCode).toBe(200)
+    expect(created.json()).toMatchObject({
+      success: true,
+      data: {
+        _id: anId,
+        account_id: tenant.accountId,
+        parentAccount: tenant.accountId,
+        ...full,
+        template_id: null,
+        timezone: 'UTC',
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    })
+    const changed = await putConfiguration(t, tenant, { enabled: false, delay_hours: 0 }, '/v1/reviews')
+    expect(changed.json().data).toMatchObject({
+      ...full,
+      _id: created.json().data._id,
+      enabled: false,
+      delay_hours: 0,
+    })
+    const listed = await t.app.inject({ url: '/v1/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data).toMatchObject({ configs: [{ enabled: false }], pagination: { total: 1 } })
+  })
+
+  test("refuses with the spec's messages and stores nothing", async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const refusals: [object, number, string | RegExp][] = [
+      [{ ...full, trigger: 'payment_made' }, 400, 'Invalid trigger type'],
+      [{ ...full, platforms: ['google', 'myspace'] }, 400, /myspace/],
+      [{ ...full, delay_hours: -1 }, 400, 'Delay hours must be positive'],
+      [{ ...full, template_id: '0123456789abcdef01234567' }, 404, 'Template not found'],
+      [{ ...full, template_id: 'not-an-id' }, 404, 'Template not found'],
+      [{ ...full, send_method: 'fax' }, 400, /^send_method must be one of/],
+      [{ ...full, conditions: { customer_segment: 'gold' } }, 400, /^conditions\.customer_segment/],
+      [{ ...full, conditions: { min_order_value: -5 } }, 400, /^conditions\.min_order_value/],
+      [{ ...full, timezone: 'Mars/Olympus' }, 400, /^timezone/],
+      [{ ...full, send_window: { start: '25:00', end: '20:00' } }, 400, /^send_window\.start/],
+      [{ ...full, from_email: 'nope' }, 400, /^from_email/],
+    ]
+    for (const [body, status, message] of refusals) {
+      const response = await putConfiguration(t, tenant, body)
+      expect(response.statusCode, JSON.stringify(body)).toBe(status)
+      expect(response.json().success).toBe(false)
+      expect(response.json().message).toMatch(message)
+    }
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.pagination.total).toBe(0)
+  })
+
+  test("refuses another account's template as not found", async ({ t, owner, stranger }) => {
+    const theirs = await createReviewTemplate(t, stranger)
+    const response = await putConfiguration(t, owner, { ...full, template_id: theirs })
+    expect(response.statusCode).toBe(404)
+    expect(response.json().message).toBe('Template not found')
+    const mine = await createReviewTemplate(t, owner)
+    expect((await putConfiguration(t, owner, { ...full, template_id: mine })).json().data.template_id).toBe(
+      mine,
+    )
+  })
+
+  test('warns about platforms without a review link, and saves them', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    await setReviewLink(t, tenant, 'google', 'https://g.page/r/shop/review')
+    const response = await putConfiguration(t, tenant, { ...full, platforms: ['google', 'yelp'] })
+    expect(response.statusCode).toBe(200)
+    expect(response.json().data.platforms).toEqual(['google', 'yelp'])
+    expect(response.json().warnings).toEqual([expect.stringMatching(/^No review link for yelp/)])
+  })
+
+  test('takes the follow-up, send window and time zone', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const extras = {
+      follow_up: { enabled: true, delay_hours: 72 },
+      send_window: { start: '09:00', end: '20:00' },
+      timezone: 'Europe/Paris',
+    }
+    const response = await putConfiguration(t, tenant, { ...full, ...extras })
+    expect(response.json().data).toMatchObject(extras)
+  })
+
+  test("a sub-account without its own reads its parent's, and its own once it has one", async ({
+    t,
+    owner,
+    subAccount,
+  }) => {
+    await putConfiguration(t, owner, full)
+    const inherited = await t.app.inject({ url: '/reviews/auto-review-request', headers: subAccount.headers })
+    expect(inherited.json().data.configs).toEqual([expect.objectContaining({ account_id: owner.accountId })])
+    const own = await putConfiguration(t, subAccount, { ...full, platforms: ['trustpilot'] })
+    expect(own.json().data).toMatchObject({
+      account_id: subAccount.accountId,
+      parentAccount: owner.accountId,
+    })
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: subAccount.headers })
+    expect(listed.json().data.configs).toEqual([
+      expect.objectContaining({ account_id: subAccount.accountId, platforms: ['trustpilot'] }),
+    ])
+  })
+
+  test("pages with the spec's rule: page 0 and 1 start at the first", async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    await putConfiguration(t, tenant, full)
+    const page = (query: string) =>
+      t.app.inject({ url: `/reviews/auto-review-request?${query}`, headers: tenant.headers })
+    expect((await page('page=0&limit=1')).json().data.configs).toHaveLength(1)
+    expect((await page('page=1&limit=1&sort_by=name&order=asc')).json().data.configs).toHaveLength(1)
+    const second = (await page('page=2&limit=1')).json().data
+    expect(second).toEqual({ configs: [], pagination: { page: 2, limit: 1, total: 1 } })
+    expect((await page('sort_by=rating')).statusCode).toBe(400)
+    expect((await page('order=sideways')).statusCode).toBe(400)
+  })
+
+  test('needs a token', async ({ t }) => {
+    expect((await t.app.inject({ url: '/reviews/auto-review-request' })).statusCode).toBe(401)
+    expect(
+      (await t.app.inject({ method: 'PUT', url: '/v1/reviews/auto-review-request', payload: full }))
+        .statusCode,
+    ).toBe(401)
+  })
+})

@@ -1,0 +1,173 @@
+import { sql } from 'drizzle-orm'
+import {
+  bigint,
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
+import {
+  accountIdColumn,
+  createdAt,
+  idColumn,
+  idFormat,
+  timestampColumn,
+  updatedAt,
+} from '../../platform/db/columns.js'
+import {
+  type FollowUp,
+  REVIEW_PLATFORMS,
+  type ReviewConditions,
+  SEND_METHODS,
+  type SendWindow,
+  TEMPLATE_CHANNELS,
+  TRIGGER_TYPES,
+} from './documents.schemas.js'
+
+/** A message a review request is sent with, by email or SMS. */
+export const reviewTemplates = pgTable(
+  'review_templates',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    name: text('name').notNull(),
+    channel: text('channel', { enum: TEMPLATE_CHANNELS }).notNull(),
+    subject: text('subject').notNull().default(''),
+    body: text('body').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('review_templates_id_format', t.id),
+    index('review_templates_account_created').on(t.accountId, t.createdAt),
+  ],
+)
+
+/**
+ * The spec's auto review request configuration: one per account (`PUT` upserts it). `parent_account` is the
+ * spec's `parentAccount`, the caller's parent or else the account itself, stored with it.
+ */
+export const reviewConfigurations = pgTable(
+  'review_configurations',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    parentAccount: text('parent_account').notNull(),
+    name: text('name').notNull(),
+    enabled: boolean('enabled').notNull(),
+    trigger: text('trigger', { enum: TRIGGER_TYPES }).notNull(),
+    delayHours: doublePrecision('delay_hours').notNull(),
+    platforms: text('platforms', { enum: REVIEW_PLATFORMS }).array().notNull(),
+    // A template in use by a configuration cannot be deleted (the key's default, no action: SQLSTATE 23503).
+    templateId: text('template_id').references(() => reviewTemplates.id),
+    conditions: jsonb('conditions').$type<ReviewConditions>(),
+    sendMethod: text('send_method', { enum: SEND_METHODS }).notNull(),
+    fromEmail: text('from_email'),
+    fromPhone: text('from_phone'),
+    followUp: jsonb('follow_up').$type<FollowUp>(),
+    sendWindow: jsonb('send_window').$type<SendWindow>(),
+    timezone: text('timezone').notNull().default('UTC'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('review_configurations_id_format', t.id),
+    uniqueIndex('review_configurations_account').on(t.accountId),
+    check('review_configurations_delay_not_negative', sql`${t.delayHours} >= 0`),
+  ],
+)
+
+/** Where an account's customers leave a review on each platform: one link per account and platform. */
+export const reviewLinks = pgTable(
+  'review_links',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    platform: text('platform', { enum: REVIEW_PLATFORMS }).notNull(),
+    url: text('url').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('review_links_id_format', t.id),
+    uniqueIndex('review_links_account_platform').on(t.accountId, t.platform),
+  ],
+)
+
+export const WEBHOOK_SOURCES = ['paymentprovider', 'orderprovider', 'account'] as const
+export const WEBHOOK_EVENT_STATUSES = ['received', 'processed', 'skipped', 'failed'] as const
+
+/**
+ * Every event a review webhook received, kept before it is acknowledged and processed by a job. The
+ * provider's event id is unique per source, so a repeated event is recognised.
+ */
+export const reviewWebhookEvents = pgTable(
+  'review_webhook_events',
+  {
+    id: idColumn(),
+    source: text('source', { enum: WEBHOOK_SOURCES }).notNull(),
+    eventId: text('event_id').notNull(),
+    type: text('type').notNull(),
+    accountId: text('account_id'),
+    payload: jsonb('payload').notNull(),
+    status: text('status', { enum: WEBHOOK_EVENT_STATUSES }).notNull().default('received'),
+    reason: text('reason'),
+    createdAt: createdAt(),
+    processedAt: timestampColumn('processed_at'),
+  },
+  (t) => [
+    idFormat('review_webhook_events_id_format', t.id),
+    uniqueIndex('review_webhook_events_source_event').on(t.source, t.eventId),
+    index('review_webhook_events_status_created').on(t.status, t.createdAt),
+  ],
+)
+
+export const REQUEST_STATUSES = ['scheduled', 'sent', 'clicked', 'skipped', 'failed', 'cancelled'] as const
+
+/**
+ * The spec's review request (collection `review-requests`): one customer asked on one platform. The
+ * `parent_account` groups an agency's accounts for the limit of one request per customer per platform per
+ * 30 days; `customer_key` is the customer's lower-cased email, else their phone. `source_ref` names the
+ * payment or order it came from: unique per platform, so a payment announced by two events schedules once,
+ * and a refund cancels by it. `code` is its tracked link's.
+ */
+export const reviewRequests = pgTable(
+  'review_requests',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    parentAccount: text('parent_account').notNull(),
+    eventId: text('event_id')
+      .notNull()
+      .references(() => reviewWebhookEvents.id),
+    sourceRef: text('source_ref').notNull(),
+    customerKey: text('customer_key').notNull(),
+    customerName: text('customer_name').notNull().default(''),
+    customerEmail: text('customer_email'),
+    customerPhone: text('customer_phone'),
+    platform: text('platform', { enum: REVIEW_PLATFORMS }).notNull(),
+    sendMethod: text('send_method', { enum: SEND_METHODS }).notNull(),
+    status: text('status', { enum: REQUEST_STATUSES }).notNull().default('scheduled'),
+    reason: text('reason'),
+    orderValue: bigint('order_value', { mode: 'number' }),
+    currency: text('currency'),
+    code: text('code').notNull(),
+    scheduledFor: timestampColumn('scheduled_for').notNull(),
+    sentAt: timestampColumn('sent_at'),
+    clickedAt: timestampColumn('clicked_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('review_requests_id_format', t.id),
+    uniqueIndex('review_requests_code').on(t.code),
+    uniqueIndex('review_requests_source_platform').on(t.accountId, t.sourceRef, t.platform),
+    index('review_requests_account_created').on(t.accountId, t.createdAt),
+    index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
+    index('review_requests_event').on(t.eventId),
+  ],
+)
