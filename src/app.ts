@@ -44,8 +44,12 @@ import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
 import { configurationRoutes } from './modules/reviews/configuration.routes.js'
+import { defineReviewsJobs } from './modules/reviews/jobs.js'
+import { paymentWebhookRoutes } from './modules/reviews/payment-webhook.routes.js'
+import { requestsRoutes } from './modules/reviews/requests.routes.js'
 import { reviewLinksRoutes } from './modules/reviews/review-links.routes.js'
 import { templatesRoutes } from './modules/reviews/templates.routes.js'
+import { trackedLinksRoutes } from './modules/reviews/tracked-links.routes.js'
 import { roomExportRoutes } from './modules/rooms/export.routes.js'
 import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { roomsRoutes } from './modules/rooms/rooms.routes.js'
@@ -163,6 +167,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.decorate('platform', platform)
   defineEmailJobs(platform)
   defineOAuthJobs(platform)
+  defineReviewsJobs(platform)
 
   registerErrorHandling(app)
   registerJsonParser(app)
@@ -236,6 +241,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerReviewsRoutes(app, configurationRoutes, { platform })
   await registerReviewsRoutes(app, templatesRoutes, { platform })
   await registerReviewsRoutes(app, reviewLinksRoutes, { platform })
+  await registerReviewsRoutes(app, requestsRoutes, { platform })
+  await registerReviewsRoutes(app, paymentWebhookRoutes, { platform })
+  await app.register(trackedLinksRoutes, { platform })
   await app.register(roomsRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })

@@ -58,6 +58,18 @@ export interface Config {
     formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+  reviews: {
+    /** Stripe's endpoint secret (`whsec_...`); unset, every payment webhook is refused as unsigned. */
+    stripeWebhookSecret: string | undefined
+    sms: {
+      /** `outbox` keeps each SMS in the database only; `twilio` sends it through Twilio's Messages API. */
+      provider: 'outbox' | 'twilio'
+      accountSid: string | undefined
+      authToken: string | undefined
+      from: string | undefined
+      baseUrl: string
+    }
+  }
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +94,10 @@ export function loadConfig(env: Env = process.env): Config {
   const s3Bucket = env.S3_BUCKET || undefined
 
   const mailProvider = oneOf(env, 'MAIL_PROVIDER', ['outbox', 'sendgrid'], 'outbox')
+  const smsProvider = oneOf(env, 'SMS_PROVIDER', ['outbox', 'twilio'], 'outbox')
+  if (smsProvider === 'twilio' && !(env.TWILIO_ACCOUNT_SID && env.TWILIO_AUTH_TOKEN)) {
+    throw new ConfigError('SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN')
+  }
   if (production) requireProductionSettings(env)
   if (env.JWT_SECRET && env.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 characters')
@@ -154,6 +170,16 @@ export function loadConfig(env: Env = process.env): Config {
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
       runWorkers: env.RUN_WORKERS !== 'false',
+    },
+    reviews: {
+      stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+      sms: {
+        provider: smsProvider,
+        accountSid: env.TWILIO_ACCOUNT_SID || undefined,
+        authToken: env.TWILIO_AUTH_TOKEN || undefined,
+        from: env.TWILIO_FROM || undefined,
+        baseUrl: url(env, 'TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
+      },
     },
   }
 }

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto'
 import type { Database } from '../../platform/db/connection.js'
+import { holdsUnstorable, replaceUnstorable } from '../../platform/db/storable.js'
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Forbidden, Unavailable } from '../../platform/http/errors.js'
@@ -80,25 +81,6 @@ export async function receiveEventBatch(
 
 /** Where an event that PostgreSQL could not store as posted keeps its exact JSON text. */
 export const ORIGINAL_EVENT_FIELD = 'original_json'
-
-/** NUL and UTF-16 surrogates without their pair: characters PostgreSQL's text and jsonb cannot hold. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL is the character looked for.
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
-
-function holdsUnstorable(value: unknown): boolean {
-  if (typeof value === 'string') return new RegExp(UNSTORABLE.source).test(value)
-  if (typeof value !== 'object' || value === null) return false
-  return Object.entries(value).some(([key, item]) => holdsUnstorable(key) || holdsUnstorable(item))
-}
-
-function replaceUnstorable(value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(UNSTORABLE, '\ufffd')
-  if (Array.isArray(value)) return value.map(replaceUnstorable)
-  if (typeof value !== 'object' || value === null) return value
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [replaceUnstorable(key), replaceUnstorable(item)]),
-  )
-}
 
 /**
  * The event as it can be stored. The spec has the webhook answer 200 to every post, so an event holding a

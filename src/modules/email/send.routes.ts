@@ -7,18 +7,16 @@ import { Invalid } from '../../platform/http/errors.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Communication } from './communications.schemas.js'
-import { createMailProvider } from './mail-provider.js'
 import { SendBody, SendHeaders, type UploadedAttachment } from './send.schemas.js'
 import {
   assertSendingOpen,
   attachmentTooLarge,
   MAX_ATTACHMENT_BYTES,
   MAX_ATTACHMENTS,
-  type SendDeps,
+  sendDepsOf,
   tooManyAttachments,
 } from './send.service.js'
 import { idempotencyKey, sendEmailOncePerKey } from './send-keys.service.js'
-import { unsubscribeLinkKey } from './unsubscribe.service.js'
 
 /** Form fields that carry objects or arrays, JSON-encoded, in a multipart request. */
 const JSON_FIELDS = new Set([
@@ -76,17 +74,8 @@ async function readMultipartSend(request: FastifyRequest): Promise<Record<string
 
 /** `POST /mailprovider/mail`, under both integration prefixes. */
 export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
-  const { db, config, storage, events } = platform
-  const deps: Omit<SendDeps, 'log'> = {
-    db,
-    storage,
-    events,
-    provider: createMailProvider({ db, mail: config.mail, secretsKey: config.secretsKey, log: platform.log }),
-    unsubscribe: {
-      linkKey: unsubscribeLinkKey(config.secretsKey, config.jwt.secret),
-      publicBaseUrl: config.publicBaseUrl,
-    },
-  }
+  const { config } = platform
+  const deps = sendDepsOf(platform)
   await app.register(multipart, {
     // One more file than allowed, so that the 13th is refused with our message rather than dropped.
     limits: { fileSize: MAX_ATTACHMENT_BYTES, files: MAX_ATTACHMENTS + 1, fieldSize: 1_048_576 },

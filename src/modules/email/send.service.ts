@@ -1,4 +1,5 @@
 import type { AuthContext } from '../../platform/auth/platform-jwt.js'
+import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
@@ -16,11 +17,11 @@ import { insertCommunication } from './communications.repository.js'
 import type { Communication } from './communications.schemas.js'
 import { communicationView, storeCommunicationAttachments } from './communications.service.js'
 import { assertNotOnDoNotDisturb } from './do-not-disturb.service.js'
-import type { MailProvider, SentMail } from './mail-provider.js'
+import { createMailProvider, type MailProvider, type SentMail } from './mail-provider.js'
 import type { Address, SendEmailInput } from './send.schemas.js'
 import { type SendgridAddress, SendgridError, type SendgridMailBody, sendgridFailure } from './sendgrid.js'
 import type { SentBy } from './tables.js'
-import { oneClickHeaders, type UnsubscribeDeps } from './unsubscribe.service.js'
+import { oneClickHeaders, type UnsubscribeDeps, unsubscribeLinkKey } from './unsubscribe.service.js'
 import { lookUpVariables, parseFallbackValues, renderVariables } from './variables.service.js'
 
 export const MAX_ATTACHMENTS = 12
@@ -36,6 +37,22 @@ export interface SendDeps {
   provider: MailProvider
   log: Logger
   unsubscribe: UnsubscribeDeps
+}
+
+/** What sending needs, from the platform: for the send route and for other modules that send (reviews). */
+export function sendDepsOf(platform: Platform): SendDeps {
+  const { db, config, storage, events, log } = platform
+  return {
+    db,
+    storage,
+    events,
+    log,
+    provider: createMailProvider({ db, mail: config.mail, secretsKey: config.secretsKey, log }),
+    unsubscribe: {
+      linkKey: unsubscribeLinkKey(config.secretsKey, config.jwt.secret),
+      publicBaseUrl: config.publicBaseUrl,
+    },
+  }
 }
 
 /** EMAIL_SEND_MAINTENANCE: the spec's send endpoint, "currently disabled for maintenance; responds 503". */

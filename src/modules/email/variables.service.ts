@@ -157,6 +157,15 @@ function resolve(name: string, found: Map<string, string>, fallbacks: Map<string
   return isPresent(looked) ? looked : fallbacks.get(name)
 }
 
+/** Replaces each `{{ name }}` that `lookUp` resolves; the others stay exactly as written. */
+function substitute(template: string, lookUp: (name: string) => string | undefined, html: boolean): string {
+  return template.replace(PLACEHOLDER, (placeholder, name: string) => {
+    const value = lookUp(name)
+    if (value === undefined) return placeholder
+    return html ? escapeHtml(value) : value
+  })
+}
+
 /**
  * Replaces each `{{ name }}` of `template` in one pass: looked-up value, else fallback, else the
  * placeholder exactly as written. In html mode substituted values are HTML-escaped; the template is not.
@@ -167,9 +176,21 @@ export function renderVariables(
   fallbacks: Map<string, string>,
   options: { html: boolean },
 ): string {
-  return template.replace(PLACEHOLDER, (placeholder, name: string) => {
-    const value = resolve(name, found, fallbacks)
-    if (value === undefined) return placeholder
-    return options.html ? escapeHtml(value) : value
-  })
+  return substitute(template, (name) => resolve(name, found, fallbacks), options.html)
+}
+
+/**
+ * Replaces the `{{ name }}` placeholders of `values`' names only (another module's own variables, such as
+ * `{{review.link}}`), leaving every other placeholder for `renderVariables`.
+ */
+export function renderNamedValues(
+  template: string,
+  values: Record<string, string>,
+  options: { html: boolean },
+) {
+  return substitute(
+    template,
+    (name) => (Object.hasOwn(values, name) ? values[name] : undefined),
+    options.html,
+  )
 }

@@ -1,8 +1,8 @@
 import { createHmac, hkdfSync, randomInt } from 'node:crypto'
-import { isbot } from 'isbot'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { isBotVisit } from '../../platform/http/visits.js'
 import { FUNNEL_NOT_FOUND, fullStepPath, requireFunnel } from './funnel-access.service.js'
 import {
   clickTotals,
@@ -101,7 +101,7 @@ export async function followShortLink(
     visitorHash: createHmac('sha256', settings.visitorKey)
       .update(`${visit.ip}\n${visit.userAgent ?? ''}`)
       .digest('base64url'),
-    isBot: !visit.userAgent || isbot(visit.userAgent),
+    isBot: isBotVisit(visit.userAgent),
   })
   return publicUrl(settings.publicBaseUrl, target)
 }

@@ -98,7 +98,7 @@ export const reviewLinks = pgTable(
   ],
 )
 
-export const WEBHOOK_SOURCES = ['paymentprovider', 'orderprovider', 'account'] as const
+export const WEBHOOK_SOURCES = ['paymentprovider'] as const
 export const WEBHOOK_EVENT_STATUSES = ['received', 'processed', 'skipped', 'failed'] as const
 
 /**
@@ -113,6 +113,8 @@ export const reviewWebhookEvents = pgTable(
     eventId: text('event_id').notNull(),
     type: text('type').notNull(),
     accountId: text('account_id'),
+    /** The customer the event is about, once processed: the account's order history (customer segments). */
+    customerKey: text('customer_key'),
     payload: jsonb('payload').notNull(),
     status: text('status', { enum: WEBHOOK_EVENT_STATUSES }).notNull().default('received'),
     reason: text('reason'),
@@ -123,6 +125,7 @@ export const reviewWebhookEvents = pgTable(
     idFormat('review_webhook_events_id_format', t.id),
     uniqueIndex('review_webhook_events_source_event').on(t.source, t.eventId),
     index('review_webhook_events_status_created').on(t.status, t.createdAt),
+    index('review_webhook_events_customer').on(t.accountId, t.customerKey, t.createdAt),
   ],
 )
 
@@ -159,6 +162,7 @@ export const reviewRequests = pgTable(
     scheduledFor: timestampColumn('scheduled_for').notNull(),
     sentAt: timestampColumn('sent_at'),
     clickedAt: timestampColumn('clicked_at'),
+    followUpSentAt: timestampColumn('follow_up_sent_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -169,5 +173,30 @@ export const reviewRequests = pgTable(
     index('review_requests_account_created').on(t.accountId, t.createdAt),
     index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
     index('review_requests_event').on(t.eventId),
+  ],
+)
+
+export const SMS_PROVIDERS = ['outbox', 'twilio'] as const
+
+/** Every SMS a review request sent; with `SMS_PROVIDER=outbox` the message is only kept here. */
+export const reviewSmsMessages = pgTable(
+  'review_sms_messages',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    requestId: text('request_id')
+      .notNull()
+      .references(() => reviewRequests.id),
+    to: text('to').notNull(),
+    from: text('from'),
+    body: text('body').notNull(),
+    provider: text('provider', { enum: SMS_PROVIDERS }).notNull(),
+    providerId: text('provider_id'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('review_sms_messages_id_format', t.id),
+    index('review_sms_messages_account_created').on(t.accountId, t.createdAt),
+    index('review_sms_messages_request').on(t.requestId),
   ],
 )

@@ -1,0 +1,76 @@
+import type { Platform } from '../../platform/context.js'
+import type { Database } from '../../platform/db/connection.js'
+import type { JobQueue } from '../../platform/jobs/queue.js'
+import { sendDepsOf } from '../email/send.service.js'
+import { applyPaymentEvent } from './payment-webhook.service.js'
+import type { ScheduleDeps } from './requests.service.js'
+import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
+import { processWebhookEvent } from './webhook-events.service.js'
+
+/** Applies one stored review webhook event (`review_webhook_events`). */
+export const WEBHOOK_EVENT_JOB = 'reviews.webhook-event'
+/** Sends one scheduled review request when it is due (`startAfter`: the configuration's `delay_hours`). */
+export const SEND_REQUEST_JOB = 'reviews.send-request'
+/** Sends a request's one reminder, `follow_up.delay_hours` after it was sent. */
+export const FOLLOW_UP_JOB = 'reviews.follow-up'
+
+interface EventJob {
+  event_id: string
+}
+interface RequestJob {
+  request_id: string
+}
+
+/** Queues a stored event's processing with the caller's executor, so both commit together. */
+export const enqueueWebhookEvent = (queue: JobQueue, tx: Database, eventRowId: string) =>
+  queue.enqueue<EventJob>(tx, WEBHOOK_EVENT_JOB, { event_id: eventRowId })
+
+/** Both keyed by the request, so a retried enqueue (a job run twice) queues one send. */
+const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, requestId: string, startAfter: Date) =>
+  queue.enqueue<RequestJob>(
+    tx,
+    name,
+    { request_id: requestId },
+    { startAfter, singletonKey: `${requestId}:${startAfter.toISOString()}` },
+  )
+
+/** The reviews module's jobs; defined before the queue starts (the app's onReady). */
+export function defineReviewsJobs(platform: Platform): void {
+  const { db, queue, log, config } = platform
+  const schedule: ScheduleDeps & { db: Database } = {
+    db,
+    log,
+    enqueueSend: enqueueAt(queue, SEND_REQUEST_JOB),
+  }
+  const sending: SendingDeps = {
+    db,
+    log,
+    email: sendDepsOf(platform),
+    sms: config.reviews.sms,
+    publicBaseUrl: config.publicBaseUrl,
+    enqueueSend: schedule.enqueueSend,
+    enqueueFollowUp: enqueueAt(queue, FOLLOW_UP_JOB),
+  }
+  queue.define({
+    name: WEBHOOK_EVENT_JOB,
+    handle: (data: EventJob) =>
+      processWebhookEvent(schedule, data.event_id, { paymentprovider: applyPaymentEvent }),
+    retryLimit: 10,
+    retryDelaySeconds: 2,
+    // Webhooks arrive in bursts: several events per fetch drain a backlog quickly.
+    batchSize: 8,
+  })
+  queue.define({
+    name: SEND_REQUEST_JOB,
+    handle: (data: RequestJob) => sendDueRequest(sending, data.request_id),
+    retryLimit: 5,
+    retryDelaySeconds: 30,
+    batchSize: 4,
+  })
+  queue.define({
+    name: FOLLOW_UP_JOB,
+    handle: (data: RequestJob) => sendFollowUp(sending, data.request_id),
+    retryLimit: 5,
+    retryDelaySeconds: 30,
+  })
+}

@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { enqueueWebhookEvent } from './jobs.js'
+import { Acknowledged, StripePostBody } from './payment-webhook.schemas.js'
+import { readStripePost, stripeWebhookPost } from './payment-webhook.service.js'
+import { receiveWebhookPost } from './webhook-events.service.js'
+
+/** `POST /reviews/webhook/paymentprovider/charge`: Stripe's webhook, stored, then applied by a job. */
+export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, queue } = platform
+  const secret = platform.config.reviews.stripeWebhookSecret
+
+  // The signature covers the exact bytes sent: this scope reads the raw body, whatever the content type.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, rawBody: Buffer) => {
+    const signature = request.headers['stripe-signature']
+    return readStripePost(secret, typeof signature === 'string' ? signature : undefined, rawBody)
+  })
+
+  app.post(
+    '/webhook/paymentprovider/charge',
+    {
+      // The parser read the body; a signed body the schema would refuse is still judged by the service.
+      attachValidation: true,
+      ...routeOptions({
+        operationId: 'reviewPaymentWebhook',
+        summary: 'Stripe payments: a succeeded charge schedules review requests, a refund cancels them',
+        tags: ['reviews'],
+        access: 'public',
+        body: StripePostBody,
+        response: { 200: Acknowledged },
+        errors: [400, 503],
+      }),
+    },
+    async (request) => {
+      await receiveWebhookPost(
+        { db, log: request.log },
+        'paymentprovider',
+        stripeWebhookPost(request.body),
+        (tx, id) => enqueueWebhookEvent(queue, tx, id),
+      )
+      return { success: true as const, message: 'SUCCESS' as const }
+    },
+  )
+}

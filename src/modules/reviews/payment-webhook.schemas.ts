@@ -1,0 +1,29 @@
+import { Type } from '@sinclair/typebox'
+
+/** The spec's answer to both review webhooks, also when the event is skipped. */
+export const Acknowledged = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
+
+/**
+ * A Stripe event (`charge.succeeded`, `payment_intent.succeeded`, `charge.refunded`, `refund.created`), or the
+ * spec's bare charge object. Read from the raw body once its signature is verified.
+ */
+export const StripePostBody = Type.Object(
+  {
+    id: Type.String(),
+    object: Type.Optional(Type.String({ description: '`event`, or `charge` for a bare charge' })),
+    type: Type.Optional(Type.String()),
+    data: Type.Optional(Type.Object({ object: Type.Object({}) })),
+    amount: Type.Optional(Type.Integer({ description: 'Minor units' })),
+    currency: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String()),
+    metadata: Type.Optional(
+      Type.Object({
+        account_id: Type.Optional(Type.String()),
+        order_id: Type.Optional(Type.String()),
+        customer_email: Type.Optional(Type.String()),
+        customer_phone: Type.Optional(Type.String()),
+      }),
+    ),
+  },
+  { description: 'Signed: header Stripe-Signature (STRIPE_WEBHOOK_SECRET)' },
+)

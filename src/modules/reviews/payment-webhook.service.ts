@@ -1,0 +1,137 @@
+import Stripe from 'stripe'
+import type { Database } from '../../platform/db/connection.js'
+import { replaceUnstorable } from '../../platform/db/storable.js'
+import { Invalid } from '../../platform/http/errors.js'
+import {
+  cancelRefundedRequests,
+  type EventOutcome,
+  type ScheduleDeps,
+  scheduleReviewRequests,
+} from './requests.service.js'
+import type { WebhookEventRow } from './webhook-events.repository.js'
+import { accountOfEvent, type WebhookPost } from './webhook-events.service.js'
+
+/** The spec: "invalid signature gives 400". */
+export const INVALID_SIGNATURE = 'Invalid signature'
+/** Stripe's own default: a signature older than 5 minutes is refused (replays). */
+export const STRIPE_SIGNATURE_TOLERANCE_SECONDS = 300
+
+/** The events that announce a succeeded payment, and those that announce its refund. */
+export const PAYMENT_EVENTS = ['charge.succeeded', 'payment_intent.succeeded'] as const
+export const REFUND_EVENTS = ['charge.refunded', 'refund.created'] as const
+/** The type given to the spec's bare charge object, posted without a Stripe event around it. */
+export const BARE_CHARGE = 'charge'
+
+type Fields = Record<string, unknown>
+const isObject = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
+
+/**
+ * What Stripe posted, from the exact bytes it sent: `Stripe-Signature` verified with STRIPE_WEBHOOK_SECRET
+ * (`constructEvent`, 300 s tolerance) before anything is read; 400 without a valid one.
+ */
+export function readStripePost(
+  secret: string | undefined,
+  signature: string | undefined,
+  rawBody: Buffer,
+): unknown {
+  if (!secret || !signature) throw new Invalid(INVALID_SIGNATURE)
+  try {
+    return replaceUnstorable(
+      Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS),
+    )
+  } catch {
+    throw new Invalid(INVALID_SIGNATURE)
+  }
+}
+
+/** A verified post as an event to store: a Stripe event, or the spec's bare charge (its id as event id). */
+export function stripeWebhookPost(body: unknown): WebhookPost & { accountId: string | undefined } {
+  if (isObject(body) && body.object === 'event' && isObject(body.data) && isObject(body.data.object)) {
+    const { id, type } = body
+    const payload = body.data.object
+    if (typeof id === 'string' && typeof type === 'string')
+      return { eventId: id, type, payload, accountId: paymentAccountId(payload) }
+  }
+  if (isObject(body) && typeof body.id === 'string' && typeof body.status === 'string')
+    return { eventId: body.id, type: BARE_CHARGE, payload: body, accountId: paymentAccountId(body) }
+  throw new Invalid('body must be a Stripe event or a charge object')
+}
+
+/** The account a payment names (`metadata.account_id`), stored with its event. */
+const paymentAccountId = (payload: unknown): string | undefined =>
+  isObject(payload) && isObject(payload.metadata) ? text(payload.metadata.account_id) : undefined
+
+export interface Payment {
+  accountId: string | undefined
+  succeeded: boolean
+  /** The payment intent when there is one, else the charge: two events of one payment name the same. */
+  sourceRef: string
+  amount: number | undefined
+  currency: string | undefined
+  customer: { name: string; email?: string; phone?: string }
+}
+
+/** A charge's or payment intent's facts: the customer from `metadata`, else its billing details. */
+export function paymentOf(type: string, object: Fields): Payment {
+  const metadata = isObject(object.metadata) ? object.metadata : {}
+  const billing = isObject(object.billing_details) ? object.billing_details : {}
+  const shipping = isObject(object.shipping) ? object.shipping : {}
+  const isIntent = type.startsWith('payment_intent.')
+  const amount = isIntent ? (object.amount_received ?? object.amount) : object.amount
+  const email = text(metadata.customer_email) ?? text(billing.email) ?? text(object.receipt_email)
+  const phone = text(metadata.customer_phone) ?? text(billing.phone) ?? text(shipping.phone)
+  return {
+    accountId: text(metadata.account_id),
+    succeeded: object.status === 'succeeded',
+    sourceRef: (isIntent ? text(object.id) : (text(object.payment_intent) ?? text(object.id))) ?? '',
+    amount: Number.isSafeInteger(amount) ? (amount as number) : undefined,
+    currency: text(object.currency),
+    customer: {
+      name: text(metadata.customer_name) ?? text(billing.name) ?? text(shipping.name) ?? '',
+      ...(email && { email }),
+      ...(phone && { phone }),
+    },
+  }
+}
+
+/** The payments a refund event names: its charge and its payment intent. */
+export function refundedSources(type: string, object: Fields): string[] {
+  const refs =
+    type === 'refund.created' ? [object.charge, object.payment_intent] : [object.id, object.payment_intent]
+  return refs.map(text).filter((ref): ref is string => ref !== undefined)
+}
+
+/**
+ * A stored payment event, applied: a succeeded payment schedules review requests (`order_completed`), a
+ * refund cancels them when the configuration excludes refunds; anything else is skipped.
+ */
+export async function applyPaymentEvent(
+  deps: ScheduleDeps,
+  tx: Database,
+  event: WebhookEventRow,
+): Promise<EventOutcome> {
+  const object = isObject(event.payload) ? event.payload : {}
+  const isRefund = (REFUND_EVENTS as readonly string[]).includes(event.type)
+  if (!isRefund && event.type !== BARE_CHARGE && !(PAYMENT_EVENTS as readonly string[]).includes(event.type))
+    return { status: 'skipped', reason: 'unsupported_event', customerKey: null }
+  const payment = paymentOf(event.type, object)
+  if (!isRefund && !payment.succeeded)
+    return { status: 'skipped', reason: 'not_succeeded', customerKey: null }
+  const account = await accountOfEvent(tx, payment.accountId)
+  if ('failure' in account) return account.failure
+  if (isRefund)
+    return cancelRefundedRequests(tx, { ...account, sourceRefs: refundedSources(event.type, object) })
+  return scheduleReviewRequests(deps, tx, {
+    eventId: event.id,
+    receivedAt: event.createdAt,
+    ...account,
+    trigger: 'order_completed',
+    sourceRef: payment.sourceRef,
+    customer: payment.customer,
+    orderValue: payment.amount,
+    currency: payment.currency,
+  })
+}

@@ -1,0 +1,307 @@
+import { sql } from 'drizzle-orm'
+import { describe, expect, vi } from 'vitest'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  jobStartOf,
+  makeJobDue,
+  putConfiguration,
+  setReviewLink,
+  stripePost,
+} from '../../../test/helpers/reviews.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
+
+const SECRET = 'whsec_test_reviews_secret'
+test.override('appEnv', { STRIPE_WEBHOOK_SECRET: SECRET, PUBLIC_BASE_URL: 'https://platform.example.com' })
+
+let sequence = 0
+/** A Stripe `charge.succeeded` event for the tenant's customer. */
+function chargeEvent(tenant: Tenant, overrides: { charge?: object; type?: string; email?: string } = {}) {
+  sequence++
+  return {
+    id: `evt_${sequence}_${Date.now()}`,
+    object: 'event',
+    type: overrides.type ?? 'charge.succeeded',
+    data: {
+      object: {
+        id: `ch_${sequence}`,
+        object: 'charge',
+        amount: 4200,
+        currency: 'usd',
+        status: 'succeeded',
+        payment_intent: `pi_${sequence}`,
+        billing_details: {
+          name: 'Grace Hopper',
+          email: overrides.email ?? `grace${sequence}@example.com`,
+          phone: null,
+        },
+        metadata: { account_id: tenant.accountId, order_id: `order-${sequence}` },
+        ...overrides.charge,
+      },
+    },
+  }
+}
+
+const requestsOf = async (t: TestApp, tenant: Tenant, query = '') =>
+  (await t.app.inject({ url: `/reviews/requests?${query}`, headers: tenant.headers })).json().data as {
+    _id: string
+    status: string
+    reason: string | null
+    platform: string
+    scheduled_for: string
+    clicked_at: string | null
+    source_ref: string
+  }[]
+
+async function storedEvents(t: TestApp) {
+  const result = await t.app.platform.db.execute(
+    sql`select event_id, status, reason from review_webhook_events order by created_at`,
+  )
+  return (result as unknown as { rows: { event_id: string; status: string; reason: string | null }[] }).rows
+}
+
+/** A tenant with an enabled configuration, a Google review link and email credits. */
+async function reviewingTenant(t: TestApp, configuration: object = {}) {
+  const tenant = await createTenant(t.app, { name: 'Corner Bakery' })
+  await t.app.inject({
+    method: 'POST',
+    url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+    headers: adminHeaders,
+    payload: { amount: 10 },
+  })
+  await setReviewLink(t, tenant, 'google', 'https://g.page/r/corner-bakery/review')
+  await putConfiguration(t, tenant, {
+    enabled: true,
+    trigger: 'order_completed',
+    delay_hours: 2,
+    platforms: ['google'],
+    send_method: 'email',
+    ...configuration,
+  })
+  return tenant
+}
+
+const waitForRequests = (t: TestApp, tenant: Tenant, count: number, query = '') =>
+  vi.waitFor(
+    async () => {
+      const requests = await requestsOf(t, tenant, query)
+      expect(requests).toHaveLength(count)
+      return requests
+    },
+    { timeout: 10_000, interval: 100 },
+  )
+
+describe('payment webhook (Stripe)', () => {
+  test('refuses a missing, wrong or stale signature with 400 and stores nothing', async ({ t, owner }) => {
+    const post = stripePost(SECRET, chargeEvent(owner))
+    const unsigned = await t.app.inject({ ...post, headers: { 'content-type': 'application/json' } })
+    expect(unsigned.statusCode).toBe(400)
+    expect(unsigned.json()).toMatchObject({ success: false, message: 'Invalid signature' })
+    expect((await t.app.inject(stripePost('whsec_someone_else', chargeEvent(owner)))).statusCode).toBe(400)
+    const stale = stripePost(SECRET, chargeEvent(owner), Math.floor(Date.now() / 1000) - 301)
+    expect((await t.app.inject(stale)).statusCode).toBe(400)
+    const tampered = { ...post, payload: post.payload.replace('4200', '9999') }
+    expect((await t.app.inject(tampered)).statusCode).toBe(400)
+    expect(await storedEvents(t)).toEqual([])
+  })
+
+  test('a succeeded charge schedules one request per platform after delay_hours, through the queue', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t, { platforms: ['google', 'yelp'] })
+    const before = Date.now()
+    const response = await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
+    expect(response.statusCode).toBe(200)
+    expect(response.json()).toEqual({ success: true, message: 'SUCCESS' })
+    const requests = await waitForRequests(t, tenant, 2)
+    expect(requests.map((r) => r.platform).sort()).toEqual(['google', 'yelp'])
+    for (const request of requests) {
+      expect(request.status).toBe('scheduled')
+      const due = Date.parse(request.scheduled_for)
+      expect(due - before).toBeGreaterThanOrEqual(2 * 3_600_000 - 1000)
+      expect(due - Date.now()).toBeLessThanOrEqual(2 * 3_600_000)
+      expect(await jobStartOf(t, SEND_REQUEST_JOB, request._id)).toEqual([new Date(due)])
+    }
+    // Made due now, the jobs send: yelp has no review link, so it is skipped at send time.
+    for (const request of requests) await makeJobDue(t, SEND_REQUEST_JOB, request._id)
+    await waitForRequests(t, tenant, 1, 'status=sent&platform=google')
+    const [yelp] = await waitForRequests(t, tenant, 1, 'status=skipped')
+    expect(yelp).toMatchObject({ platform: 'yelp', reason: 'no_review_link' })
+  })
+
+  test('a repeated event, and the same payment announced twice, schedule once', async ({ t }) => {
+    const tenant = await reviewingTenant(t)
+    const event = chargeEvent(tenant)
+    const intentEvent = {
+      ...event,
+      id: `${event.id}_intent`,
+      type: 'payment_intent.succeeded',
+      data: {
+        object: { ...event.data.object, id: event.data.object.payment_intent, object: 'payment_intent' },
+      },
+    }
+    for (const body of [event, event, intentEvent]) {
+      expect((await t.app.inject(stripePost(SECRET, body))).statusCode).toBe(200)
+    }
+    await waitForRequests(t, tenant, 1)
+    await vi.waitFor(async () => {
+      // Whichever of the two events is applied first schedules; the other finds the payment scheduled.
+      const outcomes = (await storedEvents(t)).filter((e) => e.event_id.startsWith(event.id))
+      expect(outcomes.map((e) => `${e.status} ${e.reason}`).sort()).toEqual([
+        'processed null',
+        'skipped repeated_event',
+      ])
+    })
+  })
+
+  test('two payments of one customer posted at once make exactly one request (30 days)', async ({ t }) => {
+    const tenant = await reviewingTenant(t)
+    const posts = [
+      chargeEvent(tenant, { email: 'twice@example.com' }),
+      chargeEvent(tenant, { email: 'TWICE@example.com' }),
+    ]
+    const answers = await Promise.all(posts.map((body) => t.app.inject(stripePost(SECRET, body))))
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200])
+    const requests = await waitForRequests(t, tenant, 2)
+    expect(requests.map((r) => r.status).sort()).toEqual(['scheduled', 'skipped'])
+    expect(requests.find((r) => r.status === 'skipped')?.reason).toBe('frequency_limit')
+  })
+
+  test("skips with the spec's reasons and answers 200; a missing account_id fails, kept", async ({ t }) => {
+    const tenant = await reviewingTenant(t)
+    const unconfigured = await createTenant(t.app)
+    const cases: [object, string, string][] = [
+      [chargeEvent(unconfigured), 'skipped', 'no_configuration'],
+      [chargeEvent(tenant, { charge: { status: 'failed' } }), 'skipped', 'not_succeeded'],
+      [
+        chargeEvent(tenant, { charge: { billing_details: {}, receipt_email: null } }),
+        'skipped',
+        'missing_customer_contact',
+      ],
+      [chargeEvent(tenant, { charge: { metadata: {} } }), 'failed', 'missing_account_id'],
+      [chargeEvent(tenant, { type: 'customer.created' }), 'skipped', 'unsupported_event'],
+    ]
+    for (const [body, status, reason] of cases) {
+      const response = await t.app.inject(stripePost(SECRET, body))
+      expect(response.statusCode).toBe(200)
+      const id = (body as { id: string }).id
+      await vi.waitFor(async () =>
+        expect((await storedEvents(t)).find((e) => e.event_id === id)).toEqual({
+          event_id: id,
+          status,
+          reason,
+        }),
+      )
+    }
+    await putConfiguration(t, tenant, { enabled: false })
+    const disabled = chargeEvent(tenant)
+    await t.app.inject(stripePost(SECRET, disabled))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === disabled.id)?.reason).toBe('disabled'),
+    )
+    expect(await requestsOf(t, tenant)).toEqual([])
+  })
+
+  test('conditions: min_order_value in minor units, and a refund cancels when refunds are excluded', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t, { conditions: { min_order_value: 5000, exclude_refunded: true } })
+    const small = chargeEvent(tenant)
+    await t.app.inject(stripePost(SECRET, small))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === small.id)?.reason).toBe(
+        'below_min_order_value',
+      ),
+    )
+    const large = chargeEvent(tenant, { charge: { amount: 5000 } })
+    await t.app.inject(stripePost(SECRET, large))
+    const [request] = await waitForRequests(t, tenant, 1, 'status=scheduled')
+    const refund = {
+      id: `${large.id}_refund`,
+      object: 'event',
+      type: 'charge.refunded',
+      data: { object: { ...large.data.object, refunded: true } },
+    }
+    await t.app.inject(stripePost(SECRET, refund))
+    const [cancelled] = await waitForRequests(t, tenant, 1, 'status=cancelled')
+    expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded' })
+  })
+
+  test('the spec bare charge object is accepted too', async ({ t }) => {
+    const tenant = await reviewingTenant(t)
+    const charge = {
+      id: `ch_bare_${Date.now()}`,
+      amount: 1500,
+      currency: 'eur',
+      customer: 'cus_1',
+      description: 'Two croissants',
+      metadata: { account_id: tenant.accountId, order_id: 'o-1', customer_email: 'bare@example.com' },
+      status: 'succeeded',
+    }
+    expect((await t.app.inject(stripePost(SECRET, charge))).statusCode).toBe(200)
+    const [request] = await waitForRequests(t, tenant, 1)
+    expect(request).toMatchObject({ source_ref: charge.id, status: 'scheduled' })
+  })
+})
+
+describe('sending, clicks and follow-ups', () => {
+  test('a click moves a sent request to clicked and cancels its follow-up; bots and repeats count nothing', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t, { follow_up: { enabled: true, delay_hours: 48 } })
+    await t.app.inject(stripePost(SECRET, chargeEvent(tenant, { email: 'clicker@example.com' })))
+    const [request] = await waitForRequests(t, tenant, 1)
+    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    const [sent] = await waitForRequests(t, tenant, 1, 'status=sent')
+    const [followUpAt] = await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)
+    expect((followUpAt?.getTime() ?? 0) - Date.now()).toBeGreaterThan(47 * 3_600_000)
+
+    const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
+    const html = JSON.stringify(mail.json().data)
+    const code = /https:\/\/platform\.example\.com\/r\/([A-Za-z0-9_-]{12})/.exec(html)?.[1]
+    expect(code, 'the email holds the tracked link').toBeDefined()
+    expect(html).toContain('Corner Bakery')
+
+    const asBot = await t.app.inject({
+      url: `/r/${code}`,
+      headers: { 'user-agent': 'Slackbot-LinkExpanding 1.0' },
+    })
+    expect(asBot.statusCode).toBe(302)
+    expect(asBot.headers.location).toBe('https://g.page/r/corner-bakery/review')
+    expect(await requestsOf(t, tenant, 'status=sent')).toHaveLength(1)
+    const person = { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1' }
+    expect((await t.app.inject({ url: `/r/${code}`, headers: person })).statusCode).toBe(302)
+    const [clicked] = await requestsOf(t, tenant, 'status=clicked')
+    expect(clicked?.clicked_at).toEqual(expect.any(String))
+    await t.app.inject({ url: `/r/${code}`, headers: person })
+    expect((await requestsOf(t, tenant, 'status=clicked'))[0]?.clicked_at).toBe(clicked?.clicked_at)
+
+    await makeJobDue(t, FOLLOW_UP_JOB, sent?._id as string)
+    await vi.waitFor(async () => expect(await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)).toEqual([]))
+    const [after] = await requestsOf(t, tenant)
+    expect(after).toMatchObject({ status: 'clicked', follow_up_sent_at: null })
+    expect((await t.app.inject({ url: '/r/AAAAAAAAAAAA' })).statusCode).toBe(404)
+  })
+
+  test('cancels a scheduled request; 409 for one not scheduled, 404 for another account', async ({
+    t,
+    stranger,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
+    const [request] = await waitForRequests(t, tenant, 1)
+    const cancel = (who: Tenant) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/v1/reviews/requests/${request?._id}/cancel`,
+        headers: who.headers,
+      })
+    expect((await cancel(stranger)).statusCode).toBe(404)
+    const cancelled = await cancel(tenant)
+    expect(cancelled.json().data).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' })
+    const again = await cancel(tenant)
+    expect(again.statusCode).toBe(409)
+    expect(await requestsOf(t, stranger)).toEqual([])
+  })
+})

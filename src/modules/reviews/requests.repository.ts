@@ -1,0 +1,151 @@
+import { and, desc, eq, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
+import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
+import type { ReviewPlatform } from './documents.schemas.js'
+import { type REQUEST_STATUSES, reviewRequests, reviewSmsMessages } from './tables.js'
+
+export type RequestRow = typeof reviewRequests.$inferSelect
+export type RequestStatus = (typeof REQUEST_STATUSES)[number]
+export type NewRequest = typeof reviewRequests.$inferInsert
+
+/** Statuses that hold a customer's place in the 30-day limit. */
+const COUNTED = ['scheduled', 'sent', 'clicked'] as const
+
+/**
+ * Serialises scheduling for one customer and platform across an agency's accounts until the transaction
+ * ends (a transaction-scoped advisory lock on the key), so two events at once cannot both schedule.
+ */
+export async function lockCustomerPlatform(
+  tx: Database,
+  key: { parentAccount: string; customerKey: string; platform: ReviewPlatform },
+): Promise<void> {
+  const name = `review-limit\n${key.parentAccount}\n${key.customerKey}\n${key.platform}`
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`)
+}
+
+/** Whether the customer holds a request (on `platform`, or on any) created since `since`, besides `exceptId`. */
+export async function hasCountedRequest(
+  db: Database,
+  key: { parentAccount: string; customerKey: string; platform?: ReviewPlatform; exceptId?: string },
+  since: Date,
+): Promise<boolean> {
+  const filters: SQL[] = [
+    eq(reviewRequests.parentAccount, key.parentAccount),
+    eq(reviewRequests.customerKey, key.customerKey),
+    gte(reviewRequests.createdAt, since),
+    inArray(reviewRequests.status, [...COUNTED]),
+  ]
+  if (key.platform) filters.push(eq(reviewRequests.platform, key.platform))
+  if (key.exceptId) filters.push(ne(reviewRequests.id, key.exceptId))
+  const [row] = await db
+    .select({ id: reviewRequests.id })
+    .from(reviewRequests)
+    .where(and(...filters))
+    .limit(1)
+  return row !== undefined
+}
+
+/** The new request, or none when its payment or order was already scheduled for the platform. */
+export async function insertRequest(db: Database, values: NewRequest): Promise<RequestRow | undefined> {
+  const [row] = await db.insert(reviewRequests).values(values).onConflictDoNothing().returning()
+  return row
+}
+
+export async function findRequest(db: Database, id: string): Promise<RequestRow | undefined> {
+  const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.id, id))
+  return row
+}
+
+export async function findAccountRequest(db: Database, accountId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.accountId, accountId), eq(reviewRequests.id, id)))
+  return row
+}
+
+export async function findRequestByCode(db: Database, code: string): Promise<RequestRow | undefined> {
+  const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.code, code))
+  return row
+}
+
+/** Moves a request on from `from` only: a change another run made first is never overwritten. */
+export async function moveRequest(
+  db: Database,
+  id: string,
+  from: RequestStatus,
+  changes: Partial<
+    Pick<RequestRow, 'status' | 'reason' | 'sentAt' | 'clickedAt' | 'scheduledFor' | 'followUpSentAt'>
+  >,
+): Promise<RequestRow | undefined> {
+  const [row] = await db
+    .update(reviewRequests)
+    .set(changes)
+    .where(and(eq(reviewRequests.id, id), eq(reviewRequests.status, from)))
+    .returning()
+  return row
+}
+
+/** Cancels the account's scheduled requests of the payments or orders named. */
+export async function cancelScheduledOfSources(
+  db: Database,
+  accountId: string,
+  sourceRefs: string[],
+  reason: string,
+): Promise<number> {
+  const rows = await db
+    .update(reviewRequests)
+    .set({ status: 'cancelled', reason })
+    .where(
+      and(
+        eq(reviewRequests.accountId, accountId),
+        inArray(reviewRequests.sourceRef, sourceRefs),
+        eq(reviewRequests.status, 'scheduled'),
+      ),
+    )
+    .returning({ id: reviewRequests.id })
+  return rows.length
+}
+
+export interface RequestFilters {
+  status?: RequestStatus
+  platform?: ReviewPlatform
+  customer?: string
+  from?: Date
+  to?: Date
+}
+
+export function listRequests(
+  db: Database,
+  accountId: string,
+  filters: RequestFilters,
+  page: { offset: number; limit: number },
+) {
+  const conditions: SQL[] = [eq(reviewRequests.accountId, accountId)]
+  if (filters.status) conditions.push(eq(reviewRequests.status, filters.status))
+  if (filters.platform) conditions.push(eq(reviewRequests.platform, filters.platform))
+  if (filters.customer) conditions.push(eq(reviewRequests.customerKey, filters.customer))
+  if (filters.from) conditions.push(gte(reviewRequests.createdAt, filters.from))
+  if (filters.to) conditions.push(lte(reviewRequests.createdAt, filters.to))
+  const where = and(...conditions)
+  return selectPage(
+    db,
+    db
+      .select()
+      .from(reviewRequests)
+      .where(where)
+      .orderBy(desc(reviewRequests.createdAt), desc(reviewRequests.id))
+      .$dynamic(),
+    { from: reviewRequests, where },
+    page,
+  )
+}
+
+export async function insertSmsMessage(db: Database, values: typeof reviewSmsMessages.$inferInsert) {
+  await db.insert(reviewSmsMessages).values(values)
+}
+
+/** The first click on a sent request's link: it becomes `clicked`, the time kept; later clicks change nothing. */
+export async function recordFirstClick(db: Database, id: string, at: Date): Promise<boolean> {
+  return (await moveRequest(db, id, 'sent', { status: 'clicked', clickedAt: at })) !== undefined
+}

@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { ListQuery, ReviewRequest } from './requests.schemas.js'
+import { cancelRequest, listAccountRequests } from './requests.service.js'
+import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
+
+/** The account's review requests and what became of each, under both reviews prefixes. */
+export const requestsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db } = platform
+  app.addHook('onRequest', app.authenticate)
+
+  app.get(
+    '/requests',
+    routeOptions({
+      operationId: 'reviewRequestsList',
+      summary: 'Review requests, newest first, by status, platform, customer and creation time',
+      tags: ['reviews'],
+      access: REVIEWS_READ,
+      querystring: ListQuery,
+      response: { 200: PageEnvelope(ReviewRequest) },
+      errors: [400, 401, 403],
+    }),
+    async (request) => {
+      const { data, pagination } = await listAccountRequests(db, request.auth.account_id, request.query)
+      return okPage(data, pagination)
+    },
+  )
+
+  app.post(
+    '/requests/:id/cancel',
+    routeOptions({
+      operationId: 'reviewRequestsCancel',
+      summary: 'Cancel a scheduled review request (409 once it is sent, skipped or cancelled)',
+      tags: ['reviews'],
+      access: REVIEWS_WRITE,
+      params: IdParams,
+      response: { 200: Envelope(ReviewRequest) },
+      errors: [400, 401, 403, 404, 409],
+    }),
+    async (request) => ok(await cancelRequest(db, request.auth.account_id, request.params.id)),
+  )
+}

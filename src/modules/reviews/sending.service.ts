@@ -1,0 +1,237 @@
+import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { DomainError } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
+import type { Account } from '../accounts/accounts.schemas.js'
+import { getAccount } from '../accounts/accounts.service.js'
+import { DND_ENABLED } from '../email/do-not-disturb.service.js'
+import type { SendDeps } from '../email/send.service.js'
+import { sendEmailOncePerKey } from '../email/send-keys.service.js'
+import { renderNamedValues } from '../email/variables.service.js'
+import type { ConfigurationRow } from './configuration.repository.js'
+import { configurationInForce } from './configuration.service.js'
+import type { TemplateChannel } from './documents.schemas.js'
+import {
+  findRequest,
+  hasCountedRequest,
+  insertSmsMessage,
+  moveRequest,
+  type RequestRow,
+} from './requests.repository.js'
+import { REVIEW_REQUEST_WINDOW_DAYS, SKIP_REASONS } from './requests.service.js'
+import { reviewUrlFor } from './review-links.service.js'
+import { nextSendWindowOpening } from './send-window.js'
+import { DEFAULT_TEMPLATES, requireTemplate } from './templates.service.js'
+import { type SmsSettings, sendTwilioSms, TWILIO_UNSUBSCRIBED_RECIPIENT, TwilioError } from './twilio.js'
+
+const HOUR_MS = 3_600_000
+const DAY_MS = 86_400_000
+
+/** The `uid` review requests are sent as: no user sends them (the sender is the configuration's address). */
+export const REVIEW_REQUEST_SENDER = 'review-requests'
+
+export interface SendingDeps {
+  db: Database
+  log: Logger
+  email: SendDeps
+  sms: SmsSettings
+  publicBaseUrl: string
+  enqueueSend: (tx: Database, requestId: string, startAfter: Date) => Promise<unknown>
+  enqueueFollowUp: (tx: Database, requestId: string, startAfter: Date) => Promise<unknown>
+}
+
+/** Whether a request's messages went out, and why not. */
+type Delivery = { outcome: 'sent' } | { outcome: 'skipped' | 'failed'; reason: string }
+
+/** `{{review.link}}` leads here: `GET /r/:code` counts the click, then sends the customer on. */
+export const trackedLink = (publicBaseUrl: string, code: string) => `${publicBaseUrl}/r/${code}`
+
+interface Message {
+  channel: TemplateChannel
+  subject: string
+  body: string
+}
+
+/** The message per channel: the configuration's template for its own channel, else the built-in one. */
+async function messagesFor(db: Database, config: ConfigurationRow, request: RequestRow): Promise<Message[]> {
+  const named = config.templateId ? await requireTemplate(db, config.accountId, config.templateId) : undefined
+  const channels: TemplateChannel[] = []
+  if (request.sendMethod !== 'sms' && request.customerEmail) channels.push('email')
+  if (request.sendMethod !== 'email' && request.customerPhone) channels.push('sms')
+  return channels.map((channel) => ({
+    channel,
+    ...(named?.channel === channel ? named : DEFAULT_TEMPLATES[channel]),
+  }))
+}
+
+function render(template: string, values: Record<string, string>, html: boolean) {
+  return renderNamedValues(template, values, { html })
+}
+
+async function sendByEmail(
+  deps: SendingDeps,
+  context: { request: RequestRow; config: ConfigurationRow; account: Account },
+  message: Message,
+  values: Record<string, string>,
+  key: string,
+): Promise<void> {
+  const { request, config, account } = context
+  const sender = config.fromEmail ?? `no-reply@${new URL(deps.publicBaseUrl).hostname}`
+  await sendEmailOncePerKey(
+    deps.email,
+    { uid: REVIEW_REQUEST_SENDER, account_id: request.accountId, parent_account: account.parent_account },
+    {
+      subject: render(message.subject, values, false),
+      sender: { email: sender, name: account.name },
+      recipients: [{ email: request.customerEmail as string, name: request.customerName || undefined }],
+      content: [{ type: 'text/html', value: render(message.body, values, true) }],
+      origin: 'reviews',
+      attachments: [],
+    },
+    key,
+  )
+}
+
+async function sendBySms(
+  deps: SendingDeps,
+  context: { request: RequestRow; config: ConfigurationRow },
+  message: Message,
+  values: Record<string, string>,
+): Promise<void> {
+  const { request, config } = context
+  const to = request.customerPhone as string
+  const from = config.fromPhone ?? deps.sms.from ?? null
+  const body = render(message.body, values, false)
+  const sent =
+    deps.sms.provider === 'twilio'
+      ? await sendTwilioSms(deps.sms, { to, from: from ?? undefined, body }, deps.log)
+      : undefined
+  await insertSmsMessage(deps.db, {
+    accountId: request.accountId,
+    requestId: request.id,
+    to,
+    from,
+    body,
+    provider: deps.sms.provider,
+    providerId: sent?.sid ?? null,
+  })
+}
+
+/** Sends each channel's message; a refusal of the email module becomes the request's reason. */
+async function deliver(
+  deps: SendingDeps,
+  context: { request: RequestRow; config: ConfigurationRow; account: Account },
+  reviewUrl: string,
+  keyPrefix: string,
+): Promise<Delivery> {
+  const values = {
+    'customer.name': context.request.customerName,
+    'business.name': context.account.name,
+    'review.link': trackedLink(deps.publicBaseUrl, context.request.code),
+  }
+  deps.log.debug({ request_id: context.request.id, review_url: reviewUrl }, 'sending review request')
+  try {
+    for (const message of await messagesFor(deps.db, context.config, context.request)) {
+      if (message.channel === 'email')
+        await sendByEmail(deps, context, message, values, `${keyPrefix}:${context.request.id}`)
+      else await sendBySms(deps, context, message, values)
+    }
+    return { outcome: 'sent' }
+  } catch (error) {
+    if (error instanceof DomainError && error.message === DND_ENABLED)
+      return { outcome: 'skipped', reason: SKIP_REASONS.optedOut }
+    if (error instanceof DomainError && error.statusCode < 500)
+      return { outcome: 'failed', reason: error.message }
+    if (error instanceof TwilioError && error.code === TWILIO_UNSUBSCRIBED_RECIPIENT)
+      return { outcome: 'skipped', reason: SKIP_REASONS.optedOut }
+    if (error instanceof TwilioError && error.status < 500)
+      return { outcome: 'failed', reason: `Twilio ${error.code ?? error.status}: ${error.message}` }
+    throw error
+  }
+}
+
+async function accountAndConfiguration(db: Database, accountId: string) {
+  const account = await getAccount(db, accountId)
+  const config = account
+    ? await configurationInForce(db, { account_id: account._id, parent_account: account.parent_account })
+    : undefined
+  return { account, config }
+}
+
+/**
+ * The send job of a scheduled request. At send time it reads again what may have changed since it was
+ * scheduled: the configuration (disabled: `cancelled`), the send window (outside it: moved to its next
+ * opening), the 30-day limit and the review link (missing: `skipped`, `no_review_link`).
+ */
+export async function sendDueRequest(deps: SendingDeps, requestId: string, now = new Date()): Promise<void> {
+  const request = await findRequest(deps.db, requestId)
+  if (request?.status !== 'scheduled') return
+  const { account, config } = await accountAndConfiguration(deps.db, request.accountId)
+  if (!account || !config?.enabled) {
+    await moveRequest(deps.db, request.id, 'scheduled', {
+      status: 'cancelled',
+      reason: 'configuration_disabled',
+    })
+    return
+  }
+  const opening = nextSendWindowOpening(now, config.sendWindow, config.timezone)
+  if (opening) {
+    await inTransaction(deps.db, async (tx) => {
+      if (await moveRequest(tx, request.id, 'scheduled', { scheduledFor: opening }))
+        await deps.enqueueSend(tx, request.id, opening)
+    })
+    return
+  }
+  const since = new Date(now.getTime() - REVIEW_REQUEST_WINDOW_DAYS * DAY_MS)
+  const key = {
+    parentAccount: request.parentAccount,
+    customerKey: request.customerKey,
+    platform: request.platform,
+  }
+  if (await hasCountedRequest(deps.db, { ...key, exceptId: request.id }, since)) {
+    await moveRequest(deps.db, request.id, 'scheduled', {
+      status: 'skipped',
+      reason: SKIP_REASONS.frequencyLimit,
+    })
+    return
+  }
+  const reviewUrl = await reviewUrlFor(deps.db, [account._id, config.accountId], request.platform)
+  if (!reviewUrl) {
+    await moveRequest(deps.db, request.id, 'scheduled', {
+      status: 'skipped',
+      reason: SKIP_REASONS.noReviewLink,
+    })
+    return
+  }
+  const delivery = await deliver(deps, { request, config, account }, reviewUrl, 'review-request')
+  await inTransaction(deps.db, async (tx) => {
+    if (delivery.outcome !== 'sent') {
+      await moveRequest(tx, request.id, 'scheduled', { status: delivery.outcome, reason: delivery.reason })
+      return
+    }
+    const sent = await moveRequest(tx, request.id, 'scheduled', { status: 'sent', sentAt: now })
+    if (sent && config.followUp?.enabled)
+      await deps.enqueueFollowUp(
+        tx,
+        request.id,
+        new Date(now.getTime() + config.followUp.delay_hours * HOUR_MS),
+      )
+  })
+  deps.log.info({ request_id: request.id, outcome: delivery.outcome }, 'review request due')
+}
+
+/**
+ * The one reminder, `follow_up.delay_hours` after the send: only while the request is `sent`, so a click
+ * (`clicked`) cancels it, and only while the configuration still asks for it.
+ */
+export async function sendFollowUp(deps: SendingDeps, requestId: string, now = new Date()): Promise<void> {
+  const request = await findRequest(deps.db, requestId)
+  if (request?.status !== 'sent' || request.followUpSentAt) return
+  const { account, config } = await accountAndConfiguration(deps.db, request.accountId)
+  if (!account || !config?.enabled || !config.followUp?.enabled) return
+  const reviewUrl = await reviewUrlFor(deps.db, [account._id, config.accountId], request.platform)
+  if (!reviewUrl) return
+  const delivery = await deliver(deps, { request, config, account }, reviewUrl, 'review-follow-up')
+  if (delivery.outcome === 'sent') await moveRequest(deps.db, request.id, 'sent', { followUpSentAt: now })
+  deps.log.info({ request_id: request.id, outcome: delivery.outcome }, 'review request follow-up due')
+}

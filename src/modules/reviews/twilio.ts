@@ -1,0 +1,56 @@
+import type { Logger } from '../../platform/log/logger.js'
+import { providerRequest } from '../../platform/providers/http-client.js'
+
+/** SMS_PROVIDER and Twilio's account (config.reviews.sms). */
+export interface SmsSettings {
+  provider: 'outbox' | 'twilio'
+  accountSid?: string
+  authToken?: string
+  from?: string
+  baseUrl: string
+}
+
+/** Twilio's error 21610: the number replied STOP to the sender, and Twilio refuses to message it. */
+export const TWILIO_UNSUBSCRIBED_RECIPIENT = 21610
+
+/** Twilio's refusal: its HTTP status, its error code (21211: invalid To, 21610: the number replied STOP). */
+export class TwilioError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number | undefined,
+    message: string,
+  ) {
+    super(message)
+    this.name = 'TwilioError'
+  }
+}
+
+/** Sends one SMS through Twilio's Messages API: form-encoded, Basic auth with the account SID and token. */
+export async function sendTwilioSms(
+  settings: SmsSettings,
+  message: { to: string; from?: string; body: string },
+  log: Logger,
+): Promise<{ sid: string; status: string }> {
+  const sid = settings.accountSid ?? ''
+  const form = new URLSearchParams({
+    To: message.to,
+    From: message.from ?? settings.from ?? '',
+    Body: message.body,
+  })
+  const response = await providerRequest(
+    {
+      method: 'POST',
+      url: `${settings.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(sid)}/Messages.json`,
+      headers: {
+        authorization: `Basic ${Buffer.from(`${sid}:${settings.authToken ?? ''}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: form.toString(),
+    },
+    log,
+  )
+  const body = (response.body ?? {}) as { sid?: string; status?: string; code?: number; message?: string }
+  if (response.status >= 300 || !body.sid)
+    throw new TwilioError(response.status, body.code, body.message ?? `Twilio answered ${response.status}`)
+  return { sid: body.sid, status: body.status ?? 'queued' }
+}

@@ -1,0 +1,94 @@
+import type { Database } from '../../platform/db/connection.js'
+import { isId } from '../../platform/db/ids.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { Unavailable } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
+import { getAccount } from '../accounts/accounts.service.js'
+import type { EventOutcome, ScheduleDeps } from './requests.service.js'
+import type { WEBHOOK_SOURCES } from './tables.js'
+import {
+  insertWebhookEvent,
+  lockWebhookEvent,
+  recordOutcome,
+  type WebhookEventRow,
+} from './webhook-events.repository.js'
+
+export type WebhookSource = (typeof WEBHOOK_SOURCES)[number]
+
+/** A provider's event as read from its post, before it is stored. */
+export interface WebhookPost {
+  /** The provider's event id: a repeated one is recognised and applied once. */
+  eventId: string
+  type: string
+  payload: unknown
+}
+
+/** The spec: "A missing `account_id` in metadata fails processing". */
+export const MISSING_ACCOUNT_ID = 'missing_account_id'
+
+/**
+ * Stores the event and queues its processing in one transaction, before the provider is answered; a
+ * repeated event stores and queues nothing. When it cannot be stored the provider is answered 503 and
+ * retries.
+ */
+export async function receiveWebhookPost(
+  deps: { db: Database; log: Logger },
+  source: WebhookSource,
+  post: WebhookPost & { accountId: string | undefined },
+  enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
+): Promise<void> {
+  try {
+    await inTransaction(deps.db, async (tx) => {
+      const id = await insertWebhookEvent(tx, {
+        source,
+        eventId: post.eventId,
+        type: post.type,
+        accountId: post.accountId ?? null,
+        payload: post.payload,
+      })
+      if (id) await enqueueProcessing(tx, id)
+      else deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
+    })
+  } catch (error) {
+    deps.log.error(
+      { err: error, source },
+      'review webhook event could not be stored; the provider will retry',
+    )
+    throw new Unavailable('The event could not be stored; please retry')
+  }
+}
+
+/** The account an event names, with its parent; or the event's failure when it names none that exists. */
+export async function accountOfEvent(
+  tx: Database,
+  accountId: string | undefined,
+): Promise<{ accountId: string; parentAccount: string | null } | { failure: EventOutcome }> {
+  if (!accountId) return { failure: { status: 'failed', reason: MISSING_ACCOUNT_ID, customerKey: null } }
+  const account = isId(accountId) ? await getAccount(tx, accountId) : null
+  if (!account) return { failure: { status: 'failed', reason: 'unknown_account', customerKey: null } }
+  return { accountId: account._id, parentAccount: account.parent_account }
+}
+
+export type ApplyEvent = (deps: ScheduleDeps, tx: Database, event: WebhookEventRow) => Promise<EventOutcome>
+
+/**
+ * Applies a stored event once: it is locked meanwhile, and an event already applied is left alone (a job
+ * run twice). Its outcome (processed, skipped or failed, with the reason) is kept with it for the operator.
+ */
+export async function processWebhookEvent(
+  deps: ScheduleDeps & { db: Database },
+  eventRowId: string,
+  applyBySource: Record<WebhookSource, ApplyEvent>,
+): Promise<void> {
+  await inTransaction(deps.db, async (tx) => {
+    const event = await lockWebhookEvent(tx, eventRowId)
+    if (event?.status !== 'received') return
+    const outcome = await applyBySource[event.source](deps, tx, event)
+    await recordOutcome(tx, event.id, { ...outcome, accountId: event.accountId })
+    const log = outcome.status === 'failed' ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log)
+    log(
+      { source: event.source, event_id: event.eventId, status: outcome.status, reason: outcome.reason },
+      'review webhook event applied',
+    )
+  })
+}
