@@ -166,6 +166,8 @@ describe('payment webhook (Stripe)', () => {
     const requests = await waitForRequests(t, tenant, 2)
     expect(requests.map((r) => r.status).sort()).toEqual(['scheduled', 'skipped'])
     expect(requests.find((r) => r.status === 'skipped')?.reason).toBe('frequency_limit')
+    expect(await requestsOf(t, tenant, 'customer=Twice%40Example.com')).toHaveLength(2)
+    expect(await requestsOf(t, tenant, 'customer=someone%40example.com')).toEqual([])
   })
 
   test("skips with the spec's reasons and answers 200; a missing account_id fails, kept", async ({ t }) => {

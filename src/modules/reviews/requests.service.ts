@@ -244,6 +244,9 @@ export const requestView = (row: RequestRow): ReviewRequest => ({
   updated_at: row.updatedAt.toISOString(),
 })
 
+/** A `customer` filter: an email when it has an @, else a phone. */
+const asContact = (value: string) => (value.includes('@') ? { email: value } : { phone: value })
+
 export function listAccountRequests(
   db: Database,
   accountId: string,
@@ -252,9 +255,7 @@ export function listAccountRequests(
   const filters: RequestFilters = {
     status: query.status,
     platform: query.platform,
-    customer: query.customer
-      ? (customerKeyOf({ email: query.customer, phone: query.customer }) ?? undefined)
-      : undefined,
+    customer: query.customer ? (customerKeyOf(asContact(query.customer)) ?? undefined) : undefined,
     from: query.from ? new Date(query.from) : undefined,
     to: query.to ? new Date(query.to) : undefined,
   }
