@@ -43,6 +43,7 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { accountEventsRoutes } from './modules/reviews/account-events.routes.js'
 import { configurationRoutes } from './modules/reviews/configuration.routes.js'
 import { defineReviewsJobs } from './modules/reviews/jobs.js'
 import { paymentWebhookRoutes } from './modules/reviews/payment-webhook.routes.js'
@@ -50,6 +51,7 @@ import { requestsRoutes } from './modules/reviews/requests.routes.js'
 import { reviewLinksRoutes } from './modules/reviews/review-links.routes.js'
 import { templatesRoutes } from './modules/reviews/templates.routes.js'
 import { trackedLinksRoutes } from './modules/reviews/tracked-links.routes.js'
+import { reviewsAdminRoutes } from './modules/reviews/webhook-events.routes.js'
 import { roomExportRoutes } from './modules/rooms/export.routes.js'
 import { messagesRoutes } from './modules/rooms/messages.routes.js'
 import { roomsRoutes } from './modules/rooms/rooms.routes.js'
@@ -243,7 +245,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerReviewsRoutes(app, reviewLinksRoutes, { platform })
   await registerReviewsRoutes(app, requestsRoutes, { platform })
   await registerReviewsRoutes(app, paymentWebhookRoutes, { platform })
+  await registerReviewsRoutes(app, accountEventsRoutes, { platform })
   await app.register(trackedLinksRoutes, { platform })
+  await app.register(reviewsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(roomsRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messagesRoutes, { platform, prefix: '/api/conversation-v2/room' })
   await app.register(messageSearchRoutes, { platform, prefix: '/api/conversation-v2/room' })

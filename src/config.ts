@@ -69,6 +69,15 @@ export interface Config {
       from: string | undefined
       baseUrl: string
     }
+    square: {
+      /** The subscription's signature key: `x-square-hmacsha256-signature` is its HMAC over the URL and body. */
+      webhookSignatureKey: string | undefined
+      /** The notification URL as registered with Square, part of what it signs. */
+      webhookUrl: string
+      /** Reads orders and customers (`GET /v2/orders/{id}`, `GET /v2/customers/{id}`). */
+      accessToken: string | undefined
+      baseUrl: string
+    }
   }
 }
 
@@ -106,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('EDGE_SIGNING_SECRET must be at least 32 characters')
   }
   const secrets = production ? undefined : devSecrets(dataDir)
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`
 
   return {
     nodeEnv,
@@ -115,7 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`,
+    publicBaseUrl,
     trustProxy: trustProxy(env.TRUST_PROXY),
     adminToken: env.ADMIN_TOKEN || (secrets as DevSecrets).adminToken,
     jwt: {
@@ -179,6 +189,15 @@ export function loadConfig(env: Env = process.env): Config {
         authToken: env.TWILIO_AUTH_TOKEN || undefined,
         from: env.TWILIO_FROM || undefined,
         baseUrl: url(env, 'TWILIO_BASE_URL', ['http:', 'https:']) ?? 'https://api.twilio.com',
+      },
+      square: {
+        webhookSignatureKey: env.SQUARE_WEBHOOK_SIGNATURE_KEY || undefined,
+        // Kept exactly as registered (a trailing slash too): Square signs these very characters.
+        webhookUrl: url(env, 'SQUARE_WEBHOOK_URL', ['http:', 'https:'])
+          ? (env.SQUARE_WEBHOOK_URL as string)
+          : `${publicBaseUrl}/reviews/webhook/orderprovider/order`,
+        accessToken: env.SQUARE_ACCESS_TOKEN || undefined,
+        baseUrl: url(env, 'SQUARE_BASE_URL', ['http:', 'https:']) ?? 'https://connect.squareup.com',
       },
     },
   }

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm'
 import Stripe from 'stripe'
-import type { TestApp } from './app.js'
-import type { Tenant } from './fixtures.js'
+import { expect, vi } from 'vitest'
+import { adminHeaders, type TestApp } from './app.js'
+import { createTenant, type Tenant } from './fixtures.js'
 
 /** `PUT /reviews/auto-review-request` as the tenant. */
 export const putConfiguration = (t: TestApp, tenant: Tenant, payload: object, prefix = '/reviews') =>
@@ -78,4 +79,64 @@ export function stripePost(secret: string, body: object, timestamp?: number) {
     headers: { 'content-type': 'application/json', 'stripe-signature': signature },
     payload,
   }
+}
+
+export interface ListedRequest {
+  _id: string
+  status: string
+  reason: string | null
+  platform: string
+  scheduled_for: string
+  sent_at: string | null
+  clicked_at: string | null
+  follow_up_sent_at: string | null
+  source_ref: string
+  customer: { name: string; email: string | null; phone: string | null }
+}
+
+/** `GET /reviews/requests` as the tenant: its requests, newest first. */
+export const requestsOf = async (t: TestApp, tenant: Tenant, query = '') =>
+  (await t.app.inject({ url: `/reviews/requests?${query}`, headers: tenant.headers })).json()
+    .data as ListedRequest[]
+
+/** Waits (polling, no sleep) until the tenant has `count` requests matching `query`; they are returned. */
+export const waitForRequests = (t: TestApp, tenant: Tenant, count: number, query = '') =>
+  vi.waitFor(
+    async () => {
+      const requests = await requestsOf(t, tenant, query)
+      expect(requests).toHaveLength(count)
+      return requests
+    },
+    { timeout: 10_000, interval: 100 },
+  )
+
+/** Every review event received, oldest first, as the operator reads them (the admin API). */
+export async function storedEvents(t: TestApp, query = '') {
+  const response = await t.app.inject({
+    url: `/v1/admin/reviews/webhook-events?limit=100&${query}`,
+    headers: adminHeaders,
+  })
+  const events = response.json().data as { event_id: string; status: string; reason: string | null }[]
+  return events.map(({ event_id, status, reason }) => ({ event_id, status, reason })).reverse()
+}
+
+/** A tenant with an enabled configuration (`order_completed`, email), a Google review link and email credits. */
+export async function reviewingTenant(t: TestApp, configuration: object = {}) {
+  const tenant = await createTenant(t.app, { name: 'Corner Bakery' })
+  await t.app.inject({
+    method: 'POST',
+    url: `/v1/admin/accounts/${tenant.accountId}/credits`,
+    headers: adminHeaders,
+    payload: { amount: 10 },
+  })
+  await setReviewLink(t, tenant, 'google', 'https://g.page/r/corner-bakery/review')
+  await putConfiguration(t, tenant, {
+    enabled: true,
+    trigger: 'order_completed',
+    delay_hours: 2,
+    platforms: ['google'],
+    send_method: 'email',
+    ...configuration,
+  })
+  return tenant
 }

@@ -72,7 +72,7 @@ const DEFAULTS = {
   timezone: 'UTC',
 } satisfies Omit<ConfigurationValues, 'accountId' | 'parentAccount'>
 
-const isTrigger = (value: string): value is TriggerType =>
+export const isTrigger = (value: string): value is TriggerType =>
   (TRIGGER_TYPES as readonly string[]).includes(value)
 const isPlatform = (value: string): value is ReviewPlatform =>
   (REVIEW_PLATFORMS as readonly string[]).includes(value)

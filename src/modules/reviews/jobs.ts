@@ -2,6 +2,7 @@ import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { sendDepsOf } from '../email/send.service.js'
+import { applyAccountEvent } from './account-events.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
 import type { ScheduleDeps } from './requests.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
@@ -54,7 +55,10 @@ export function defineReviewsJobs(platform: Platform): void {
   queue.define({
     name: WEBHOOK_EVENT_JOB,
     handle: (data: EventJob) =>
-      processWebhookEvent(schedule, data.event_id, { paymentprovider: applyPaymentEvent }),
+      processWebhookEvent(schedule, data.event_id, {
+        paymentprovider: applyPaymentEvent,
+        account: applyAccountEvent,
+      }),
     retryLimit: 10,
     retryDelaySeconds: 2,
     // Webhooks arrive in bursts: several events per fetch drain a backlog quickly.

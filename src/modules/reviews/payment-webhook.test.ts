@@ -1,13 +1,14 @@
-import { sql } from 'drizzle-orm'
 import { describe, expect, vi } from 'vitest'
-import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
   jobStartOf,
   makeJobDue,
   putConfiguration,
-  setReviewLink,
+  requestsOf,
+  reviewingTenant,
+  storedEvents,
   stripePost,
+  waitForRequests,
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
@@ -42,55 +43,6 @@ function chargeEvent(tenant: Tenant, overrides: { charge?: object; type?: string
     },
   }
 }
-
-const requestsOf = async (t: TestApp, tenant: Tenant, query = '') =>
-  (await t.app.inject({ url: `/reviews/requests?${query}`, headers: tenant.headers })).json().data as {
-    _id: string
-    status: string
-    reason: string | null
-    platform: string
-    scheduled_for: string
-    clicked_at: string | null
-    source_ref: string
-  }[]
-
-async function storedEvents(t: TestApp) {
-  const result = await t.app.platform.db.execute(
-    sql`select event_id, status, reason from review_webhook_events order by created_at`,
-  )
-  return (result as unknown as { rows: { event_id: string; status: string; reason: string | null }[] }).rows
-}
-
-/** A tenant with an enabled configuration, a Google review link and email credits. */
-async function reviewingTenant(t: TestApp, configuration: object = {}) {
-  const tenant = await createTenant(t.app, { name: 'Corner Bakery' })
-  await t.app.inject({
-    method: 'POST',
-    url: `/v1/admin/accounts/${tenant.accountId}/credits`,
-    headers: adminHeaders,
-    payload: { amount: 10 },
-  })
-  await setReviewLink(t, tenant, 'google', 'https://g.page/r/corner-bakery/review')
-  await putConfiguration(t, tenant, {
-    enabled: true,
-    trigger: 'order_completed',
-    delay_hours: 2,
-    platforms: ['google'],
-    send_method: 'email',
-    ...configuration,
-  })
-  return tenant
-}
-
-const waitForRequests = (t: TestApp, tenant: Tenant, count: number, query = '') =>
-  vi.waitFor(
-    async () => {
-      const requests = await requestsOf(t, tenant, query)
-      expect(requests).toHaveLength(count)
-      return requests
-    },
-    { timeout: 10_000, interval: 100 },
-  )
 
 describe('payment webhook (Stripe)', () => {
   test('refuses a missing, wrong or stale signature with 400 and stores nothing', async ({ t, owner }) => {

@@ -98,7 +98,11 @@ export const reviewLinks = pgTable(
   ],
 )
 
-export const WEBHOOK_SOURCES = ['paymentprovider'] as const
+/**
+ * Where a review event came from: Stripe (`paymentprovider`), Square (`orderprovider`), or the account's own
+ * systems (`account`, `POST /reviews/events`, whose event ids are kept prefixed by the account's id).
+ */
+export const WEBHOOK_SOURCES = ['paymentprovider', 'orderprovider', 'account'] as const
 export const WEBHOOK_EVENT_STATUSES = ['received', 'processed', 'skipped', 'failed'] as const
 
 /**
@@ -198,5 +202,46 @@ export const reviewSmsMessages = pgTable(
     idFormat('review_sms_messages_id_format', t.id),
     index('review_sms_messages_account_created').on(t.accountId, t.createdAt),
     index('review_sms_messages_request').on(t.requestId),
+    // An inbound STOP names the number it came from: the accounts that texted it are found by it.
+    index('review_sms_messages_to').on(t.to),
+  ],
+)
+
+/**
+ * The Square locations an account claims: an order event is the account's whose location it names. A location
+ * belongs to one account.
+ */
+export const reviewOrderLocations = pgTable(
+  'review_order_locations',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    locationId: text('location_id').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('review_order_locations_id_format', t.id),
+    uniqueIndex('review_order_locations_location').on(t.locationId),
+    index('review_order_locations_account_created').on(t.accountId, t.createdAt),
+  ],
+)
+
+/**
+ * The phone numbers that replied STOP (or another of Twilio's opt-out keywords) to an account's review SMS:
+ * its requests to them are skipped (`opted_out`) until they reply START. `phone` is the customer key's form
+ * (digits and `+`).
+ */
+export const reviewSmsOptOuts = pgTable(
+  'review_sms_opt_outs',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    phone: text('phone').notNull(),
+    keyword: text('keyword').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('review_sms_opt_outs_id_format', t.id),
+    uniqueIndex('review_sms_opt_outs_account_phone').on(t.accountId, t.phone),
   ],
 )

@@ -1,5 +1,6 @@
-import { and, count, eq, gte, lt, ne, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gte, lt, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { selectPage } from '../../platform/db/page.js'
 import { reviewWebhookEvents } from './tables.js'
 
 export type WebhookEventRow = typeof reviewWebhookEvents.$inferSelect
@@ -16,6 +17,19 @@ export async function insertWebhookEvent(
     .onConflictDoNothing()
     .returning({ id: reviewWebhookEvents.id })
   return row?.id ?? null
+}
+
+/** The stored event a source sent under `eventId`. */
+export async function findWebhookEvent(
+  db: Database,
+  source: WebhookEventRow['source'],
+  eventId: string,
+): Promise<WebhookEventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.source, source), eq(reviewWebhookEvents.eventId, eventId)))
+  return row
 }
 
 /** The event, locked until the transaction ends, so two runs of its job cannot both apply it. */
@@ -55,4 +69,27 @@ export async function countEarlierOrders(
       ),
     )
   return row?.total ?? 0
+}
+
+/** The events received, newest first, by status and source: every account's (the operator's view). */
+export function listWebhookEvents(
+  db: Database,
+  filters: { status?: WebhookEventRow['status']; source?: WebhookEventRow['source'] },
+  page: { offset: number; limit: number },
+) {
+  const conditions: SQL[] = []
+  if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
+  if (filters.source) conditions.push(eq(reviewWebhookEvents.source, filters.source))
+  const where = and(...conditions)
+  return selectPage(
+    db,
+    db
+      .select()
+      .from(reviewWebhookEvents)
+      .where(where)
+      .orderBy(desc(reviewWebhookEvents.createdAt), desc(reviewWebhookEvents.id))
+      .$dynamic(),
+    { from: reviewWebhookEvents, where },
+    page,
+  )
 }

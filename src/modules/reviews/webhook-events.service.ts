@@ -1,17 +1,21 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { Pagination } from '../../platform/http/envelope.js'
 import { Unavailable } from '../../platform/http/errors.js'
+import { paginate } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import type { EventOutcome, ScheduleDeps } from './requests.service.js'
 import type { WEBHOOK_SOURCES } from './tables.js'
 import {
   insertWebhookEvent,
+  listWebhookEvents,
   lockWebhookEvent,
   recordOutcome,
   type WebhookEventRow,
 } from './webhook-events.repository.js'
+import type { WebhookEvent, WebhookEventsQuery } from './webhook-events.schemas.js'
 
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number]
 
@@ -29,16 +33,16 @@ export const MISSING_ACCOUNT_ID = 'missing_account_id'
 /**
  * Stores the event and queues its processing in one transaction, before the provider is answered; a
  * repeated event stores and queues nothing. When it cannot be stored the provider is answered 503 and
- * retries.
+ * retries. The stored row's id, or null for a repeated event.
  */
 export async function receiveWebhookPost(
   deps: { db: Database; log: Logger },
   source: WebhookSource,
   post: WebhookPost & { accountId: string | undefined },
   enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
-): Promise<void> {
+): Promise<string | null> {
   try {
-    await inTransaction(deps.db, async (tx) => {
+    return await inTransaction(deps.db, async (tx) => {
       const id = await insertWebhookEvent(tx, {
         source,
         eventId: post.eventId,
@@ -48,6 +52,7 @@ export async function receiveWebhookPost(
       })
       if (id) await enqueueProcessing(tx, id)
       else deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
+      return id
     })
   } catch (error) {
     deps.log.error(
@@ -91,4 +96,29 @@ export async function processWebhookEvent(
       'review webhook event applied',
     )
   })
+}
+
+const webhookEventView = (row: WebhookEventRow): WebhookEvent => ({
+  _id: row.id,
+  source: row.source,
+  event_id: row.eventId,
+  type: row.type,
+  account_id: row.accountId,
+  status: row.status,
+  reason: row.reason,
+  payload: row.payload,
+  created_at: row.createdAt.toISOString(),
+  processed_at: row.processedAt?.toISOString() ?? null,
+})
+
+/** `GET /v1/admin/reviews/webhook-events`: what the review webhooks received, `?status=failed` to act on. */
+export function listReceivedEvents(
+  db: Database,
+  query: WebhookEventsQuery,
+): Promise<{ data: WebhookEvent[]; pagination: Pagination }> {
+  return paginate(
+    query,
+    (window) => listWebhookEvents(db, { status: query.status, source: query.source }, window),
+    webhookEventView,
+  )
 }

@@ -1,0 +1,70 @@
+import type { Database } from '../../platform/db/connection.js'
+import { Invalid } from '../../platform/http/errors.js'
+import type { Logger } from '../../platform/log/logger.js'
+import type { AccountEvent, AccountEventBody } from './account-events.schemas.js'
+import { isTrigger } from './configuration.service.js'
+import type { TriggerType } from './documents.schemas.js'
+import { type EventOutcome, type ScheduleDeps, scheduleReviewRequests } from './requests.service.js'
+import { INVALID_TRIGGER_TYPE } from './review-access.service.js'
+import { findWebhookEvent, type WebhookEventRow } from './webhook-events.repository.js'
+import { accountOfEvent, receiveWebhookPost } from './webhook-events.service.js'
+
+/**
+ * An account's event ids are its own: they are stored behind the account's id, so two accounts may use the
+ * same one, and a repeat is recognised within the account only.
+ */
+const storedEventId = (accountId: string, eventId: string) => `${accountId}:${eventId}`
+
+const accountEventView = (row: WebhookEventRow): AccountEvent => ({
+  _id: row.id,
+  event_id: row.eventId.slice(row.eventId.indexOf(':') + 1),
+  trigger: row.type as TriggerType,
+  status: row.status,
+  reason: row.reason,
+  created_at: row.createdAt.toISOString(),
+  processed_at: row.processedAt?.toISOString() ?? null,
+})
+
+/**
+ * `POST /reviews/events`: the event is stored and its processing queued in one transaction, like a
+ * provider's webhook; the same `event_id` again stores nothing and answers the event first stored.
+ */
+export async function reportAccountEvent(
+  deps: { db: Database; log: Logger },
+  accountId: string,
+  body: AccountEventBody,
+  enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
+): Promise<{ event: AccountEvent; repeated: boolean }> {
+  if (!isTrigger(body.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
+  const eventId = storedEventId(accountId, body.event_id)
+  const post = { eventId, type: body.trigger, payload: body, accountId }
+  const storedId = await receiveWebhookPost(deps, 'account', post, enqueueProcessing)
+  const row = await findWebhookEvent(deps.db, 'account', eventId)
+  if (!row) throw new Error(`account event ${eventId} was stored but cannot be read`)
+  return { event: accountEventView(row), repeated: storedId === null }
+}
+
+/** A stored account event, applied: review requests are scheduled when its trigger is the configuration's. */
+export async function applyAccountEvent(
+  deps: ScheduleDeps,
+  tx: Database,
+  event: WebhookEventRow,
+): Promise<EventOutcome> {
+  const body = event.payload as AccountEventBody
+  const account = await accountOfEvent(tx, event.accountId ?? undefined)
+  if ('failure' in account) return account.failure
+  return scheduleReviewRequests(deps, tx, {
+    eventId: event.id,
+    receivedAt: event.createdAt,
+    ...account,
+    trigger: event.type as TriggerType,
+    sourceRef: `event:${body.event_id}`,
+    customer: {
+      name: body.customer.name?.trim() ?? '',
+      ...(body.customer.email && { email: body.customer.email }),
+      ...(body.customer.phone && { phone: body.customer.phone }),
+    },
+    orderValue: body.order_value,
+    currency: body.currency,
+  })
+}

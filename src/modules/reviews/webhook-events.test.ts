@@ -1,0 +1,66 @@
+import { describe, expect, vi } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
+import { storedEvents, stripePost } from '../../../test/helpers/reviews.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+const SECRET = 'whsec_test_operator_view'
+test.override('appEnv', { STRIPE_WEBHOOK_SECRET: SECRET })
+
+const charge = (id: string, metadata: object) => ({
+  id,
+  amount: 1200,
+  currency: 'usd',
+  status: 'succeeded',
+  metadata: { customer_email: 'kept@example.com', ...metadata },
+})
+
+describe('GET /v1/admin/reviews/webhook-events', () => {
+  test('a payment without account_id is kept as failed, with its reason and payload, for the operator', async ({
+    t,
+    owner,
+  }) => {
+    await t.app.inject(stripePost(SECRET, charge('ch_without_account', {})))
+    await t.app.inject(stripePost(SECRET, charge('ch_unconfigured', { account_id: owner.accountId })))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).map((e) => e.status).sort()).toEqual(['failed', 'skipped']),
+    )
+    const failed = await t.app.inject({
+      url: '/v1/admin/reviews/webhook-events?status=failed',
+      headers: adminHeaders,
+    })
+    expect(failed.statusCode).toBe(200)
+    expect(failed.json()).toMatchObject({
+      success: true,
+      data: [
+        {
+          source: 'paymentprovider',
+          event_id: 'ch_without_account',
+          type: 'charge',
+          account_id: null,
+          status: 'failed',
+          reason: 'missing_account_id',
+          payload: { id: 'ch_without_account', metadata: { customer_email: 'kept@example.com' } },
+          processed_at: expect.any(String),
+        },
+      ],
+      pagination: { total: 1, page: 1, limit: 20, pages: 1 },
+    })
+    const bySource = await t.app.inject({
+      url: '/v1/admin/reviews/webhook-events?source=orderprovider',
+      headers: adminHeaders,
+    })
+    expect(bySource.json().data).toEqual([])
+  })
+
+  test('is the operator view: refused without the admin token, a bad filter is a 400', async ({
+    t,
+    owner,
+  }) => {
+    const url = '/v1/admin/reviews/webhook-events'
+    expect((await t.app.inject({ url })).statusCode).toBe(401)
+    expect((await t.app.inject({ url, headers: owner.headers })).statusCode).toBe(401)
+    const bad = await t.app.inject({ url: `${url}?status=lost`, headers: adminHeaders })
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().message).toContain('status')
+  })
+})
