@@ -49,6 +49,7 @@ import { defineReviewsJobs } from './modules/reviews/jobs.js'
 import { paymentWebhookRoutes } from './modules/reviews/payment-webhook.routes.js'
 import { requestsRoutes } from './modules/reviews/requests.routes.js'
 import { reviewLinksRoutes } from './modules/reviews/review-links.routes.js'
+import { statsRoutes } from './modules/reviews/stats.routes.js'
 import { templatesRoutes } from './modules/reviews/templates.routes.js'
 import { trackedLinksRoutes } from './modules/reviews/tracked-links.routes.js'
 import { reviewsAdminRoutes } from './modules/reviews/webhook-events.routes.js'
@@ -244,6 +245,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerReviewsRoutes(app, templatesRoutes, { platform })
   await registerReviewsRoutes(app, reviewLinksRoutes, { platform })
   await registerReviewsRoutes(app, requestsRoutes, { platform })
+  await registerReviewsRoutes(app, statsRoutes, { platform })
   await registerReviewsRoutes(app, paymentWebhookRoutes, { platform })
   await registerReviewsRoutes(app, accountEventsRoutes, { platform })
   await app.register(trackedLinksRoutes, { platform })

@@ -238,6 +238,29 @@ describe('sending, clicks and follow-ups', () => {
     expect((await t.app.inject({ url: '/r/AAAAAAAAAAAA' })).statusCode).toBe(404)
   })
 
+  test('a send due outside the send window waits, through the queue, for its next opening', async ({ t }) => {
+    // A window opening two hours from now, for an hour, in UTC: now is outside it.
+    const now = new Date()
+    const hour = (offset: number) => `${String((now.getUTCHours() + offset) % 24).padStart(2, '0')}:00`
+    const tenant = await reviewingTenant(t, {
+      send_window: { start: hour(2), end: hour(3) },
+      timezone: 'UTC',
+    })
+    await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
+    const [request] = await waitForRequests(t, tenant, 1)
+    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    const opening = new Date(
+      Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 2),
+    )
+    const [moved] = await vi.waitFor(async () => {
+      const requests = await requestsOf(t, tenant, 'status=scheduled')
+      expect(requests[0]?.scheduled_for).toBe(opening.toISOString())
+      return requests
+    })
+    expect(await jobStartOf(t, SEND_REQUEST_JOB, moved?._id as string)).toEqual([opening])
+    expect(moved?.sent_at).toBeNull()
+  })
+
   test('cancels a scheduled request; 409 for one not scheduled, 404 for another account', async ({
     t,
     stranger,
