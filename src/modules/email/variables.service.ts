@@ -19,6 +19,7 @@
  */
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
+import { isJsonObject } from '../../platform/http/json-fields.js'
 import type { VariableSourceKind } from '../accounts/contacts.schemas.js'
 import { getVariableSource } from '../accounts/contacts.service.js'
 
@@ -99,13 +100,10 @@ export async function lookUpVariables(
   return found
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /** Adds the leaves under `value` as dotted names; null leaves are no fallback. */
 function flatten(name: string, value: unknown, into: Map<string, string>): void {
   if (value === null || value === undefined) return
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     for (const [key, child] of Object.entries(value)) flatten(`${name}.${key}`, child, into)
     return
   }
@@ -119,7 +117,7 @@ function parseJsonObject(raw: string): Record<string, unknown> {
   } catch {
     parsed = undefined
   }
-  if (!isObject(parsed)) throw new Invalid('fallback_values must be a JSON object')
+  if (!isJsonObject(parsed)) throw new Invalid('fallback_values must be a JSON object')
   return parsed
 }
 
@@ -132,8 +130,8 @@ export function parseFallbackValues(raw: string | undefined): Map<string, string
   if (raw === undefined || raw.trim() === '') return fallbacks
   const entries = Object.entries(parseJsonObject(raw))
   // Nested entries first, so that full-name entries set afterwards take precedence.
-  for (const [key, value] of entries) if (isObject(value)) flatten(key, value, fallbacks)
-  for (const [key, value] of entries) if (!isObject(value)) flatten(key, value, fallbacks)
+  for (const [key, value] of entries) if (isJsonObject(value)) flatten(key, value, fallbacks)
+  for (const [key, value] of entries) if (!isJsonObject(value)) flatten(key, value, fallbacks)
   return fallbacks
 }
 

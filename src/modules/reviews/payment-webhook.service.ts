@@ -2,6 +2,7 @@ import Stripe from 'stripe'
 import type { Database } from '../../platform/db/connection.js'
 import { replaceUnstorable } from '../../platform/db/storable.js'
 import { Invalid } from '../../platform/http/errors.js'
+import { isJsonObject, type JsonFields, textOf } from '../../platform/http/json-fields.js'
 import {
   cancelRefundedRequests,
   type EventOutcome,
@@ -21,12 +22,6 @@ export const PAYMENT_EVENTS = ['charge.succeeded', 'payment_intent.succeeded'] a
 export const REFUND_EVENTS = ['charge.refunded', 'refund.created'] as const
 /** The type given to the spec's bare charge object, posted without a Stripe event around it. */
 export const BARE_CHARGE = 'charge'
-
-type Fields = Record<string, unknown>
-const isObject = (value: unknown): value is Fields =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-const text = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
 
 /**
  * What Stripe posted, from the exact bytes it sent: `Stripe-Signature` verified with STRIPE_WEBHOOK_SECRET
@@ -49,20 +44,25 @@ export function readStripePost(
 
 /** A verified post as an event to store: a Stripe event, or the spec's bare charge (its id as event id). */
 export function stripeWebhookPost(body: unknown): WebhookPost & { accountId: string | undefined } {
-  if (isObject(body) && body.object === 'event' && isObject(body.data) && isObject(body.data.object)) {
+  if (
+    isJsonObject(body) &&
+    body.object === 'event' &&
+    isJsonObject(body.data) &&
+    isJsonObject(body.data.object)
+  ) {
     const { id, type } = body
     const payload = body.data.object
     if (typeof id === 'string' && typeof type === 'string')
       return { eventId: id, type, payload, accountId: paymentAccountId(payload) }
   }
-  if (isObject(body) && typeof body.id === 'string' && typeof body.status === 'string')
+  if (isJsonObject(body) && typeof body.id === 'string' && typeof body.status === 'string')
     return { eventId: body.id, type: BARE_CHARGE, payload: body, accountId: paymentAccountId(body) }
   throw new Invalid('body must be a Stripe event or a charge object')
 }
 
 /** The account a payment names (`metadata.account_id`), stored with its event. */
 const paymentAccountId = (payload: unknown): string | undefined =>
-  isObject(payload) && isObject(payload.metadata) ? text(payload.metadata.account_id) : undefined
+  isJsonObject(payload) && isJsonObject(payload.metadata) ? textOf(payload.metadata.account_id) : undefined
 
 export interface Payment {
   accountId: string | undefined
@@ -75,22 +75,22 @@ export interface Payment {
 }
 
 /** A charge's or payment intent's facts: the customer from `metadata`, else its billing details. */
-export function paymentOf(type: string, object: Fields): Payment {
-  const metadata = isObject(object.metadata) ? object.metadata : {}
-  const billing = isObject(object.billing_details) ? object.billing_details : {}
-  const shipping = isObject(object.shipping) ? object.shipping : {}
+export function paymentOf(type: string, object: JsonFields): Payment {
+  const metadata = isJsonObject(object.metadata) ? object.metadata : {}
+  const billing = isJsonObject(object.billing_details) ? object.billing_details : {}
+  const shipping = isJsonObject(object.shipping) ? object.shipping : {}
   const isIntent = type.startsWith('payment_intent.')
   const amount = isIntent ? (object.amount_received ?? object.amount) : object.amount
-  const email = text(metadata.customer_email) ?? text(billing.email) ?? text(object.receipt_email)
-  const phone = text(metadata.customer_phone) ?? text(billing.phone) ?? text(shipping.phone)
+  const email = textOf(metadata.customer_email) ?? textOf(billing.email) ?? textOf(object.receipt_email)
+  const phone = textOf(metadata.customer_phone) ?? textOf(billing.phone) ?? textOf(shipping.phone)
   return {
-    accountId: text(metadata.account_id),
+    accountId: textOf(metadata.account_id),
     succeeded: object.status === 'succeeded',
-    sourceRef: (isIntent ? text(object.id) : (text(object.payment_intent) ?? text(object.id))) ?? '',
+    sourceRef: (isIntent ? textOf(object.id) : (textOf(object.payment_intent) ?? textOf(object.id))) ?? '',
     amount: Number.isSafeInteger(amount) ? (amount as number) : undefined,
-    currency: text(object.currency),
+    currency: textOf(object.currency),
     customer: {
-      name: text(metadata.customer_name) ?? text(billing.name) ?? text(shipping.name) ?? '',
+      name: textOf(metadata.customer_name) ?? textOf(billing.name) ?? textOf(shipping.name) ?? '',
       ...(email && { email }),
       ...(phone && { phone }),
     },
@@ -98,10 +98,10 @@ export function paymentOf(type: string, object: Fields): Payment {
 }
 
 /** The payments a refund event names: its charge and its payment intent. */
-export function refundedSources(type: string, object: Fields): string[] {
+export function refundedSources(type: string, object: JsonFields): string[] {
   const refs =
     type === 'refund.created' ? [object.charge, object.payment_intent] : [object.id, object.payment_intent]
-  return refs.map(text).filter((ref): ref is string => ref !== undefined)
+  return refs.map(textOf).filter((ref): ref is string => ref !== undefined)
 }
 
 /**
@@ -113,7 +113,7 @@ export async function applyPaymentEvent(
   tx: Database,
   event: WebhookEventRow,
 ): Promise<EventOutcome> {
-  const object = isObject(event.payload) ? event.payload : {}
+  const object = isJsonObject(event.payload) ? event.payload : {}
   const isRefund = (REFUND_EVENTS as readonly string[]).includes(event.type)
   if (!isRefund && event.type !== BARE_CHARGE && !(PAYMENT_EVENTS as readonly string[]).includes(event.type))
     return { status: 'skipped', reason: 'unsupported_event', customerKey: null }

@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { enqueueWebhookEvent } from './jobs.js'
+import { SquarePostBody } from './order-webhook.schemas.js'
+import { readSquarePost, receiveSquarePost, signatureOf } from './order-webhook.service.js'
+import { Acknowledged } from './payment-webhook.schemas.js'
+
+/** `POST /reviews/webhook/orderprovider/order`: Square's order events, stored, then applied by a job. */
+export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, queue } = platform
+  const square = platform.config.reviews.square
+
+  // The signature covers the exact bytes sent: this scope reads the raw body, whatever the content type.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, rawBody: Buffer) =>
+    readSquarePost(square, signatureOf(request.headers), rawBody),
+  )
+
+  app.post(
+    '/webhook/orderprovider/order',
+    {
+      // The parser read the body; a signed body the schema would refuse is still judged by the service.
+      attachValidation: true,
+      ...routeOptions({
+        operationId: 'reviewOrderWebhook',
+        summary: 'Square orders: a COMPLETED order of a claimed location schedules review requests',
+        tags: ['reviews'],
+        access: 'public',
+        body: SquarePostBody,
+        response: { 200: Acknowledged },
+        errors: [400, 503],
+      }),
+    },
+    async (request) => {
+      await receiveSquarePost({ db, log: request.log }, request.body, (tx, id) =>
+        enqueueWebhookEvent(queue, tx, id),
+      )
+      return { success: true as const, message: 'SUCCESS' as const }
+    },
+  )
+}
