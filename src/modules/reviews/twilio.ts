@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
 
@@ -53,4 +54,38 @@ export async function sendTwilioSms(
   if (response.status >= 300 || !body.sid)
     throw new TwilioError(response.status, body.code, body.message ?? `Twilio answered ${response.status}`)
   return { sid: body.sid, status: body.status ?? 'queued' }
+}
+
+/** The header Twilio signs every webhook request with. */
+export const TWILIO_SIGNATURE_HEADER = 'x-twilio-signature'
+
+/** A webhook's POST parameters as a form parser reads them: a repeated name gives an array. */
+export type TwilioParams = Record<string, string | string[] | undefined>
+
+/**
+ * Twilio's webhook signature, as its "Webhooks security" page documents it: the full URL Twilio called, then
+ * every POST parameter sorted by name, each name immediately followed by its value (a repeated name once per
+ * value, its values sorted, as Twilio's own libraries do), signed with HMAC-SHA1 keyed by the auth token, in
+ * base64.
+ */
+export function twilioSignature(authToken: string, url: string, params: TwilioParams): string {
+  let signed = url
+  for (const name of Object.keys(params).sort()) {
+    const value = params[name] ?? ''
+    for (const each of Array.isArray(value) ? [...value].sort() : [value]) signed += name + each
+  }
+  return createHmac('sha1', authToken).update(signed, 'utf8').digest('base64')
+}
+
+/** Whether `signature` is Twilio's for this request; never true without an auth token to check it with. */
+export function isTwilioSignatureValid(
+  authToken: string | undefined,
+  signature: string | undefined,
+  request: { url: string; params: TwilioParams },
+): boolean {
+  if (!authToken || !signature) return false
+  const expected = Buffer.from(twilioSignature(authToken, request.url, request.params))
+  const given = Buffer.from(signature)
+  // timingSafeEqual needs equal lengths; a length differing says nothing about the token.
+  return given.length === expected.length && timingSafeEqual(given, expected)
 }
