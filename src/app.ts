@@ -46,9 +46,12 @@ import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
 import { accountEventsRoutes } from './modules/reviews/account-events.routes.js'
 import { configurationRoutes } from './modules/reviews/configuration.routes.js'
 import { defineReviewsJobs } from './modules/reviews/jobs.js'
+import { orderLocationsRoutes } from './modules/reviews/order-locations.routes.js'
+import { orderWebhookRoutes } from './modules/reviews/order-webhook.routes.js'
 import { paymentWebhookRoutes } from './modules/reviews/payment-webhook.routes.js'
 import { requestsRoutes } from './modules/reviews/requests.routes.js'
 import { reviewLinksRoutes } from './modules/reviews/review-links.routes.js'
+import { smsOptOutsRoutes } from './modules/reviews/sms-opt-outs.routes.js'
 import { statsRoutes } from './modules/reviews/stats.routes.js'
 import { templatesRoutes } from './modules/reviews/templates.routes.js'
 import { trackedLinksRoutes } from './modules/reviews/tracked-links.routes.js'
@@ -247,6 +250,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerReviewsRoutes(app, requestsRoutes, { platform })
   await registerReviewsRoutes(app, statsRoutes, { platform })
   await registerReviewsRoutes(app, paymentWebhookRoutes, { platform })
+  await registerReviewsRoutes(app, orderWebhookRoutes, { platform })
+  await registerReviewsRoutes(app, orderLocationsRoutes, { platform })
+  await registerReviewsRoutes(app, smsOptOutsRoutes, { platform })
   await registerReviewsRoutes(app, accountEventsRoutes, { platform })
   await app.register(trackedLinksRoutes, { platform })
   await app.register(reviewsAdminRoutes, { platform, prefix: '/v1/admin' })

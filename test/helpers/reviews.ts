@@ -1,6 +1,9 @@
+import { createHmac } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import Stripe from 'stripe'
 import { expect, vi } from 'vitest'
+import { SEND_REQUEST_JOB } from '../../src/modules/reviews/jobs.js'
+import { twilioSignature } from '../../src/modules/reviews/twilio.js'
 import { adminHeaders, type TestApp } from './app.js'
 import { createTenant, type Tenant } from './fixtures.js'
 
@@ -139,4 +142,93 @@ export async function reviewingTenant(t: TestApp, configuration: object = {}) {
     ...configuration,
   })
   return tenant
+}
+
+/**
+ * A Square webhook post, signed as Square signs it: `x-square-hmacsha256-signature` is the base64
+ * HMAC-SHA256 with the subscription's signature key over the notification URL followed by the body.
+ */
+export function squarePost(key: string, url: string, body: object) {
+  const payload = JSON.stringify(body)
+  const signature = createHmac('sha256', key)
+    .update(url + payload)
+    .digest('base64')
+  return {
+    method: 'POST' as const,
+    url: '/reviews/webhook/orderprovider/order',
+    headers: { 'content-type': 'application/json', 'x-square-hmacsha256-signature': signature },
+    payload,
+  }
+}
+
+let chargeSequence = 0
+/** A Stripe `charge.succeeded` of the tenant's customer, reached at the email and phone given. */
+export function chargeFor(tenant: Tenant, customer: { name?: string; email?: string; phone?: string }) {
+  chargeSequence++
+  const id = `ch_sms_${chargeSequence}_${Date.now()}`
+  return {
+    id: `evt_${id}`,
+    object: 'event',
+    type: 'charge.succeeded',
+    data: {
+      object: {
+        id,
+        object: 'charge',
+        amount: 4200,
+        currency: 'usd',
+        status: 'succeeded',
+        billing_details: {
+          name: customer.name ?? 'Grace Hopper',
+          email: customer.email ?? null,
+          phone: customer.phone ?? null,
+        },
+        metadata: { account_id: tenant.accountId },
+      },
+    },
+  }
+}
+
+/**
+ * Posts the charge (signed), makes its scheduled review request's send job due and waits (polling) until the
+ * request has left `scheduled`: the request as it then is.
+ */
+export async function sendRequestOfCharge(
+  t: TestApp,
+  secret: string,
+  tenant: Tenant,
+  charge: ReturnType<typeof chargeFor>,
+): Promise<ListedRequest> {
+  expect((await t.app.inject(stripePost(secret, charge))).statusCode).toBe(200)
+  const ofCharge = async () =>
+    (await requestsOf(t, tenant, 'limit=100')).find((request) => request.source_ref === charge.data.object.id)
+  const waitUntil = (check: (request: ListedRequest | undefined) => void) =>
+    vi.waitFor(
+      async () => {
+        const request = await ofCharge()
+        check(request)
+        return request as ListedRequest
+      },
+      { timeout: 10_000, interval: 100 },
+    )
+  const scheduled = await waitUntil((request) => expect(request?.status).toBe('scheduled'))
+  await makeJobDue(t, SEND_REQUEST_JOB, scheduled._id)
+  return waitUntil((request) => expect(request?.status).not.toBe('scheduled'))
+}
+
+/** A Twilio webhook post, form-encoded and signed as Twilio signs it (X-Twilio-Signature, its auth token). */
+export function twilioPost(
+  authToken: string,
+  publicBaseUrl: string,
+  params: Record<string, string>,
+  path = '/reviews/webhook/sms/inbound',
+) {
+  return {
+    method: 'POST' as const,
+    url: path,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-twilio-signature': twilioSignature(authToken, `${publicBaseUrl}${path}`, params),
+    },
+    payload: new URLSearchParams(params).toString(),
+  }
 }

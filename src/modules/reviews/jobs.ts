@@ -3,6 +3,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { sendDepsOf } from '../email/send.service.js'
 import { applyAccountEvent } from './account-events.service.js'
+import { applyOrderEvent } from './order-webhook.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
 import type { ScheduleDeps } from './requests.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
@@ -57,6 +58,8 @@ export function defineReviewsJobs(platform: Platform): void {
     handle: (data: EventJob) =>
       processWebhookEvent(schedule, data.event_id, {
         paymentprovider: applyPaymentEvent,
+        orderprovider: (deps, tx, event) =>
+          applyOrderEvent({ ...deps, square: config.reviews.square }, tx, event),
         account: applyAccountEvent,
       }),
     retryLimit: 10,

@@ -182,6 +182,46 @@ describe('payment webhook (Stripe)', () => {
     expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded' })
   })
 
+  test('a refund is kept: read again at send time, and before its payment when it arrives first', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    const refundOf = (charge: ReturnType<typeof chargeEvent>) => ({
+      id: `${charge.id}_refund`,
+      object: 'event',
+      type: 'charge.refunded',
+      data: { object: { ...charge.data.object, refunded: true } },
+    })
+    // Refunds not excluded when it arrives: the request stays; excluded by its send time: cancelled.
+    const paid = chargeEvent(tenant)
+    await t.app.inject(stripePost(SECRET, paid))
+    const [request] = await waitForRequests(t, tenant, 1, 'status=scheduled')
+    await t.app.inject(stripePost(SECRET, refundOf(paid)))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === `${paid.id}_refund`)?.reason).toBe(
+        'refunds_not_excluded',
+      ),
+    )
+    await putConfiguration(t, tenant, { conditions: { exclude_refunded: true } })
+    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    const [cancelled] = await waitForRequests(t, tenant, 1, 'status=cancelled')
+    expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded', sent_at: null })
+
+    // The refund's event delivered before the payment's: the payment schedules nothing.
+    const early = chargeEvent(tenant)
+    await t.app.inject(stripePost(SECRET, refundOf(early)))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === `${early.id}_refund`)?.status).toBe(
+        'skipped',
+      ),
+    )
+    await t.app.inject(stripePost(SECRET, early))
+    await vi.waitFor(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === early.id)?.reason).toBe('refunded'),
+    )
+    expect(await requestsOf(t, tenant)).toHaveLength(1)
+  })
+
   test('the spec bare charge object is accepted too', async ({ t }) => {
     const tenant = await reviewingTenant(t)
     const charge = {

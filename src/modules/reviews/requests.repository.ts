@@ -2,7 +2,7 @@ import { and, desc, eq, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
 import type { ReviewPlatform } from './documents.schemas.js'
-import { type REQUEST_STATUSES, reviewRequests, reviewSmsMessages } from './tables.js'
+import { type REQUEST_STATUSES, reviewRefunds, reviewRequests, reviewSmsMessages } from './tables.js'
 
 export type RequestRow = typeof reviewRequests.$inferSelect
 export type RequestStatus = (typeof REQUEST_STATUSES)[number]
@@ -105,6 +105,25 @@ export async function cancelScheduledOfSources(
     )
     .returning({ id: reviewRequests.id })
   return rows.length
+}
+
+/** Keeps that the account's payments or orders named were refunded (once each). */
+export async function recordRefunds(db: Database, accountId: string, sourceRefs: string[]): Promise<void> {
+  if (sourceRefs.length === 0) return
+  await db
+    .insert(reviewRefunds)
+    .values(sourceRefs.map((sourceRef) => ({ accountId, sourceRef })))
+    .onConflictDoNothing()
+}
+
+/** Whether the account's payment or order `sourceRef` was refunded. */
+export async function wasRefunded(db: Database, accountId: string, sourceRef: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: reviewRefunds.id })
+    .from(reviewRefunds)
+    .where(and(eq(reviewRefunds.accountId, accountId), eq(reviewRefunds.sourceRef, sourceRef)))
+    .limit(1)
+  return row !== undefined
 }
 
 export interface RequestFilters {

@@ -18,6 +18,8 @@ import {
   moveRequest,
   type RequestFilters,
   type RequestRow,
+  recordRefunds,
+  wasRefunded,
 } from './requests.repository.js'
 import type { ListQuery, ReviewRequest } from './requests.schemas.js'
 import { countEarlierOrders } from './webhook-events.repository.js'
@@ -39,6 +41,7 @@ export const SKIP_REASONS = {
   missingContact: 'missing_customer_contact',
   belowMinOrderValue: 'below_min_order_value',
   notInSegment: 'customer_segment',
+  refunded: 'refunded',
   repeatedCustomer: 'exclude_repeated',
   repeatedEvent: 'repeated_event',
   frequencyLimit: 'frequency_limit',
@@ -108,6 +111,9 @@ async function unmetCondition(
   const conditions = config.conditions ?? {}
   if (conditions.min_order_value !== undefined && (occasion.orderValue ?? 0) < conditions.min_order_value)
     return SKIP_REASONS.belowMinOrderValue
+  // A refund may arrive before its payment: Stripe does not promise the order of events.
+  if (conditions.exclude_refunded && (await wasRefunded(tx, occasion.accountId, occasion.sourceRef)))
+    return SKIP_REASONS.refunded
   const segment = conditions.customer_segment ?? 'all'
   if (segment !== 'all') {
     const event = {
@@ -208,17 +214,26 @@ export async function scheduleReviewRequests(
   return skipped(SKIP_REASONS.frequencyLimit, customerKey)
 }
 
-/** A refund: the scheduled requests of its payment are cancelled when the configuration excludes refunds. */
+/**
+ * A refund, kept whatever the configuration says (`exclude_refunded` is read again when a request is due);
+ * the scheduled requests of its payment are cancelled when the configuration excludes refunds.
+ */
 export async function cancelRefundedRequests(
   tx: Database,
   refund: { accountId: string; parentAccount: string | null; sourceRefs: string[] },
 ): Promise<EventOutcome> {
+  await recordRefunds(tx, refund.accountId, refund.sourceRefs)
   const config = await configurationInForce(tx, {
     account_id: refund.accountId,
     parent_account: refund.parentAccount,
   })
   if (!config?.conditions?.exclude_refunded) return skipped('refunds_not_excluded')
-  const cancelled = await cancelScheduledOfSources(tx, refund.accountId, refund.sourceRefs, 'refunded')
+  const cancelled = await cancelScheduledOfSources(
+    tx,
+    refund.accountId,
+    refund.sourceRefs,
+    SKIP_REASONS.refunded,
+  )
   return cancelled > 0
     ? { status: 'processed', reason: null, customerKey: null }
     : skipped('nothing_scheduled')

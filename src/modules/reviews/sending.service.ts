@@ -7,7 +7,7 @@ import { getAccount } from '../accounts/accounts.service.js'
 import { DND_ENABLED } from '../email/do-not-disturb.service.js'
 import type { SendDeps } from '../email/send.service.js'
 import { sendEmailOncePerKey } from '../email/send-keys.service.js'
-import { renderNamedValues } from '../email/variables.service.js'
+import { lookUpVariables, renderNamedValues, renderVariables } from '../email/variables.service.js'
 import type { ConfigurationRow } from './configuration.repository.js'
 import { configurationInForce } from './configuration.service.js'
 import type { TemplateChannel } from './documents.schemas.js'
@@ -17,10 +17,13 @@ import {
   insertSmsMessage,
   moveRequest,
   type RequestRow,
+  wasRefunded,
 } from './requests.repository.js'
 import { REVIEW_REQUEST_WINDOW_DAYS, SKIP_REASONS } from './requests.service.js'
 import { reviewUrlFor } from './review-links.service.js'
 import { nextSendWindowOpening } from './send-window.js'
+import { hasOptOut } from './sms-opt-outs.repository.js'
+import { phoneKeyOf } from './sms-opt-outs.service.js'
 import { DEFAULT_TEMPLATES, requireTemplate } from './templates.service.js'
 import { type SmsSettings, sendTwilioSms, TWILIO_UNSUBSCRIBED_RECIPIENT, TwilioError } from './twilio.js'
 
@@ -92,16 +95,34 @@ async function sendByEmail(
   )
 }
 
+/** An SMS body: the reviews' own values, then the email area's `{{variables}}` with the customer as `contact`. */
+async function renderSms(
+  db: Database,
+  request: RequestRow,
+  template: string,
+  values: Record<string, string>,
+) {
+  const found = await lookUpVariables(db, request.accountId, {
+    contact: { name: request.customerName, email: request.customerEmail, phone: request.customerPhone ?? '' },
+  })
+  return renderVariables(render(template, values, false), found, new Map(), { html: false })
+}
+
+/**
+ * Texts the customer, unless they replied STOP to the account's SMS (`opted_out`). The number is sent and
+ * kept in the form opt-outs are kept in (digits and '+'), so that a reply finds the accounts that texted it.
+ */
 async function sendBySms(
   deps: SendingDeps,
   context: { request: RequestRow; config: ConfigurationRow },
   message: Message,
   values: Record<string, string>,
-): Promise<void> {
+): Promise<'sent' | 'opted_out'> {
   const { request, config } = context
-  const to = request.customerPhone as string
+  const to = phoneKeyOf(request.customerPhone) ?? (request.customerPhone as string)
+  if (await hasOptOut(deps.db, request.accountId, to)) return 'opted_out'
   const from = config.fromPhone ?? deps.sms.from ?? null
-  const body = render(message.body, values, false)
+  const body = await renderSms(deps.db, request, message.body, values)
   const sent =
     deps.sms.provider === 'twilio'
       ? await sendTwilioSms(deps.sms, { to, from: from ?? undefined, body }, deps.log)
@@ -115,9 +136,40 @@ async function sendBySms(
     provider: deps.sms.provider,
     providerId: sent?.sid ?? null,
   })
+  return 'sent'
 }
 
-/** Sends each channel's message; a refusal of the email module becomes the request's reason. */
+/** What became of one channel's message: a refusal because the customer opted out is `opted_out`. */
+type ChannelOutcome = { outcome: 'sent' | 'opted_out' } | { outcome: 'failed'; reason: string }
+
+/** Sends one channel's message; a refusal of the email module or of Twilio becomes its outcome. */
+async function sendChannel(
+  deps: SendingDeps,
+  context: { request: RequestRow; config: ConfigurationRow; account: Account },
+  message: Message,
+  values: Record<string, string>,
+  key: string,
+): Promise<ChannelOutcome> {
+  try {
+    if (message.channel === 'sms') return { outcome: await sendBySms(deps, context, message, values) }
+    await sendByEmail(deps, context, message, values, key)
+    return { outcome: 'sent' }
+  } catch (error) {
+    if (error instanceof DomainError && error.message === DND_ENABLED) return { outcome: 'opted_out' }
+    if (error instanceof DomainError && error.statusCode < 500)
+      return { outcome: 'failed', reason: error.message }
+    if (error instanceof TwilioError && error.code === TWILIO_UNSUBSCRIBED_RECIPIENT)
+      return { outcome: 'opted_out' }
+    if (error instanceof TwilioError && error.status < 500)
+      return { outcome: 'failed', reason: `Twilio ${error.code ?? error.status}: ${error.message}` }
+    throw error
+  }
+}
+
+/**
+ * Sends each channel's message. The request is sent when one channel is; `skipped` (`opted_out`) when the
+ * customer opted out of every channel; else `failed` with the first channel's reason.
+ */
 async function deliver(
   deps: SendingDeps,
   context: { request: RequestRow; config: ConfigurationRow; account: Account },
@@ -130,24 +182,18 @@ async function deliver(
     'review.link': trackedLink(deps.publicBaseUrl, context.request.code),
   }
   deps.log.debug({ request_id: context.request.id, review_url: reviewUrl }, 'sending review request')
-  try {
-    for (const message of await messagesFor(deps.db, context.config, context.request)) {
-      if (message.channel === 'email')
-        await sendByEmail(deps, context, message, values, `${keyPrefix}:${context.request.id}`)
-      else await sendBySms(deps, context, message, values)
-    }
+  const outcomes: ChannelOutcome[] = []
+  for (const message of await messagesFor(deps.db, context.config, context.request))
+    outcomes.push(await sendChannel(deps, context, message, values, `${keyPrefix}:${context.request.id}`))
+  const failures = outcomes.flatMap((channel) => (channel.outcome === 'failed' ? [channel.reason] : []))
+  if (outcomes.some((channel) => channel.outcome === 'sent')) {
+    if (failures.length > 0)
+      deps.log.warn({ request_id: context.request.id, reasons: failures }, 'review request channel failed')
     return { outcome: 'sent' }
-  } catch (error) {
-    if (error instanceof DomainError && error.message === DND_ENABLED)
-      return { outcome: 'skipped', reason: SKIP_REASONS.optedOut }
-    if (error instanceof DomainError && error.statusCode < 500)
-      return { outcome: 'failed', reason: error.message }
-    if (error instanceof TwilioError && error.code === TWILIO_UNSUBSCRIBED_RECIPIENT)
-      return { outcome: 'skipped', reason: SKIP_REASONS.optedOut }
-    if (error instanceof TwilioError && error.status < 500)
-      return { outcome: 'failed', reason: `Twilio ${error.code ?? error.status}: ${error.message}` }
-    throw error
   }
+  if (failures[0] !== undefined) return { outcome: 'failed', reason: failures[0] }
+  if (outcomes.length === 0) return { outcome: 'skipped', reason: SKIP_REASONS.missingContact }
+  return { outcome: 'skipped', reason: SKIP_REASONS.optedOut }
 }
 
 async function accountAndConfiguration(db: Database, accountId: string) {
@@ -160,8 +206,9 @@ async function accountAndConfiguration(db: Database, accountId: string) {
 
 /**
  * The send job of a scheduled request. At send time it reads again what may have changed since it was
- * scheduled: the configuration (disabled: `cancelled`), the send window (outside it: moved to its next
- * opening), the 30-day limit and the review link (missing: `skipped`, `no_review_link`).
+ * scheduled: the configuration (disabled: `cancelled`), the refund state (refunded while refunds are
+ * excluded: `cancelled`), the send window (outside it: moved to its next opening), the 30-day limit, the
+ * review link (missing: `skipped`, `no_review_link`) and, per channel, the opt-outs.
  */
 export async function sendDueRequest(deps: SendingDeps, requestId: string, now = new Date()): Promise<void> {
   const request = await findRequest(deps.db, requestId)
@@ -171,6 +218,16 @@ export async function sendDueRequest(deps: SendingDeps, requestId: string, now =
     await moveRequest(deps.db, request.id, 'scheduled', {
       status: 'cancelled',
       reason: 'configuration_disabled',
+    })
+    return
+  }
+  if (
+    config.conditions?.exclude_refunded &&
+    (await wasRefunded(deps.db, request.accountId, request.sourceRef))
+  ) {
+    await moveRequest(deps.db, request.id, 'scheduled', {
+      status: 'cancelled',
+      reason: SKIP_REASONS.refunded,
     })
     return
   }

@@ -245,3 +245,22 @@ export const reviewSmsOptOuts = pgTable(
     uniqueIndex('review_sms_opt_outs_account_phone').on(t.accountId, t.phone),
   ],
 )
+
+/**
+ * The payments an account's customers were refunded, by the reference their requests carry (`source_ref`):
+ * kept whatever the configuration says, so that `exclude_refunded` holds at send time too, and for a refund
+ * that arrives before its payment (Stripe does not promise the order of events).
+ */
+export const reviewRefunds = pgTable(
+  'review_refunds',
+  {
+    id: idColumn(),
+    accountId: accountIdColumn(),
+    sourceRef: text('source_ref').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    idFormat('review_refunds_id_format', t.id),
+    uniqueIndex('review_refunds_account_source').on(t.accountId, t.sourceRef),
+  ],
+)
