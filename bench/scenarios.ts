@@ -5,6 +5,7 @@ import { deliveryEvents } from './scenarios/delivery-events.js'
 import { edgeStep } from './scenarios/edge-step.js'
 import { formSubmit } from './scenarios/form-submit.js'
 import { oauthToken } from './scenarios/oauth-token.js'
+import { reviewWebhooks } from './scenarios/review-webhooks.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
@@ -15,6 +16,7 @@ export const scenarios: Record<string, Scenario> = {
   'form-submit': formSubmit,
   'edge-step': edgeStep,
   'oauth-token': oauthToken,
+  'review-webhooks': reviewWebhooks,
   'room-list': roomList,
   'room-search': roomSearch,
   'room-send': roomSend,
