@@ -232,3 +232,9 @@ export function twilioPost(
     payload: new URLSearchParams(params).toString(),
   }
 }
+
+/** Waits (polling, no sleep) until `check` passes: the queue applies events and sends within seconds. */
+export const eventually = <T>(
+  check: () => T | Promise<T>,
+  options: { timeout?: number; interval?: number } = {},
+) => vi.waitFor(check, { timeout: 10_000, interval: 100, ...options })

@@ -30,7 +30,7 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         { db, log: request.log },
         request.auth.account_id,
         request.body,
-        (tx, id) => enqueueWebhookEvent(queue, tx, id),
+        (executor, id) => enqueueWebhookEvent(queue, executor, id),
       )
       return reply.status(repeated ? 200 : 202).send(ok(event))
     },

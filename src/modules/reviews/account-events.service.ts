@@ -33,7 +33,7 @@ export async function reportAccountEvent(
   deps: { db: Database; log: Logger },
   accountId: string,
   body: AccountEventBody,
-  enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
+  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
 ): Promise<{ event: AccountEvent; repeated: boolean }> {
   if (!isTrigger(body.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
   const eventId = storedEventId(accountId, body.event_id)

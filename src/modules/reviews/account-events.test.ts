@@ -1,7 +1,8 @@
-import { describe, expect, vi } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
 import {
+  eventually,
   putConfiguration,
   requestsOf,
   reviewingTenant,
@@ -26,7 +27,7 @@ function accountEvent(trigger: string, overrides: object = {}) {
 }
 
 const outcomeOf = (t: TestApp, eventId: string) =>
-  vi.waitFor(async () => {
+  eventually(async () => {
     const event = (await storedEvents(t, 'source=account')).find((e) => e.event_id.endsWith(`:${eventId}`))
     expect(event?.status).not.toBe('received')
     return event

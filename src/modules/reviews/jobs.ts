@@ -7,7 +7,7 @@ import { applyOrderEvent } from './order-webhook.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
 import type { ScheduleDeps } from './requests.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
-import { processWebhookEvent } from './webhook-events.service.js'
+import { processWebhookEvent, requeueReceivedEvents } from './webhook-events.service.js'
 
 /** Applies one stored review webhook event (`review_webhook_events`). */
 export const WEBHOOK_EVENT_JOB = 'reviews.webhook-event'
@@ -23,9 +23,12 @@ interface RequestJob {
   request_id: string
 }
 
-/** Queues a stored event's processing with the caller's executor, so both commit together. */
-export const enqueueWebhookEvent = (queue: JobQueue, tx: Database, eventRowId: string) =>
-  queue.enqueue<EventJob>(tx, WEBHOOK_EVENT_JOB, { event_id: eventRowId })
+/** Queues the events whose job could not be queued when they were stored (webhook-events.service.ts). */
+export const REQUEUE_RECEIVED_EVENTS_JOB = 'reviews.requeue-received-events'
+
+/** Queues a stored event's processing: one job per event, however often it is queued. */
+export const enqueueWebhookEvent = (queue: JobQueue, db: Database, eventRowId: string) =>
+  queue.enqueue<EventJob>(db, WEBHOOK_EVENT_JOB, { event_id: eventRowId }, { singletonKey: eventRowId })
 
 /** Both keyed by the request, so a retried enqueue (a job run twice) queues one send. */
 const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, requestId: string, startAfter: Date) =>
@@ -64,8 +67,16 @@ export function defineReviewsJobs(platform: Platform): void {
       }),
     retryLimit: 10,
     retryDelaySeconds: 2,
-    // Webhooks arrive in bursts: several events per fetch drain a backlog quickly.
+    // Webhooks arrive in bursts: several events per fetch drain a backlog quickly, two at a time so that
+    // applying them never takes the connections webhooks are acknowledged with (docs/decisions.md).
     batchSize: 8,
+    concurrency: 2,
+  })
+  queue.define({
+    name: REQUEUE_RECEIVED_EVENTS_JOB,
+    handle: () =>
+      requeueReceivedEvents({ db, log }, (executor, id) => enqueueWebhookEvent(queue, executor, id)),
+    cron: '* * * * *',
   })
   queue.define({
     name: SEND_REQUEST_JOB,

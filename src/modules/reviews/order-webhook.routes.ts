@@ -34,8 +34,8 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       }),
     },
     async (request) => {
-      await receiveSquarePost({ db, log: request.log }, request.body, (tx, id) =>
-        enqueueWebhookEvent(queue, tx, id),
+      await receiveSquarePost({ db, log: request.log }, request.body, (executor, id) =>
+        enqueueWebhookEvent(queue, executor, id),
       )
       return { success: true as const, message: 'SUCCESS' as const }
     },

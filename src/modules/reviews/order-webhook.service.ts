@@ -102,7 +102,7 @@ export function announcedOrder(event: unknown): {
 export async function receiveSquarePost(
   deps: { db: Database; log: Logger },
   body: unknown,
-  enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
+  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
 ): Promise<void> {
   const fields = isJsonObject(body) ? body : {}
   const eventId = textOf(fields.event_id)

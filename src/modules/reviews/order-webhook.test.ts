@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect, vi } from 'vitest'
+import { describe, expect } from 'vitest'
 import { startFakeSquareApi } from '../../../test/fakes/square-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
 import {
+  eventually,
   requestsOf,
   reviewingTenant,
   squarePost,
@@ -92,7 +93,7 @@ async function squareSeller(t: TestApp) {
 }
 
 const outcomeOf = (t: TestApp, eventId: string, expected: { status: string; reason: string | null }) =>
-  vi.waitFor(async () =>
+  eventually(async () =>
     expect((await storedEvents(t)).find((e) => e.event_id === eventId)).toEqual({
       event_id: eventId,
       ...expected,
@@ -194,7 +195,7 @@ describe('order webhook (Square)', () => {
     for (const body of [created, updated, updated]) expect((await post(t, body)).statusCode).toBe(200)
     const [request] = await waitForRequests(t, tenant, 1)
     expect(request?.customer.email).toBe('tender@example.com')
-    await vi.waitFor(async () => {
+    await eventually(async () => {
       const outcomes = (await storedEvents(t)).filter((e) =>
         [created.event_id, updated.event_id].includes(e.event_id),
       )
@@ -269,7 +270,7 @@ describe('order webhook (Square)', () => {
     square.failNext(2)
     const event = squareEvent('order.updated', order)
     expect((await post(t, event)).statusCode).toBe(200)
-    await vi.waitFor(async () => expect(await requestsOf(t, tenant)).toHaveLength(1), {
+    await eventually(async () => expect(await requestsOf(t, tenant)).toHaveLength(1), {
       timeout: 15_000,
       interval: 200,
     })

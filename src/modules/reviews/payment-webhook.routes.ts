@@ -39,7 +39,7 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         { db, log: request.log },
         'paymentprovider',
         stripeWebhookPost(request.body),
-        (tx, id) => enqueueWebhookEvent(queue, tx, id),
+        (executor, id) => enqueueWebhookEvent(queue, executor, id),
       )
       return { success: true as const, message: 'SUCCESS' as const }
     },

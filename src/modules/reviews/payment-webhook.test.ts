@@ -1,6 +1,7 @@
-import { describe, expect, vi } from 'vitest'
+import { describe, expect } from 'vitest'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
+  eventually,
   jobStartOf,
   makeJobDue,
   putConfiguration,
@@ -97,7 +98,7 @@ describe('payment webhook (Stripe)', () => {
       expect((await t.app.inject(stripePost(SECRET, body))).statusCode).toBe(200)
     }
     await waitForRequests(t, tenant, 1)
-    await vi.waitFor(async () => {
+    await eventually(async () => {
       // Whichever of the two events is applied first schedules; the other finds the payment scheduled.
       const outcomes = (await storedEvents(t)).filter((e) => e.event_id.startsWith(event.id))
       expect(outcomes.map((e) => `${e.status} ${e.reason}`).sort()).toEqual([
@@ -140,7 +141,7 @@ describe('payment webhook (Stripe)', () => {
       const response = await t.app.inject(stripePost(SECRET, body))
       expect(response.statusCode).toBe(200)
       const id = (body as { id: string }).id
-      await vi.waitFor(async () =>
+      await eventually(async () =>
         expect((await storedEvents(t)).find((e) => e.event_id === id)).toEqual({
           event_id: id,
           status,
@@ -151,7 +152,7 @@ describe('payment webhook (Stripe)', () => {
     await putConfiguration(t, tenant, { enabled: false })
     const disabled = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, disabled))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === disabled.id)?.reason).toBe('disabled'),
     )
     expect(await requestsOf(t, tenant)).toEqual([])
@@ -163,7 +164,7 @@ describe('payment webhook (Stripe)', () => {
     const tenant = await reviewingTenant(t, { conditions: { min_order_value: 5000, exclude_refunded: true } })
     const small = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, small))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === small.id)?.reason).toBe(
         'below_min_order_value',
       ),
@@ -197,7 +198,7 @@ describe('payment webhook (Stripe)', () => {
     await t.app.inject(stripePost(SECRET, paid))
     const [request] = await waitForRequests(t, tenant, 1, 'status=scheduled')
     await t.app.inject(stripePost(SECRET, refundOf(paid)))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === `${paid.id}_refund`)?.reason).toBe(
         'refunds_not_excluded',
       ),
@@ -210,13 +211,13 @@ describe('payment webhook (Stripe)', () => {
     // The refund's event delivered before the payment's: the payment schedules nothing.
     const early = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, refundOf(early)))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === `${early.id}_refund`)?.status).toBe(
         'skipped',
       ),
     )
     await t.app.inject(stripePost(SECRET, early))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === early.id)?.reason).toBe('refunded'),
     )
     expect(await requestsOf(t, tenant)).toHaveLength(1)
@@ -272,7 +273,7 @@ describe('sending, clicks and follow-ups', () => {
     expect((await requestsOf(t, tenant, 'status=clicked'))[0]?.clicked_at).toBe(clicked?.clicked_at)
 
     await makeJobDue(t, FOLLOW_UP_JOB, sent?._id as string)
-    await vi.waitFor(async () => expect(await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)).toEqual([]))
+    await eventually(async () => expect(await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)).toEqual([]))
     const [after] = await requestsOf(t, tenant)
     expect(after).toMatchObject({ status: 'clicked', follow_up_sent_at: null })
     expect((await t.app.inject({ url: '/r/AAAAAAAAAAAA' })).statusCode).toBe(404)
@@ -292,7 +293,7 @@ describe('sending, clicks and follow-ups', () => {
     const opening = new Date(
       Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 2),
     )
-    const [moved] = await vi.waitFor(async () => {
+    const [moved] = await eventually(async () => {
       const requests = await requestsOf(t, tenant, 'status=scheduled')
       expect(requests[0]?.scheduled_for).toBe(opening.toISOString())
       return requests

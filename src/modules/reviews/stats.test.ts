@@ -1,7 +1,7 @@
-import { describe, expect, vi } from 'vitest'
+import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
-import { reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
+import { eventually, reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const statsOf = async (t: TestApp, tenant: Tenant, query = '') => {
@@ -45,7 +45,7 @@ describe('GET /reviews/stats', () => {
     // The same customer again within 30 days: Google is skipped by the limit; Yelp's skipped request held no
     // place in it, so Yelp is asked again, and skipped again for want of a link.
     await served(t, tenant, 'ONE@example.com')
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await statsOf(t, tenant)).totals).toMatchObject({ requested: 6, scheduled: 0 }),
     )
     const [code] = await sentCodes(t, tenant)

@@ -1,21 +1,35 @@
 import { and, count, desc, eq, gte, lt, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
 import { selectPage } from '../../platform/db/page.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { reviewWebhookEvents } from './tables.js'
 
 export type WebhookEventRow = typeof reviewWebhookEvents.$inferSelect
 type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'accountId' | 'customerKey'>
 
-/** The stored event's id, or null when the source sent this event before. */
+const eventInsert = preparedStatement<{ id: string }>(
+  'review_webhook_event_insert',
+  sql`insert into ${reviewWebhookEvents} (id, source, event_id, type, account_id, payload)
+    values (${sql.placeholder('id')}, ${sql.placeholder('source')}, ${sql.placeholder('eventId')},
+      ${sql.placeholder('type')}, ${sql.placeholder('accountId')}, ${sql.placeholder('payload')}::jsonb)
+    on conflict do nothing
+    returning id`,
+)
+
+/**
+ * The stored event's id, or null when the source sent this event before. Every webhook post runs it: one
+ * prepared statement.
+ */
 export async function insertWebhookEvent(
   db: Database,
   values: Pick<WebhookEventRow, 'source' | 'eventId' | 'type' | 'accountId' | 'payload'>,
 ): Promise<string | null> {
-  const [row] = await db
-    .insert(reviewWebhookEvents)
-    .values(values)
-    .onConflictDoNothing()
-    .returning({ id: reviewWebhookEvents.id })
+  const [row] = await eventInsert(db, {
+    ...values,
+    id: newId(),
+    payload: JSON.stringify(values.payload),
+  })
   return row?.id ?? null
 }
 
@@ -30,6 +44,17 @@ export async function findWebhookEvent(
     .from(reviewWebhookEvents)
     .where(and(eq(reviewWebhookEvents.source, source), eq(reviewWebhookEvents.eventId, eventId)))
   return row
+}
+
+/** Events still waiting to be applied that were received before `before`, oldest first. */
+export async function findReceivedBefore(db: Database, before: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ id: reviewWebhookEvents.id })
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.status, 'received'), lt(reviewWebhookEvents.createdAt, before)))
+    .orderBy(reviewWebhookEvents.createdAt)
+    .limit(limit)
+  return rows.map((row) => row.id)
 }
 
 /** The event, locked until the transaction ends, so two runs of its job cannot both apply it. */

@@ -9,6 +9,7 @@ import { getAccount } from '../accounts/accounts.service.js'
 import type { EventOutcome, ScheduleDeps } from './requests.service.js'
 import type { WEBHOOK_SOURCES } from './tables.js'
 import {
+  findReceivedBefore,
   insertWebhookEvent,
   listWebhookEvents,
   lockWebhookEvent,
@@ -27,32 +28,35 @@ export interface WebhookPost {
   payload: unknown
 }
 
+/** How long a received event waits for its job before it is queued again, and how many at a time. */
+const REQUEUE_AFTER_MS = 60_000
+const REQUEUE_BATCH = 1000
+
 /** The spec: "A missing `account_id` in metadata fails processing". */
 export const MISSING_ACCOUNT_ID = 'missing_account_id'
 
 /**
- * Stores the event and queues its processing in one transaction, before the provider is answered; a
- * repeated event stores and queues nothing. When it cannot be stored the provider is answered 503 and
- * retries. The stored row's id, or null for a repeated event.
+ * Stores the event, then queues its processing; a repeated event stores and queues nothing. The stored row
+ * is the durable record: the provider is answered once it is committed, and an event whose job could not be
+ * queued is queued again by REQUEUE_RECEIVED_EVENTS_JOB, so nothing received is lost. Storing and queueing
+ * are two statements, not one transaction of four round trips: half the cost of acknowledging a webhook
+ * (docs/decisions.md). When the event cannot be stored the provider is answered 503 and retries. The
+ * stored row's id, or null for a repeated event.
  */
 export async function receiveWebhookPost(
   deps: { db: Database; log: Logger },
   source: WebhookSource,
   post: WebhookPost & { accountId: string | undefined },
-  enqueueProcessing: (tx: Database, eventRowId: string) => Promise<unknown>,
+  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
 ): Promise<string | null> {
+  let id: string | null
   try {
-    return await inTransaction(deps.db, async (tx) => {
-      const id = await insertWebhookEvent(tx, {
-        source,
-        eventId: post.eventId,
-        type: post.type,
-        accountId: post.accountId ?? null,
-        payload: post.payload,
-      })
-      if (id) await enqueueProcessing(tx, id)
-      else deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
-      return id
+    id = await insertWebhookEvent(deps.db, {
+      source,
+      eventId: post.eventId,
+      type: post.type,
+      accountId: post.accountId ?? null,
+      payload: post.payload,
     })
   } catch (error) {
     deps.log.error(
@@ -61,6 +65,31 @@ export async function receiveWebhookPost(
     )
     throw new Unavailable('The event could not be stored; please retry')
   }
+  if (!id) {
+    deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
+    return null
+  }
+  await enqueueProcessing(deps.db, id).catch((error: unknown) =>
+    deps.log.warn(
+      { err: error, source },
+      'review webhook event stored; its job is queued again within minutes',
+    ),
+  )
+  return id
+}
+
+/**
+ * Queues again the events still `received` a while after they arrived: those whose job could not be queued
+ * when they were stored. A job already queued for one is not doubled (one job per event).
+ */
+export async function requeueReceivedEvents(
+  deps: { db: Database; log: Logger },
+  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
+  now = new Date(),
+): Promise<void> {
+  const ids = await findReceivedBefore(deps.db, new Date(now.getTime() - REQUEUE_AFTER_MS), REQUEUE_BATCH)
+  for (const id of ids) await enqueueProcessing(deps.db, id)
+  if (ids.length > 0) deps.log.warn({ events: ids.length }, 'review webhook events queued again')
 }
 
 /** The account an event names, with its parent; or the event's failure when it names none that exists. */

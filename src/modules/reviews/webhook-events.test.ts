@@ -1,7 +1,9 @@
-import { describe, expect, vi } from 'vitest'
+import { sql } from 'drizzle-orm'
+import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
-import { storedEvents, stripePost } from '../../../test/helpers/reviews.js'
+import { eventually, storedEvents, stripePost } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { REQUEUE_RECEIVED_EVENTS_JOB } from './jobs.js'
 
 const SECRET = 'whsec_test_operator_view'
 test.override('appEnv', { STRIPE_WEBHOOK_SECRET: SECRET })
@@ -21,7 +23,7 @@ describe('GET /v1/admin/reviews/webhook-events', () => {
   }) => {
     await t.app.inject(stripePost(SECRET, charge('ch_without_account', {})))
     await t.app.inject(stripePost(SECRET, charge('ch_unconfigured', { account_id: owner.accountId })))
-    await vi.waitFor(async () =>
+    await eventually(async () =>
       expect((await storedEvents(t)).map((e) => e.status).sort()).toEqual(['failed', 'skipped']),
     )
     const failed = await t.app.inject({
@@ -62,5 +64,26 @@ describe('GET /v1/admin/reviews/webhook-events', () => {
     const bad = await t.app.inject({ url: `${url}?status=lost`, headers: adminHeaders })
     expect(bad.statusCode).toBe(400)
     expect(bad.json().message).toContain('status')
+  })
+
+  test('an event stored without its job (the process stopped in between) is queued again and applied', async ({
+    t,
+    owner,
+  }) => {
+    const { db, queue } = t.app.platform
+    // As a post leaves it when the process stops after storing the event, before queueing its job.
+    const payload = JSON.stringify(charge('ch_job_lost', { account_id: owner.accountId }))
+    await db.execute(sql`
+      insert into review_webhook_events (id, source, event_id, type, account_id, payload, created_at)
+      values ('0123456789abcdef01234567', 'paymentprovider', 'ch_job_lost', 'charge', ${owner.accountId},
+        ${payload}::jsonb, now() - interval '2 minutes')`)
+    await queue.enqueue(db, REQUEUE_RECEIVED_EVENTS_JOB, {})
+    await eventually(async () =>
+      expect((await storedEvents(t)).find((e) => e.event_id === 'ch_job_lost')).toEqual({
+        event_id: 'ch_job_lost',
+        status: 'skipped',
+        reason: 'no_configuration',
+      }),
+    )
   })
 })

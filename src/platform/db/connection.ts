@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
@@ -104,16 +105,32 @@ export async function migrateDatabase(handle: DatabaseHandle, options: DatabaseO
 }
 
 /**
- * Runs a raw, $n-parameterised statement on a Drizzle database or transaction (pg-boss's queries).
- * Drizzle numbers its parameters $1..$n in order of appearance, so the values are appended as
- * parameters inside a trailing comment: the statement's own $n then bind to them unchanged, and a
- * parameter used twice keeps one type (splitting it into copies would let Postgres type each apart).
+ * Distinct raw statements given a name of their own, beyond which the others run unnamed: each name is a
+ * prepared statement kept by every connection that runs it, so their number must stay bounded.
+ */
+const MAX_NAMED_RAW_STATEMENTS = 64
+const rawStatementNames = new Map<string, string>()
+
+/** The name a raw statement is prepared under, or undefined once the bound is reached. */
+function rawStatementName(text: string): string | undefined {
+  let name = rawStatementNames.get(text)
+  if (!name && rawStatementNames.size < MAX_NAMED_RAW_STATEMENTS) {
+    name = `raw_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`
+    rawStatementNames.set(text, name)
+  }
+  return name
+}
+
+/**
+ * Runs a raw, $n-parameterised statement on a Drizzle database or transaction (pg-boss's queries), as a
+ * named prepared statement: PostgreSQL parses and plans it once per connection instead of on every call,
+ * which was more than half of what storing a webhook and queueing its job cost (docs/decisions.md).
  */
 export function rawExecutor(executor: Database): RawExecutor {
   return async (text, values = []) => {
-    const params = values.map((value) => sql`${value ?? null}`)
-    const statement = sql.join([sql.raw(`${text}\n/* `), sql.join(params, sql.raw(' ')), sql.raw(' */')])
-    const result = (await executor.execute(statement)) as unknown as { rows: unknown[] }
+    const query = { sql: text, params: values.map((value) => value ?? null) }
+    const prepared = executor._.session.prepareQuery(query, undefined, rawStatementName(text), false)
+    const result = (await prepared.execute()) as { rows: unknown[] }
     return { rows: result.rows }
   }
 }

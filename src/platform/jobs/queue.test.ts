@@ -162,6 +162,65 @@ describe('job queue', () => {
     }
   })
 
+  it('runs at most `concurrency` jobs of a fetch at once, each settled on its own', async () => {
+    const limited = createJobQueue(database.handle, {
+      pollingIntervalSeconds: 0.5,
+      logger: pino({ level: 'silent' }),
+    })
+    let inFlight = 0
+    let mostInFlight = 0
+    const done: number[] = []
+    limited.define({
+      name: 'test.limited',
+      batchSize: 8,
+      concurrency: 2,
+      retryDelaySeconds: 1,
+      retryBackoff: false,
+      handle: async (data: { n: number }) => {
+        mostInFlight = Math.max(mostInFlight, ++inFlight)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        inFlight--
+        if (data.n === 4 && !done.includes(-4)) {
+          done.push(-4)
+          throw new Error('first attempt of job 4 fails')
+        }
+        done.push(data.n)
+      },
+    })
+    await limited.start({ runWorkers: true })
+    try {
+      await inTransaction(db, async (tx) => {
+        for (let n = 0; n < 8; n++) await limited.enqueue(tx, 'test.limited', { n })
+      })
+      await vi.waitFor(() => expect(done.filter((n) => n >= 0).sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]), {
+        timeout: 15_000,
+        interval: 50,
+      })
+      expect(mostInFlight).toBe(2)
+    } finally {
+      await limited.stop()
+    }
+  })
+
+  it('schedules a job with a cron expression', async () => {
+    const scheduled = createJobQueue(database.handle, {
+      pollingIntervalSeconds: 0.5,
+      logger: pino({ level: 'silent' }),
+    })
+    scheduled.define({ name: 'test.every-minute', cron: '* * * * *', handle: async () => undefined })
+    await scheduled.start({ runWorkers: false })
+    try {
+      const result = await db.execute(
+        sql`select name, cron from pgboss.schedule where name = 'test.every-minute'`,
+      )
+      expect((result as unknown as { rows: object[] }).rows).toEqual([
+        { name: 'test.every-minute', cron: '* * * * *' },
+      ])
+    } finally {
+      await scheduled.stop()
+    }
+  })
+
   it('lets a running job finish when it stops', async () => {
     const second = createJobQueue(database.handle, {
       pollingIntervalSeconds: 0.5,

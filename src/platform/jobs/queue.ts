@@ -15,6 +15,13 @@ export interface JobDefinition<T extends object = object> {
    * queues that see bursts: a backlog drains `batchSize` jobs per round trip instead of one.
    */
   batchSize?: number
+  /**
+   * How many jobs of a fetch run at once (default: the whole fetch). Each running job may hold a database
+   * connection of the pool the API answers from, so a queue that sees bursts keeps this low.
+   */
+  concurrency?: number
+  /** Also runs on this cron schedule (pg-boss's, UTC, at most once a minute across every instance). */
+  cron?: string
 }
 
 export interface EnqueueOptions {
@@ -40,6 +47,26 @@ export interface JobQueue {
 /** What pg-boss stores as a failed job's output (it serializes an Error's name, message and stack). */
 const failure = (reason: unknown): object =>
   typeof reason === 'object' && reason !== null ? reason : { message: String(reason) }
+
+/** Runs `run` on every item, at most `concurrency` at a time; each outcome as `Promise.allSettled` gives it. */
+async function settleEach<T>(
+  items: T[],
+  concurrency: number,
+  run: (item: T) => Promise<void>,
+): Promise<PromiseSettledResult<void>[]> {
+  const outcomes: PromiseSettledResult<void>[] = []
+  let next = 0
+  const lane = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      outcomes[i] = await run(items[i] as T).then(
+        (value) => ({ status: 'fulfilled', value }) as const,
+        (reason: unknown) => ({ status: 'rejected', reason }) as const,
+      )
+    }
+  }
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, lane))
+  return outcomes
+}
 
 /** A deterministic UUID for a singleton key, so a retried enqueue inserts nothing. */
 function singletonId(name: string, key: string): string {
@@ -86,7 +113,9 @@ export function createJobQueue(
       name,
       { batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds },
       async (jobs) => {
-        const outcomes = await Promise.allSettled(jobs.map((job) => runJob(definition, job)))
+        const outcomes = await settleEach(jobs, definition.concurrency ?? batchSize, (job) =>
+          runJob(definition, job),
+        )
         // pg-boss completes or fails a whole fetch by the handler's outcome; settle each job here instead.
         // Completions go first: should failing the others throw, pg-boss then fails only what is still
         // active, never a job that succeeded. What it completes after we return is already settled.
@@ -129,6 +158,7 @@ export function createJobQueue(
         // Queues must exist before the first send, or pg-boss drops the job silently.
         if (await boss.getQueue(definition.name)) await boss.updateQueue(definition.name, queue)
         else await boss.createQueue(definition.name, queue)
+        if (definition.cron) await boss.schedule(definition.name, definition.cron)
       }
       if (!runWorkers) return
       for (const definition of definitions.values()) await startWorker(definition)
