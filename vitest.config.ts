@@ -5,6 +5,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // Each file opens its own database (an in-memory PGlite, or its own PostgreSQL database).
     pool: 'forks',
+    // Two files at once even on two cores (vitest's default is cores - 1, one here): most of a file's time
+    // is spent waiting on its database and job queue (docs/decisions.md, the test suite's time).
+    maxWorkers: 2,
     // Drops, at the end of the run, the PostgreSQL databases of files that failed before dropping their own.
     globalSetup: ['test/helpers/database-run.ts'],
     testTimeout: 30_000,
