@@ -4,7 +4,7 @@ import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { AccountEvent, AccountEventBody } from './account-events.schemas.js'
 import { reportAccountEvent } from './account-events.service.js'
-import { enqueueWebhookEvent } from './jobs.js'
+import { queueWebhookEvent } from './jobs.js'
 import { REVIEWS_WRITE } from './review-access.service.js'
 
 /** `POST /reviews/events`: the triggers no provider webhook reports, from the account's own systems. */
@@ -30,7 +30,7 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         { db, log: request.log },
         request.auth.account_id,
         request.body,
-        (executor, id) => enqueueWebhookEvent(queue, executor, id),
+        (id) => queueWebhookEvent(queue, id),
       )
       return reply.status(repeated ? 200 : 202).send(ok(event))
     },

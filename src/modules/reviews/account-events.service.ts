@@ -33,12 +33,12 @@ export async function reportAccountEvent(
   deps: { db: Database; log: Logger },
   accountId: string,
   body: AccountEventBody,
-  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
+  queueProcessing: (eventRowId: string) => void,
 ): Promise<{ event: AccountEvent; repeated: boolean }> {
   if (!isTrigger(body.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
   const eventId = storedEventId(accountId, body.event_id)
   const post = { eventId, type: body.trigger, payload: body, accountId }
-  const storedId = await receiveWebhookPost(deps, 'account', post, enqueueProcessing)
+  const storedId = await receiveWebhookPost(deps, 'account', post, queueProcessing)
   const row = await findWebhookEvent(deps.db, 'account', eventId)
   if (!row) throw new Error(`account event ${eventId} was stored but cannot be read`)
   return { event: accountEventView(row), repeated: storedId === null }

@@ -26,9 +26,9 @@ interface RequestJob {
 /** Queues the events whose job could not be queued when they were stored (webhook-events.service.ts). */
 export const REQUEUE_RECEIVED_EVENTS_JOB = 'reviews.requeue-received-events'
 
-/** Queues a stored event's processing: one job per event, however often it is queued. */
-export const enqueueWebhookEvent = (queue: JobQueue, db: Database, eventRowId: string) =>
-  queue.enqueue<EventJob>(db, WEBHOOK_EVENT_JOB, { event_id: eventRowId }, { singletonKey: eventRowId })
+/** Queues a stored event's processing soon, batched with others: one job per event, however often queued. */
+export const queueWebhookEvent = (queue: JobQueue, eventRowId: string) =>
+  queue.enqueueSoon<EventJob>(WEBHOOK_EVENT_JOB, { event_id: eventRowId }, { singletonKey: eventRowId })
 
 /** Both keyed by the request, so a retried enqueue (a job run twice) queues one send. */
 const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, requestId: string, startAfter: Date) =>
@@ -74,8 +74,7 @@ export function defineReviewsJobs(platform: Platform): void {
   })
   queue.define({
     name: REQUEUE_RECEIVED_EVENTS_JOB,
-    handle: () =>
-      requeueReceivedEvents({ db, log }, (executor, id) => enqueueWebhookEvent(queue, executor, id)),
+    handle: () => requeueReceivedEvents({ db, log }, (id) => queueWebhookEvent(queue, id)),
     cron: '* * * * *',
   })
   queue.define({

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { enqueueWebhookEvent } from './jobs.js'
+import { queueWebhookEvent } from './jobs.js'
 import { SquarePostBody } from './order-webhook.schemas.js'
 import { readSquarePost, receiveSquarePost, signatureOf } from './order-webhook.service.js'
 import { Acknowledged } from './payment-webhook.schemas.js'
@@ -34,9 +34,7 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       }),
     },
     async (request) => {
-      await receiveSquarePost({ db, log: request.log }, request.body, (executor, id) =>
-        enqueueWebhookEvent(queue, executor, id),
-      )
+      await receiveSquarePost({ db, log: request.log }, request.body, (id) => queueWebhookEvent(queue, id))
       return { success: true as const, message: 'SUCCESS' as const }
     },
   )

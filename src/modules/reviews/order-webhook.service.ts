@@ -102,7 +102,7 @@ export function announcedOrder(event: unknown): {
 export async function receiveSquarePost(
   deps: { db: Database; log: Logger },
   body: unknown,
-  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
+  queueProcessing: (eventRowId: string) => void,
 ): Promise<void> {
   const fields = isJsonObject(body) ? body : {}
   const eventId = textOf(fields.event_id)
@@ -115,7 +115,7 @@ export async function receiveSquarePost(
     deps,
     'orderprovider',
     { eventId, type, payload: body, accountId },
-    enqueueProcessing,
+    queueProcessing,
   )
 }
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { enqueueWebhookEvent } from './jobs.js'
+import { queueWebhookEvent } from './jobs.js'
 import { Acknowledged, StripePostBody } from './payment-webhook.schemas.js'
 import { readStripePost, stripeWebhookPost } from './payment-webhook.service.js'
 import { receiveWebhookPost } from './webhook-events.service.js'
@@ -39,7 +39,7 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         { db, log: request.log },
         'paymentprovider',
         stripeWebhookPost(request.body),
-        (executor, id) => enqueueWebhookEvent(queue, executor, id),
+        (id) => queueWebhookEvent(queue, id),
       )
       return { success: true as const, message: 'SUCCESS' as const }
     },

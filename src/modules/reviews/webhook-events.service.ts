@@ -37,17 +37,17 @@ export const MISSING_ACCOUNT_ID = 'missing_account_id'
 
 /**
  * Stores the event, then queues its processing; a repeated event stores and queues nothing. The stored row
- * is the durable record: the provider is answered once it is committed, and an event whose job could not be
- * queued is queued again by REQUEUE_RECEIVED_EVENTS_JOB, so nothing received is lost. Storing and queueing
- * are two statements, not one transaction of four round trips: half the cost of acknowledging a webhook
- * (docs/decisions.md). When the event cannot be stored the provider is answered 503 and retries. The
+ * is the durable record: the provider is answered once it is committed, and its job is queued soon after,
+ * batched with others (an event whose job could not be queued is queued again by
+ * REQUEUE_RECEIVED_EVENTS_JOB, so nothing received is lost). One statement, not a transaction of four round
+ * trips (docs/decisions.md). When the event cannot be stored the provider is answered 503 and retries. The
  * stored row's id, or null for a repeated event.
  */
 export async function receiveWebhookPost(
   deps: { db: Database; log: Logger },
   source: WebhookSource,
   post: WebhookPost & { accountId: string | undefined },
-  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
+  queueProcessing: (eventRowId: string) => void,
 ): Promise<string | null> {
   let id: string | null
   try {
@@ -69,12 +69,7 @@ export async function receiveWebhookPost(
     deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
     return null
   }
-  await enqueueProcessing(deps.db, id).catch((error: unknown) =>
-    deps.log.warn(
-      { err: error, source },
-      'review webhook event stored; its job is queued again within minutes',
-    ),
-  )
+  queueProcessing(id)
   return id
 }
 
@@ -84,11 +79,11 @@ export async function receiveWebhookPost(
  */
 export async function requeueReceivedEvents(
   deps: { db: Database; log: Logger },
-  enqueueProcessing: (db: Database, eventRowId: string) => Promise<unknown>,
+  queueProcessing: (eventRowId: string) => void,
   now = new Date(),
 ): Promise<void> {
   const ids = await findReceivedBefore(deps.db, new Date(now.getTime() - REQUEUE_AFTER_MS), REQUEUE_BATCH)
-  for (const id of ids) await enqueueProcessing(deps.db, id)
+  for (const id of ids) queueProcessing(id)
   if (ids.length > 0) deps.log.warn({ events: ids.length }, 'review webhook events queued again')
 }
 

@@ -99,6 +99,18 @@ describe('job queue', () => {
     await vi.waitFor(() => expect(runs('record', 5)).toBe(1), { timeout: 10_000, interval: 100 })
   })
 
+  it('queues jobs soon, several in one insert, once per singleton key', async () => {
+    for (const n of [20, 21, 22]) queue.enqueueSoon('test.record', { n }, { singletonKey: `soon-${n}` })
+    queue.enqueueSoon('test.record', { n: 20 }, { singletonKey: 'soon-20' })
+    await vi.waitFor(() => expect([20, 21, 22].map((n) => runs('record', n))).toEqual([1, 1, 1]), {
+      timeout: 10_000,
+      interval: 100,
+    })
+    await workersPolledAgain()
+    expect(runs('record', 20)).toBe(1)
+    expect(() => queue.enqueueSoon('test.unknown', {})).toThrow('job test.unknown is not defined')
+  })
+
   it('retries a failing job', async () => {
     await queue.enqueue(db, 'test.flaky', { n: 6 })
     await vi.waitFor(() => expect(runs('flaky', 6)).toBe(1), { timeout: 15_000, interval: 100 })

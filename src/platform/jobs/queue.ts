@@ -39,10 +39,19 @@ export interface JobQueue {
     data: T,
     options?: EnqueueOptions,
   ): Promise<string | null>
+  /**
+   * Queues the job a few milliseconds from now, in one insert with the others queued meanwhile, on the
+   * queue's own connections: for work whose durable record is kept elsewhere (a stored webhook event that a
+   * sweep queues again), so that a hot request neither waits for nor pays a statement of its own.
+   */
+  enqueueSoon<T extends object>(name: string, data: T, options?: Pick<EnqueueOptions, 'singletonKey'>): void
   define(definition: JobDefinition<never>): void
   start(options: { runWorkers: boolean }): Promise<void>
   stop(): Promise<void>
 }
+
+/** How long `enqueueSoon` gathers jobs before inserting them together. */
+const ENQUEUE_SOON_MS = 5
 
 /** What pg-boss stores as a failed job's output (it serializes an Error's name, message and stack). */
 const failure = (reason: unknown): object =>
@@ -131,7 +140,28 @@ export function createJobQueue(
     if (fullBeforeStarted) boss.notifyWorker(workerId)
   }
 
+  let soon: PgBoss.JobInsert[] = []
+  let soonTimer: NodeJS.Timeout | undefined
+  async function insertSoon(): Promise<void> {
+    const jobs = soon
+    soon = []
+    soonTimer = undefined
+    if (jobs.length === 0) return
+    await boss
+      .insert(jobs)
+      .catch((error: unknown) =>
+        options.logger.warn({ err: error, jobs: jobs.length }, 'jobs queued soon could not be inserted'),
+      )
+  }
+
   return {
+    enqueueSoon(name, data, enqueueOptions = {}) {
+      if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
+      const { singletonKey } = enqueueOptions
+      soon.push({ name, data, ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }) })
+      soonTimer ??= setTimeout(insertSoon, ENQUEUE_SOON_MS)
+    },
+
     async enqueue(executor, name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
       const { startAfter, singletonKey } = enqueueOptions
@@ -165,6 +195,8 @@ export function createJobQueue(
     },
 
     async stop() {
+      clearTimeout(soonTimer)
+      await insertSoon()
       await boss.stop({ graceful: true, wait: true, close: true, timeout: 20_000 })
     },
   }
