@@ -131,7 +131,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const oauthKeys = await loadOAuthKeys(config.oauth)
   const ownsDatabase = !options.database
   const database =
-    options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
+    options.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolSize: config.databasePoolSize,
+    }))
   if (ownsDatabase) await migrateDatabase(database, { databaseUrl: config.databaseUrl })
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
 

@@ -139,4 +139,28 @@ describe('configuration', () => {
     })
     expect(config.trustProxy).toBe(1)
   })
+
+  it('reads the Square settings, the signed URL kept exactly as registered, and the pool size', () => {
+    const bare = loadConfig({ DATA_DIR: tempDir(), PUBLIC_BASE_URL: 'https://api.example.com' })
+    expect(bare.reviews.square).toEqual({
+      webhookSignatureKey: undefined,
+      webhookUrl: 'https://api.example.com/reviews/webhook/orderprovider/order',
+      accessToken: undefined,
+      baseUrl: 'https://connect.squareup.com',
+    })
+    expect(bare.databasePoolSize).toBe(20)
+    const set = loadConfig({
+      DATA_DIR: tempDir(),
+      SQUARE_WEBHOOK_URL: 'https://hooks.example.com/square/',
+      SQUARE_BASE_URL: 'https://connect.squareupsandbox.com/',
+      DATABASE_POOL_SIZE: '8',
+    })
+    expect(set.reviews.square.webhookUrl).toBe('https://hooks.example.com/square/')
+    expect(set.reviews.square.baseUrl).toBe('https://connect.squareupsandbox.com')
+    expect(set.databasePoolSize).toBe(8)
+    expect(() => loadConfig({ DATA_DIR: tempDir(), SQUARE_WEBHOOK_URL: 'hooks' })).toThrow(
+      'SQUARE_WEBHOOK_URL must be a URL',
+    )
+    expect(() => loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '0' })).toThrow('DATABASE_POOL_SIZE')
+  })
 })

@@ -10,6 +10,8 @@ export interface Config {
   logLevel: string
   dataDir: string
   databaseUrl: string | undefined
+  /** Connections the API and the jobs' handlers share on PostgreSQL (pg-boss keeps 4 of its own). */
+  databasePoolSize: number
   redisUrl: string | undefined
   publicBaseUrl: string
   trustProxy: boolean | number | string
@@ -124,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     publicBaseUrl,
     trustProxy: trustProxy(env.TRUST_PROXY),
