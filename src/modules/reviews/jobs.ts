@@ -67,9 +67,9 @@ export function defineReviewsJobs(platform: Platform): void {
       }),
     retryLimit: 10,
     retryDelaySeconds: 2,
-    // Webhooks arrive in bursts: several events per fetch drain a backlog quickly, two at a time so that
-    // applying them never takes the connections webhooks are acknowledged with (docs/decisions.md).
-    batchSize: 8,
+    // Webhooks arrive in bursts: 32 events per fetch drain a backlog with few of pg-boss's fetches and
+    // completions, applied two at a time so that they leave the API its connections (docs/decisions.md).
+    batchSize: 32,
     concurrency: 2,
   })
   queue.define({
