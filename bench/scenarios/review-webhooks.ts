@@ -171,7 +171,7 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
       lines: [
         `${WARMUP} Stripe-signed charge.succeeded webhooks untimed, then ${count} timed, on ${options.connections} connections, ${ACCOUNTS} accounts, one customer each`,
         '',
-        `acknowledged (200: verified, stored, job queued): ${count} in ${sent.seconds.toFixed(2)} s   ` +
+        `acknowledged (200: verified and stored; its job queued just after): ${count} in ${sent.seconds.toFixed(2)} s   ` +
           `${rate.toFixed(0)}/s   p50 ${sent.p50Ms.toFixed(1)} ms, p99 ${sent.p99Ms.toFixed(1)} ms   ` +
           `not 200: ${others}, connection errors ${sent.errors}   target >= ${TARGET_PER_SECOND}/s, p99 < ${TARGET_P99_MS} ms`,
         `acknowledged and applied (each a scheduled review request): ${(count / appliedSeconds).toFixed(0)}/s over ${appliedSeconds.toFixed(2)} s`,

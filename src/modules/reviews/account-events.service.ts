@@ -26,8 +26,8 @@ const accountEventView = (row: WebhookEventRow): AccountEvent => ({
 })
 
 /**
- * `POST /reviews/events`: the event is stored and its processing queued in one transaction, like a
- * provider's webhook; the same `event_id` again stores nothing and answers the event first stored.
+ * `POST /reviews/events`: the event is stored and its processing queued, as a provider's webhook is
+ * (receiveWebhookPost); the same `event_id` again stores nothing and answers the event first stored.
  */
 export async function reportAccountEvent(
   deps: { db: Database; log: Logger },
