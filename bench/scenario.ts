@@ -15,6 +15,13 @@ export interface BenchRequest {
   body?: string
 }
 
+/**
+ * Environment the server needs beyond the bench's own (e.g. the keys OAuth needs in production). A function
+ * when it depends on something the scenario starts first, such as a fake provider whose URL the server is
+ * given: called once, just before the server starts (what it starts, it stops through `registerStop`).
+ */
+export type ServerEnv = Record<string, string> | (() => Promise<Record<string, string>>)
+
 /** The running server as a scenario sees it while preparing. */
 export interface Target {
   baseUrl: string
@@ -32,7 +39,7 @@ export interface ComparedScenario {
   /** Creates what the request needs (accounts, users, tokens) through the admin API. */
   prepare(target: Target): Promise<BenchRequest>
   /** Environment the server needs beyond the bench's own (e.g. the keys OAuth needs in production). */
-  serverEnv?: Record<string, string>
+  serverEnv?: ServerEnv
   /** Seeds the server's database directly, which only PostgreSQL allows beside the server. */
   requiresPostgres?: boolean
 }
@@ -62,7 +69,7 @@ export interface MeasuredScenario {
   /** Reads or writes the server's database directly, which only PostgreSQL allows beside the server. */
   requiresPostgres?: boolean
   /** Environment the server needs beyond the bench's own (e.g. the mail provider whose records it writes). */
-  serverEnv?: Record<string, string>
+  serverEnv?: ServerEnv
   measure(target: Target, options: MeasureOptions): Promise<Measured>
 }
 

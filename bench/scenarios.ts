@@ -4,6 +4,7 @@ import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
 import { edgeStep } from './scenarios/edge-step.js'
 import { formSubmit } from './scenarios/form-submit.js'
+import { leadWebhooks } from './scenarios/lead-webhooks.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 import { reviewWebhooks } from './scenarios/review-webhooks.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
@@ -15,6 +16,7 @@ export const scenarios: Record<string, Scenario> = {
   'delivery-events': deliveryEvents,
   'form-submit': formSubmit,
   'edge-step': edgeStep,
+  'lead-webhooks': leadWebhooks,
   'oauth-token': oauthToken,
   'review-webhooks': reviewWebhooks,
   'room-list': roomList,

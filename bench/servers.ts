@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import type { BaselineResponse } from './baseline.js'
 import { freePort, registerStop, startNode, stopChild, waitUntilAnswers } from './children.js'
 import { createBenchDatabase } from './postgres.js'
-import type { Target } from './scenario.js'
+import type { ServerEnv, Target } from './scenario.js'
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 const HOST = '127.0.0.1'
@@ -29,10 +29,8 @@ export interface RunningBaseline {
  * The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the caller's shell
  * changes what is measured; it holds every secret production requires, generated for the run.
  */
-export async function startServer(options: {
-  postgres: boolean
-  env?: Record<string, string>
-}): Promise<RunningServer> {
+export async function startServer(options: { postgres: boolean; env?: ServerEnv }): Promise<RunningServer> {
+  const scenarioEnv = typeof options.env === 'function' ? await options.env() : options.env
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
   const port = await freePort()
   const database = options.postgres ? await createBenchDatabase() : undefined
@@ -52,7 +50,7 @@ export async function startServer(options: {
     PORT: String(port),
     HOST,
     ...(database && { DATABASE_URL: database.url }),
-    ...options.env,
+    ...scenarioEnv,
   }
   const child = startNode('server', 'src/main.ts', { cwd: REPO_ROOT, env })
   const stop = registerStop(async () => {

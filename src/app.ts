@@ -30,6 +30,14 @@ import { previewRoutes } from './modules/funnels/preview.routes.js'
 import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
 import { stepsRoutes } from './modules/funnels/steps.routes.js'
 import { tagsRoutes } from './modules/funnels/tags.routes.js'
+import { campaignsRoutes } from './modules/leads/campaigns.routes.js'
+import { connectionRoutes } from './modules/leads/connection.routes.js'
+import { defineLeadsJobs } from './modules/leads/jobs.js'
+import { leadCaptureRoutes } from './modules/leads/lead-capture.routes.js'
+import { leadFormsRoutes } from './modules/leads/lead-forms.routes.js'
+import { leadSyncRoutes } from './modules/leads/lead-sync.routes.js'
+import { leadWebhookRoutes } from './modules/leads/lead-webhook.routes.js'
+import { registrationRoutes } from './modules/leads/registration.routes.js'
 import { listingsRoutes } from './modules/listings/listings.routes.js'
 import { appsRoutes } from './modules/oauth/apps.routes.js'
 import { auditRoutes } from './modules/oauth/audit.routes.js'
@@ -179,6 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   defineEmailJobs(platform)
   defineOAuthJobs(platform)
   defineReviewsJobs(platform)
+  defineLeadsJobs(platform)
 
   registerErrorHandling(app)
   registerJsonParser(app)
@@ -277,6 +286,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(shortLinkRedirectRoutes, { platform })
   await app.register(edgeDeliveryRoutes, { platform, prefix: '/v1/funnels' })
   await app.register(edgeCacheRoutes, { platform, prefix: '/v1/funnels' })
+  await registerIntegrationRoutes(app, connectionRoutes, { platform })
+  await registerIntegrationRoutes(app, campaignsRoutes, { platform })
+  await registerIntegrationRoutes(app, leadCaptureRoutes, { platform })
+  await registerIntegrationRoutes(app, leadSyncRoutes, { platform })
+  await registerIntegrationRoutes(app, registrationRoutes, { platform })
+  await registerIntegrationRoutes(app, leadFormsRoutes, { platform })
+  await app.register(leadWebhookRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.

@@ -81,6 +81,18 @@ export interface Config {
       baseUrl: string
     }
   }
+  leads: {
+    /** The Meta app: SOCIALNET_APP_ID and SOCIALNET_APP_SECRET (the secret also signs lead events). */
+    appId: string | undefined
+    appSecret: string | undefined
+    /** SOCIALNET_VERIFY_TOKEN, compared with `hub.verify_token` when Meta verifies the callback. */
+    verifyToken: string | undefined
+    /** GRAPH_API_URL and GRAPH_API_VERSION: every Graph call goes to `{url}/{version}/...`. */
+    graphApiUrl: string
+    graphApiVersion: string
+    /** How often each campaign's leads are reconciled with Graph and its page subscription checked. */
+    syncIntervalMinutes: number
+  }
 }
 
 export class ConfigError extends Error {}
@@ -203,7 +215,22 @@ export function loadConfig(env: Env = process.env): Config {
         baseUrl: url(env, 'SQUARE_BASE_URL', ['http:', 'https:']) ?? 'https://connect.squareup.com',
       },
     },
+    leads: {
+      appId: env.SOCIALNET_APP_ID || undefined,
+      appSecret: env.SOCIALNET_APP_SECRET || undefined,
+      verifyToken: env.SOCIALNET_VERIFY_TOKEN || undefined,
+      graphApiUrl: url(env, 'GRAPH_API_URL', ['http:', 'https:']) ?? 'https://graph.facebook.com',
+      graphApiVersion: graphApiVersion(env.GRAPH_API_VERSION),
+      syncIntervalMinutes: integer(env, 'LEADS_SYNC_INTERVAL_MINUTES', 15, 1, 1440),
+    },
   }
+}
+
+/** Graph's versions are `v<major>.<minor>`; anything else would build paths Graph does not know. */
+function graphApiVersion(raw: string | undefined): string {
+  const version = raw || 'v18.0'
+  if (!/^v\d+\.\d+$/.test(version)) throw new ConfigError('GRAPH_API_VERSION must look like v18.0')
+  return version
 }
 
 function devSecrets(dataDir: string): DevSecrets {

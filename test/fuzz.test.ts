@@ -1,21 +1,24 @@
 import { describe, expect } from 'vitest'
 import { newId } from '../src/platform/db/ids.js'
 import { adminHeaders } from './helpers/app.js'
+import { leadsEnv } from './helpers/leads.js'
 import { test } from './helpers/tenant-test.js'
 
 /**
  * Walks every operation of the generated OpenAPI document with malformed input and fails on any 5xx,
  * naming the operation and the input: a route added later is covered without being listed here. Calls
  * are authenticated (the admin token for /v1/admin routes, a tenant's token otherwise) so that
- * validation is reached. Provider URLs point at a closed local port, so nothing leaves the machine.
+ * validation is reached. Provider URLs point at a closed local port or a local fake, so nothing leaves the machine.
  */
 
 const CLOSED_PORT_URL = 'http://127.0.0.1:9'
-test.override('appEnv', {
+// Meta's Graph API is the local fake: it refuses the fuzz's tokens as Graph would (400, never a 5xx).
+test.override('appEnv', ({ graph }) => ({
   MAIL_PROVIDER: 'outbox',
   SENDGRID_BASE_URL: CLOSED_PORT_URL,
   LISTINGS_API_URL: CLOSED_PORT_URL,
-})
+  ...leadsEnv(graph.url),
+}))
 
 type Schema = {
   type?: string | string[]

@@ -1,9 +1,11 @@
 import { test as base } from 'vitest'
+import { startFakeGraphApi } from '../fakes/graph-api.js'
 import { startFakeListingsApi } from '../fakes/listings-api.js'
 import { type FakeSendgridOptions, startFakeSendgrid } from '../fakes/sendgrid.js'
 import { startFakeSocketService } from '../fakes/socket-service.js'
 import { buildTestApp, type TestAppOptions } from './app.js'
 import { createTenant } from './fixtures.js'
+import { LEADS_APP } from './leads.js'
 import { registerApp } from './oauth.js'
 
 /**
@@ -18,6 +20,9 @@ import { registerApp } from './oauth.js'
  * `test.override('appEnv', ({ sendgrid }) => ({ SENDGRID_BASE_URL: sendgrid.url, … }))`; `sendgrid` is
  * the fake, started once for the file. A file that talks to the listings API does the same with
  * `listingsApiOptions` and `listingsApi`.
+ *
+ * A file that talks to Meta's Graph API takes `graph`, the fake started once for the file with LEADS_APP's
+ * app: `test.override('appEnv', ({ graph }) => leadsEnv(graph.url))`.
  *
  * A file that checks what the service emits takes the fake conversation socket service into its environment:
  * `test.override('appEnv', ({ socketService }) => ({ CONVERSATION_SOCKET_URL: socketService.url }))`.
@@ -41,6 +46,12 @@ export const test = base
     const listingsApi = await startFakeListingsApi(listingsApiOptions)
     onCleanup(() => listingsApi.close())
     return listingsApi
+  })
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
+  .extend('graph', { scope: 'file' }, async ({}, { onCleanup }) => {
+    const graph = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
+    onCleanup(() => graph.close())
+    return graph
   })
   // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from this pattern
   .extend('socketService', { scope: 'file' }, async ({}, { onCleanup }) => {

@@ -493,7 +493,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
     })
-    expect(response.json().scopes_supported).toHaveLength(11)
+    expect(response.json().scopes_supported).toHaveLength(13)
   })
 
   test('remembers consent per app, user and account, asks again for new scopes, and forgets a revoked grant', async ({

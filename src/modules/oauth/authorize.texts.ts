@@ -68,6 +68,8 @@ const scopeDescriptions: Record<Exclude<Locale, 'en'>, Record<string, string>> =
     'sites.write': 'Crear y cambiar tus sitios y embudos',
     'reviews.read': 'Ver tus solicitudes de reseñas y su configuración',
     'reviews.write': 'Cambiar cómo y cuándo se pide una reseña a tus clientes',
+    'leads.read': 'Ver tus campañas de anuncios de clientes potenciales y los contactos que captaron',
+    'leads.write': 'Cambiar tus campañas de anuncios de clientes potenciales y su conexión',
   },
 }
 

@@ -114,7 +114,7 @@ describe('the OAuth operations in /docs/json', () => {
     const doc = (await t.app.inject({ url: '/docs/json' })).json() as Document
     const scopes = (await t.app.inject({ url: '/v1/admin/oauth/scopes', headers: adminHeaders })).json()
       .data as { scope: string; description: string }[]
-    expect(scopes).toHaveLength(11)
+    expect(scopes).toHaveLength(13)
     expect(doc.components.securitySchemes.oauth2).toEqual({
       type: 'oauth2',
       description: expect.any(String),

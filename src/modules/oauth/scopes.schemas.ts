@@ -23,4 +23,6 @@ export const SEEDED_SCOPES: Record<string, string> = {
   'sites.write': 'Create and change your sites and funnels',
   'reviews.read': 'See your review requests and their settings',
   'reviews.write': 'Change how and when your customers are asked for reviews',
+  'leads.read': 'See your ad lead campaigns and the leads they captured',
+  'leads.write': 'Change your ad lead campaigns and your lead ads connection',
 }

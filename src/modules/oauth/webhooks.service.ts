@@ -6,6 +6,8 @@ import type { JobQueue } from '../../platform/jobs/queue.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
 import { CONTACT_CREATED, CONTACT_UPDATED, CRM_CONTACTS_READ } from '../accounts/contacts.service.js'
+import { LEADS_READ } from '../leads/lead-access.service.js'
+import { LEAD_CREATED, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from '../leads/notifications.js'
 import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
@@ -16,6 +18,9 @@ export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
 const SCOPE_OF_EVENT: Record<string, string> = {
   [CONTACT_CREATED]: CRM_CONTACTS_READ.oauthScope,
   [CONTACT_UPDATED]: CRM_CONTACTS_READ.oauthScope,
+  [LEAD_CREATED]: LEADS_READ.oauthScope,
+  [SOCIALNET_DISCONNECTED]: LEADS_READ.oauthScope,
+  [SOCIALNET_TOKEN_INVALID]: LEADS_READ.oauthScope,
 }
 
 /** What delivering app notifications needs. */

@@ -1,0 +1,41 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { PageQuery } from '../../platform/http/pagination.js'
+import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { SUBSCRIPTION_STATUSES } from './tables.js'
+
+/** Meta's ids (pages, forms) are strings of digits. */
+export const GraphId = (description: string) =>
+  Type.String({ pattern: '^[0-9]{1,32}$', description: `${description}: Meta's id, digits` })
+
+export const CreateCampaignBody = Type.Object({
+  page_id: GraphId('The page'),
+  form_id: GraphId('The lead form'),
+})
+export type CreateCampaignBody = Static<typeof CreateCampaignBody>
+
+/** The spec's lead campaign, with its page subscription's health and its newest lead. */
+export const Campaign = Type.Object({
+  _id: Id(),
+  account_id: Id(),
+  integration: Type.Literal('socialnet_ads'),
+  page_id: Type.String(),
+  form_id: Type.String(),
+  is_deleted: Type.Boolean(),
+  created_at: Timestamp(),
+  /** Whether Meta still sends this page's leads to our app, as the last check found it. */
+  subscription_status: StringEnum(SUBSCRIPTION_STATUSES),
+  subscription_error: Nullable(Type.String()),
+  subscription_checked_at: Nullable(Timestamp()),
+  /** `created_time` of the newest lead captured. */
+  last_lead_at: Nullable(Timestamp()),
+  synced_at: Nullable(Timestamp()),
+})
+export type Campaign = Static<typeof Campaign>
+
+export const CampaignsQuery = Type.Composite([
+  PageQuery(20, 100),
+  Type.Object({
+    include_deleted: Type.Boolean({ default: false, description: 'Also list campaigns marked is_deleted' }),
+  }),
+])
+export type CampaignsQuery = Static<typeof CampaignsQuery>

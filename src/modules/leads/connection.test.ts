@@ -1,0 +1,181 @@
+import { sql } from 'drizzle-orm'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest'
+import { type FakeServer, startFakeServer } from '../../../test/fakes/http-server.js'
+import { captureLogs, type TestApp } from '../../../test/helpers/app.js'
+import { anId, type Tenant } from '../../../test/helpers/fixtures.js'
+import { createLeadCampaign, leadsEnv, storeLeadsToken } from '../../../test/helpers/leads.js'
+import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import { RECORD_NOT_FOUND } from './connection.service.js'
+import { SOCIALNET_DISCONNECTED } from './notifications.js'
+
+const logs = captureLogs()
+test.override('appOptions', { logStream: logs.stream })
+test.override('appEnv', ({ graph, socketService }) => ({
+  ...leadsEnv(graph.url),
+  CONVERSATION_SOCKET_URL: socketService.url,
+}))
+
+const disconnect = (t: TestApp, tenant: Tenant, source = 'socialnet-leads', prefix = '/v1/e') =>
+  t.app.inject({
+    method: 'DELETE',
+    url: `${prefix}/socialnet/auth/delete?source=${source}`,
+    headers: tenant.headers,
+  })
+
+const storedTokens = async (t: TestApp, accountId: string) =>
+  (
+    (await t.app.platform.db.execute(
+      sql`select access_token, deleted, status from socialnet_tokens where account_id = ${accountId} order by created_at`,
+    )) as unknown as { rows: { access_token: string; deleted: Date | null; status: string }[] }
+  ).rows
+
+describe('the lead ads connection (token record)', () => {
+  test('stores the token sealed and never returns it', async ({ t, owner }) => {
+    const record = await storeLeadsToken(t, owner, 'EAAB-owner-user-token', 3600)
+    expect(record).toEqual({
+      _id: anId,
+      account_id: owner.accountId,
+      created_by: owner.userId,
+      source: 'socialnet-leads',
+      token: { token_type: 'bearer', expires_in: 3600 },
+      status: 'valid',
+      invalid_reason: null,
+      expires_at: expect.any(String),
+      deleted: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    })
+    const [stored] = await storedTokens(t, owner.accountId)
+    expect(stored?.access_token).toMatch(/^v1\./)
+    expect(stored?.access_token).not.toContain('EAAB-owner-user-token')
+    expect(JSON.stringify(logs.lines)).not.toContain('EAAB-owner-user-token')
+  })
+
+  test('a new token replaces the live one in the same record', async ({ t, bystander }) => {
+    const first = await storeLeadsToken(t, bystander, 'first-token')
+    const second = await storeLeadsToken(t, bystander, 'second-token', 0)
+    expect(second._id).toBe(first._id)
+    expect(second).toMatchObject({ token: { expires_in: 0 }, expires_at: null })
+    expect(await storedTokens(t, bystander.accountId)).toHaveLength(1)
+  })
+
+  test('names the field of a bad body', async ({ t, owner }) => {
+    for (const [payload, field] of [
+      [{ source: 'socialnet-leads', expires_in: 10 }, 'access_token'],
+      [{ source: 'socialnet-leads', access_token: '', expires_in: 10 }, 'access_token'],
+      [{ source: 'socialnet-leads', access_token: 'x', expires_in: -1 }, 'expires_in'],
+      [{ source: 'socialnet-leads', access_token: 'x', expires_in: 1e20 }, 'expires_in'],
+      [{ source: 'Socialnet Leads', access_token: 'x', expires_in: 1 }, 'source'],
+    ] as const) {
+      const response = await t.app.inject({
+        method: 'POST',
+        url: '/v1/e/socialnet/auth/token',
+        headers: owner.headers,
+        payload,
+      })
+      expect(response.statusCode, JSON.stringify(payload)).toBe(400)
+      expect(response.json().message).toContain(field)
+    }
+  })
+
+  test("answers the spec's 400 when there is no token to delete", async ({ t, owner }) => {
+    const response = await disconnect(t, owner, 'socialnet-pages', '/v1/integrations')
+    expect(response.statusCode).toBe(400)
+    expect(response.json()).toEqual({ success: false, errno: 400, message: RECORD_NOT_FOUND })
+  })
+})
+
+describe('disconnecting', () => {
+  let receiver: FakeServer
+  beforeAll(async () => {
+    receiver = await startFakeServer((_request, response) => response.end())
+  })
+  afterAll(() => receiver.close())
+
+  test("soft-deletes the token, marks the account's campaigns is_deleted and notifies", async ({
+    t,
+    stranger,
+    socketService,
+  }) => {
+    const app = await registerApp(t.app, { scopes: ['leads.read'], webhook_url: `${receiver.url}/hook` })
+    await createUser(t.app, 'owner@leads.example', [stranger.accountId])
+    await obtainTokens(t.app, app, 'owner@leads.example')
+    await storeLeadsToken(t, stranger, 'stranger-token')
+    const campaigns = [
+      await createLeadCampaign(t, stranger, '777', '1'),
+      await createLeadCampaign(t, stranger, '777', '2'),
+    ]
+
+    const response = await disconnect(t, stranger)
+    expect(response.statusCode).toBe(200)
+    expect(response.json().data).toEqual({
+      source: 'socialnet-leads',
+      deleted: expect.any(String),
+      campaigns_deleted: 2,
+    })
+    const [stored] = await storedTokens(t, stranger.accountId)
+    expect(stored?.deleted).not.toBeNull()
+    const listed = await t.app.inject({
+      url: '/v1/e/socialnet/campaigns?include_deleted=true',
+      headers: stranger.headers,
+    })
+    expect(
+      listed
+        .json()
+        .data.filter((c: { _id: string }) => campaigns.includes(c._id))
+        .map((c: { is_deleted: boolean }) => c.is_deleted),
+    ).toEqual([true, true])
+
+    // The platform event and the app webhook.
+    await vi.waitFor(
+      () =>
+        expect(socketService.emitted()).toContainEqual({
+          account_id: stranger.accountId,
+          event: SOCIALNET_DISCONNECTED,
+          data: response.json().data,
+        }),
+      { timeout: 10_000 },
+    )
+    await vi.waitFor(() => expect(receiver.requests).toHaveLength(1), { timeout: 10_000 })
+    const [request] = receiver.requests
+    const notification = new Webhook((app as typeof app & { webhook_secret: string }).webhook_secret).verify(
+      request?.body as string,
+      request?.headers as Record<string, string>,
+    )
+    expect(notification).toMatchObject({
+      event: SOCIALNET_DISCONNECTED,
+      account_id: stranger.accountId,
+      data: { source: 'socialnet-leads', campaigns_deleted: 2 },
+    })
+
+    // Deleted: a second disconnect finds no token.
+    expect((await disconnect(t, stranger)).json().message).toBe(RECORD_NOT_FOUND)
+  })
+
+  test("leaves other accounts' tokens and campaigns alone", async ({ t, owner, subAccount }) => {
+    await storeLeadsToken(t, owner, 'owner-token-2')
+    const campaign = await createLeadCampaign(t, owner, '888', '1')
+    // Not even the account's own sub-account reaches it.
+    expect((await disconnect(t, subAccount)).json().message).toBe(RECORD_NOT_FOUND)
+    expect((await storedTokens(t, owner.accountId)).filter((token) => token.deleted === null)).toHaveLength(1)
+    const listed = await t.app.inject({ url: '/v1/e/socialnet/campaigns', headers: owner.headers })
+    expect(listed.json().data.map((c: { _id: string }) => c._id)).toContain(campaign)
+  })
+
+  test('another source leaves the campaigns alive', async ({ t, bystander }) => {
+    await storeLeadsToken(t, bystander, 'bystander-token')
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/socialnet/auth/token',
+      headers: bystander.headers,
+      payload: { source: 'socialnet-pages', access_token: 'pages-token', expires_in: 0 },
+    })
+    const campaign = await createLeadCampaign(t, bystander, '999', '1')
+    const response = await disconnect(t, bystander, 'socialnet-pages')
+    expect(response.json().data).toMatchObject({ source: 'socialnet-pages', campaigns_deleted: 0 })
+    const listed = await t.app.inject({ url: '/v1/e/socialnet/campaigns', headers: bystander.headers })
+    expect(listed.json().data.map((c: { _id: string }) => c._id)).toContain(campaign)
+  })
+})

@@ -1,0 +1,97 @@
+import type { Platform } from '../../platform/context.js'
+import type { JobQueue } from '../../platform/jobs/queue.js'
+import { leadsDepsOf } from './connection.service.js'
+import { captureLead, type EnqueueCapture } from './lead-capture.service.js'
+import {
+  queueDueSyncs,
+  runQueuedSync,
+  SYNC_CAMPAIGN_JOB,
+  SYNC_DUE_CAMPAIGNS_JOB,
+} from './lead-sync.service.js'
+import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'
+
+/** Files one stored lead event's `leadgen` changes (`lead_webhook_events`). */
+export const LEAD_EVENT_JOB = 'leads.webhook-event'
+/** Queues the lead events whose job could not be queued when they were stored. */
+export const REQUEUE_LEAD_EVENTS_JOB = 'leads.requeue-lead-events'
+/** Fetches one lead from Graph and captures it into a contact. */
+export const CAPTURE_LEAD_JOB = 'leads.capture-lead'
+
+interface LeadEventJob {
+  event_id: string
+}
+interface SyncJob {
+  account_id: string
+  campaign_id: string
+}
+export interface CaptureLeadJob {
+  lead_id: string
+}
+
+/** Queues a stored event's filing soon, batched with others: one job per event, however often queued. */
+export const queueLeadEvent = (queue: JobQueue, eventId: string) =>
+  queue.enqueueSoon<LeadEventJob>(LEAD_EVENT_JOB, { event_id: eventId }, { singletonKey: eventId })
+
+/**
+ * Queues a lead's capture in the caller's transaction. A retry is keyed by its attempt, so a job that runs
+ * twice queues one next attempt; first captures are queued once by the transaction that filed the lead.
+ */
+export const queueLeadCapture =
+  (queue: JobQueue): EnqueueCapture =>
+  (tx, leadId, retry) =>
+    queue.enqueue<CaptureLeadJob>(
+      tx,
+      CAPTURE_LEAD_JOB,
+      { lead_id: leadId },
+      retry && { startAfter: retry.startAfter, singletonKey: `${leadId}:${retry.attempt}` },
+    )
+
+/** The leads module's jobs; defined before the queue starts (the app's onReady). */
+export function defineLeadsJobs(platform: Platform): void {
+  const { db, log, queue } = platform
+  const enqueueCapture = queueLeadCapture(queue)
+  const capture = { ...leadsDepsOf(platform), enqueueCapture }
+  queue.define({
+    name: LEAD_EVENT_JOB,
+    handle: (data: LeadEventJob) => fileLeadEvent({ db, log, enqueueCapture }, data.event_id),
+    retryLimit: 10,
+    retryDelaySeconds: 2,
+    // Lead events arrive in bursts: 32 per fetch, filed two at a time to leave the API its connections.
+    batchSize: 32,
+    concurrency: 2,
+  })
+  queue.define({
+    name: REQUEUE_LEAD_EVENTS_JOB,
+    handle: () => requeueUnprocessedEvents({ db, log }, (id) => queueLeadEvent(queue, id)),
+    cron: '* * * * *',
+  })
+  queue.define({
+    name: CAPTURE_LEAD_JOB,
+    handle: (data: CaptureLeadJob) => captureLead(capture, data.lead_id),
+    // A failed fetch is recorded and queued again by the capture itself; these retries are for the database.
+    retryLimit: 5,
+    retryDelaySeconds: 5,
+    // Most of a capture is waiting for Graph, outside any transaction: several at once.
+    batchSize: 16,
+    concurrency: 8,
+  })
+  queue.define({
+    name: SYNC_CAMPAIGN_JOB,
+    handle: (data: SyncJob) => runQueuedSync(capture, data.account_id, data.campaign_id),
+    // Graph is read page after page: a few campaigns at a time.
+    batchSize: 4,
+    concurrency: 2,
+  })
+  queue.define({
+    name: SYNC_DUE_CAMPAIGNS_JOB,
+    handle: async () => {
+      const queued = await queueDueSyncs({
+        db,
+        queue,
+        intervalMinutes: platform.config.leads.syncIntervalMinutes,
+      })
+      if (queued > 0) log.info({ campaigns: queued }, 'lead campaign syncs queued')
+    },
+    cron: '* * * * *',
+  })
+}

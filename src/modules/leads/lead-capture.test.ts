@@ -1,0 +1,315 @@
+import { and, eq, isNull, sql } from 'drizzle-orm'
+import { describe, expect } from 'vitest'
+import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
+import type { TestApp } from '../../../test/helpers/app.js'
+import {
+  contactsWithEmail,
+  expectHiddenFromOtherAccounts,
+  type Tenant,
+} from '../../../test/helpers/fixtures.js'
+import {
+  emailFor,
+  eventually,
+  graphLead,
+  type LeadsPage,
+  leadEvent,
+  leadsEnv,
+  rowsOf,
+  seller,
+  signedLeadPost,
+  storeLeadsToken,
+} from '../../../test/helpers/leads.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+import type { RecordChange } from '../../platform/events/changes.js'
+import { CAPTURE_LEAD_JOB } from './jobs.js'
+import { captureBackoffMs, MAX_CAPTURE_ATTEMPTS } from './lead-capture.service.js'
+import { leads, socialnetTokens } from './tables.js'
+
+test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
+
+/** What the service announced (the app webhook's changes), as apps hear it. */
+const announced: RecordChange[] = []
+test.beforeAll(({ t }) => {
+  t.app.platform.changes.listen(async (_tx, change) => {
+    announced.push(change)
+  })
+})
+
+/** Meta's event for the lead, signed and posted. */
+async function deliver(t: TestApp, page: LeadsPage, leadgenId: string, createdTime?: Date) {
+  const change = { leadgen_id: leadgenId, page_id: page.pageId, form_id: page.formId }
+  const event = leadEvent([
+    createdTime ? { ...change, created_time: Math.floor(createdTime.getTime() / 1000) } : change,
+  ])
+  const response = await t.app.inject(signedLeadPost(event))
+  expect(response.body).toBe('EVENT_RECEIVED')
+}
+
+const listLeads = (t: TestApp, tenant: Tenant, campaignId: string, query = '') =>
+  t.app.inject({ url: `/v1/e/socialnet/campaigns/${campaignId}/leads?${query}`, headers: tenant.headers })
+
+const storedLead = async (t: TestApp, leadgenId: string) => {
+  const [row] = await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId))
+  if (!row) throw new Error(`lead ${leadgenId} is not stored`)
+  return row
+}
+
+const leadReaches = (t: TestApp, leadgenId: string, expected: Record<string, unknown>) =>
+  eventually(async () => expect(await storedLead(t, leadgenId)).toMatchObject(expected))
+
+/** The lead's capture jobs waiting for their time: when each is due. */
+async function waitingCaptures(t: TestApp, leadId: string): Promise<Date[]> {
+  const result = await t.app.platform.db.execute(
+    sql`select start_after from pgboss.job where name = ${CAPTURE_LEAD_JOB} and data ->> 'lead_id' = ${leadId}
+      and state = 'created' order by start_after`,
+  )
+  return rowsOf<{ start_after: string | Date }>(result).map((row) => new Date(row.start_after))
+}
+
+/** Makes the lead's waiting capture due now: the queue runs it as it would at its time, no sleeping. */
+const makeCaptureDue = (t: TestApp, leadId: string) =>
+  t.app.platform.db.execute(
+    sql`update pgboss.job set start_after = now() where name = ${CAPTURE_LEAD_JOB}
+      and data ->> 'lead_id' = ${leadId} and state = 'created'`,
+  )
+
+const liveToken = async (t: TestApp, tenant: Tenant) => {
+  const [row] = await t.app.platform.db
+    .select()
+    .from(socialnetTokens)
+    .where(and(eq(socialnetTokens.accountId, tenant.accountId), isNull(socialnetTokens.deleted)))
+  return row
+}
+
+const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
+  graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
+
+describe('GET /v1/e/socialnet/campaigns/:id/leads', () => {
+  test('lists the leads newest first, paginated, by status and created_time; also of a deleted campaign', async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const hour = 3_600_000
+    const now = Date.now()
+    const times = [4, 3, 2, 1].map((hours) => new Date(now - hours * hour))
+    const ids = [
+      graphLead(graph, page, { full_name: 'No Contact Details', city: 'Nowhere' }),
+      ...[1, 2, 3].map((n) =>
+        graphLead(graph, page, { full_name: `Lead ${n}`, email: emailFor(`lead${n}`) }),
+      ),
+    ]
+    for (const [i, id] of ids.entries()) await deliver(t, page, id, times[i])
+    for (const id of ids.slice(1)) await leadReaches(t, id, { status: 'captured' })
+    await leadReaches(t, ids[0] as string, { status: 'failed', reason: 'no_contact_details' })
+
+    const first = await listLeads(t, owner, page.campaignId, 'limit=2')
+    expect(first.statusCode).toBe(200)
+    expect(first.json().pagination).toEqual({ total: 4, page: 1, limit: 2, pages: 2 })
+    expect(first.json().data.map((lead: { leadgen_id: string }) => lead.leadgen_id)).toEqual([ids[3], ids[2]])
+    const second = (await listLeads(t, owner, page.campaignId, 'limit=2&page=2')).json()
+    expect(second.data.map((lead: { leadgen_id: string }) => lead.leadgen_id)).toEqual([ids[1], ids[0]])
+    expect(second.data[1]).toMatchObject({
+      created_time: (times[0] as Date).toISOString().replace(/\.\d{3}Z$/, '.000Z'),
+      status: 'failed',
+      reason: 'no_contact_details',
+      contact_id: null,
+      captured_at: null,
+    })
+
+    const between = (query: string) =>
+      listLeads(t, owner, page.campaignId, query).then((response) =>
+        response.json().data.map((lead: { leadgen_id: string }) => lead.leadgen_id),
+      )
+    const at = (hours: number) => encodeURIComponent(new Date(now - hours * hour - 60_000).toISOString())
+    expect(await between(`from=${at(2)}`)).toEqual([ids[3], ids[2]])
+    expect(await between(`to=${at(2)}`)).toEqual([ids[1], ids[0]])
+    expect(await between(`from=${at(3)}&to=${at(2)}`)).toEqual([ids[1]])
+    expect(await between('status=failed')).toEqual([ids[0]])
+    expect(await between('status=captured&limit=1')).toEqual([ids[3]])
+
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/e/socialnet/campaigns/${page.campaignId}`,
+      headers: owner.headers,
+    })
+    expect(deleted.statusCode).toBe(200)
+    expect((await listLeads(t, owner, page.campaignId)).json().pagination.total).toBe(4)
+  })
+
+  test('refuses bad filters with 400 naming them', async ({ t, graph, owner }) => {
+    const page = await seller(t, graph, owner)
+    const bad = await listLeads(t, owner, page.campaignId, 'from=yesterday')
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().message).toContain('from')
+    const reversed = await listLeads(
+      t,
+      owner,
+      page.campaignId,
+      'from=2024-02-01T00:00:00Z&to=2024-01-01T00:00:00Z',
+    )
+    expect(reversed.statusCode).toBe(400)
+    expect(reversed.json().message).toBe('from must not be after to')
+    expect((await listLeads(t, owner, page.campaignId, 'status=lost')).json().message).toContain('status')
+  })
+
+  test("is hidden from other accounts (404), and answers 404 for a campaign that doesn't exist", async ({
+    t,
+    graph,
+    owner,
+    stranger,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const call = {
+      method: 'GET' as const,
+      url: `/v1/integrations/socialnet/campaigns/${page.campaignId}/leads`,
+    }
+    await expectHiddenFromOtherAccounts(t.app, call, owner, stranger)
+    const missing = await listLeads(t, owner, '0123456789abcdef01234567')
+    expect(missing.statusCode).toBe(404)
+    expect(missing.json().message).toBe('Campaign not found')
+  })
+})
+
+describe('lead capture', () => {
+  test('tells the account lead.created with the lead, and contact.created with its contact', async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const email = emailFor('announced')
+    const leadgenId = graphLead(graph, page, { full_name: 'Announced Lead', email })
+    await deliver(t, page, leadgenId)
+    await leadReaches(t, leadgenId, { status: 'captured' })
+    const [contact] = await contactsWithEmail(t.app, owner, email)
+    const created = announced.filter(
+      (change) =>
+        change.event === 'lead.created' && (change.data as { leadgen_id?: string }).leadgen_id === leadgenId,
+    )
+    expect(created).toEqual([
+      expect.objectContaining({
+        account_id: owner.accountId,
+        data: expect.objectContaining({
+          campaign_id: page.campaignId,
+          status: 'captured',
+          contact_id: contact?._id,
+          fields: { full_name: 'Announced Lead', email },
+        }),
+      }),
+    ])
+    expect(announced).toContainEqual(
+      expect.objectContaining({ event: 'contact.created', data: expect.objectContaining({ email }) }),
+    )
+  })
+
+  test('a lead arriving while Graph refuses the token (190) waits as token_invalid; a new token captures it', async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    // The session was invalidated: Meta refuses the user token and the page token read with it.
+    graph.revokeToken(page.userToken)
+    graph.revokeToken(page.pageToken)
+    const email = emailFor('waiting')
+    const leadgenId = graphLead(graph, page, { full_name: 'Waiting Lead', email })
+    await deliver(t, page, leadgenId)
+    await leadReaches(t, leadgenId, { status: 'failed', reason: 'token_invalid', attempts: 0 })
+    expect(await liveToken(t, owner)).toMatchObject({ status: 'invalid', invalidReason: expect.any(String) })
+    expect(announced).toContainEqual(
+      expect.objectContaining({ event: 'socialnet.token_invalid', account_id: owner.accountId }),
+    )
+    expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(0)
+    const lead = await storedLead(t, leadgenId)
+    expect(await waitingCaptures(t, lead.id)).toEqual([])
+
+    graph.addUser('EAAuser-reconnected', { [page.pageId]: 'EAApage-reconnected' })
+    await storeLeadsToken(t, owner, 'EAAuser-reconnected')
+    await leadReaches(t, leadgenId, { status: 'captured', reason: null })
+    expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(1)
+    expect(await liveToken(t, owner)).toMatchObject({ status: 'valid' })
+  })
+
+  test('a lead of an account with no stored token waits as token_missing; storing one captures it', async ({
+    t,
+    graph,
+    bystander,
+  }) => {
+    const page = await seller(t, graph, bystander, { connected: false })
+    const email = emailFor('unconnected')
+    const leadgenId = graphLead(graph, page, { full_name: 'Unconnected', email })
+    await deliver(t, page, leadgenId)
+    await leadReaches(t, leadgenId, { status: 'failed', reason: 'token_missing' })
+    expect(fetchesOf(graph, leadgenId)).toHaveLength(0)
+    await storeLeadsToken(t, bystander, page.userToken)
+    await leadReaches(t, leadgenId, { status: 'captured' })
+    expect(await contactsWithEmail(t.app, bystander, email)).toHaveLength(1)
+  })
+
+  test("a throttled fetch is retried when Graph's estimated_time_to_regain_access says, else with backoff", async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    for (const [estimatedMinutes, delayMs] of [
+      [2, 120_000],
+      [undefined, captureBackoffMs(1)],
+    ] as const) {
+      const email = emailFor('throttled')
+      const leadgenId = graphLead(graph, page, { full_name: 'Throttled Lead', email })
+      graph.throttleNext(1, { estimatedMinutes })
+      const before = Date.now()
+      await deliver(t, page, leadgenId)
+      await leadReaches(t, leadgenId, { status: 'failed', reason: 'throttled', attempts: 1 })
+      const lead = await storedLead(t, leadgenId)
+      const [due, ...more] = await waitingCaptures(t, lead.id)
+      expect(more).toEqual([])
+      expect(due?.getTime()).toBeGreaterThanOrEqual(before + delayMs - 1_000)
+      expect(due?.getTime()).toBeLessThanOrEqual(Date.now() + delayMs + 1_000)
+
+      await makeCaptureDue(t, lead.id)
+      await leadReaches(t, leadgenId, { status: 'captured', reason: null })
+      expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(1)
+    }
+  })
+
+  test('a lead whose fetch keeps failing is tried a bounded number of times, with growing delays, and stays failed', async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const leadgenId = graphLead(graph, page, { full_name: 'Never Fetched', email: emailFor('never') })
+    const failure = {
+      code: 100,
+      type: 'GraphMethodException',
+      message: `(#100) Lead ${leadgenId} is unavailable`,
+    }
+    for (let i = 0; i < MAX_CAPTURE_ATTEMPTS + 1; i++) graph.failNext(`/${leadgenId}`, failure)
+    await deliver(t, page, leadgenId)
+    const reason = `fetch_failed: ${failure.message}`
+    for (let attempt = 1; attempt <= MAX_CAPTURE_ATTEMPTS; attempt++) {
+      await leadReaches(t, leadgenId, { status: 'failed', reason, attempts: attempt })
+      const lead = await storedLead(t, leadgenId)
+      if (attempt === MAX_CAPTURE_ATTEMPTS) break
+      const [due] = await eventually(async () => {
+        const waiting = await waitingCaptures(t, lead.id)
+        expect(waiting).toHaveLength(1)
+        return waiting
+      })
+      const delay = (due as Date).getTime() - lead.updatedAt.getTime()
+      expect(Math.abs(delay - captureBackoffMs(attempt))).toBeLessThan(2_000)
+      await makeCaptureDue(t, lead.id)
+    }
+    const lead = await storedLead(t, leadgenId)
+    expect(await waitingCaptures(t, lead.id)).toEqual([])
+    expect(fetchesOf(graph, leadgenId)).toHaveLength(MAX_CAPTURE_ATTEMPTS)
+    const listed = (await listLeads(t, owner, page.campaignId, 'status=failed')).json().data
+    expect(listed).toContainEqual(
+      expect.objectContaining({ leadgen_id: leadgenId, status: 'failed', reason }),
+    )
+  })
+})

@@ -1,0 +1,36 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { LeadForm, LeadFormsParams, LeadFormsQuery } from './lead-forms.schemas.js'
+import { listPageLeadForms } from './lead-forms.service.js'
+
+/** A page's lead forms, under `/socialnet/accounts/:pageid/leadforms` of both integration prefixes. */
+export const leadFormsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  app.addHook('onRequest', app.authenticate)
+
+  app.get(
+    '/socialnet/accounts/:pageid/leadforms',
+    routeOptions({
+      operationId: 'leadFormsList',
+      summary: "List a Meta page's lead forms (every page of Graph's listing)",
+      tags: ['leads'],
+      access: 'bearer',
+      params: LeadFormsParams,
+      querystring: LeadFormsQuery,
+      response: { 200: Envelope(Type.Array(LeadForm)) },
+      errors: [400, 401, 403, 404, 502],
+    }),
+    async (request) => {
+      const deps = { db: platform.db, log: request.log, graph: platform.config.leads }
+      const forms = await listPageLeadForms(
+        deps,
+        request.auth.account_id,
+        request.params.pageid,
+        request.query,
+      )
+      return ok(forms)
+    },
+  )
+}

@@ -1,0 +1,42 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { Id, Nullable } from '../../platform/http/schemas.js'
+
+export const LeadFormsParams = Type.Object({
+  pageid: Type.String({ pattern: '^[0-9]+$', maxLength: 32, description: "The Meta page's id (digits)" }),
+})
+export type LeadFormsParams = Static<typeof LeadFormsParams>
+
+export const LeadFormsQuery = Type.Object({
+  pageaccesstoken: Type.String({
+    minLength: 1,
+    maxLength: 4096,
+    description: "The page's access token; Graph is asked with it and it is not kept",
+  }),
+  account_id: Type.Optional(Id({ description: "The caller's account or one of its sub-accounts" })),
+})
+export type LeadFormsQuery = Static<typeof LeadFormsQuery>
+
+/**
+ * The spec's lead form. What Graph leaves out is null (an empty list for `questions`); `created_time` is
+ * ISO 8601 when Graph's time (`2024-01-15T10:20:30+0000`) parses, else Graph's text as it came.
+ */
+export const LeadForm = Type.Object({
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  /** Graph's form status: `ACTIVE`, `ARCHIVED`, ... */
+  status: Nullable(Type.String()),
+  locale: Nullable(Type.String()),
+  questions: Type.Array(
+    Type.Object({
+      key: Nullable(Type.String()),
+      label: Nullable(Type.String()),
+      /** Graph's question type: `EMAIL`, `FULL_NAME`, `CUSTOM`, ... */
+      type: Nullable(Type.String()),
+    }),
+  ),
+  privacy_policy: Nullable(Type.Object({ url: Nullable(Type.String()), link_text: Nullable(Type.String()) })),
+  created_time: Nullable(Type.String()),
+  /** The page the forms were listed for (the path's `pageid`). */
+  page_id: Type.String(),
+})
+export type LeadForm = Static<typeof LeadForm>

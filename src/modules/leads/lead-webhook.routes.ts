@@ -1,0 +1,61 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import type { ModuleOptions } from '../../platform/context.js'
+import type { JsonFields } from '../../platform/http/json-fields.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { queueLeadEvent } from './jobs.js'
+import { EVENT_RECEIVED, LeadEventBody, PlainText, VerificationQuery } from './lead-webhook.schemas.js'
+import { readLeadPost, receiveLeadEvent, signaturesOf, verifySubscription } from './lead-webhook.service.js'
+
+const TEXT = 'text/plain; charset=utf-8'
+
+/** `/webhooks/socialnet/leads`: Meta's callback check, and its lead events, stored then filed by a job. */
+export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { db, queue } = platform
+  const { appSecret, verifyToken } = platform.config.leads
+  const read = (request: FastifyRequest, rawBody: Buffer) =>
+    readLeadPost(appSecret, signaturesOf(request.headers), rawBody)
+
+  // The signature covers the exact bytes sent: this scope reads the raw body, whatever the content type.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, rawBody: Buffer) =>
+    read(request, rawBody),
+  )
+
+  app.get(
+    '/webhooks/socialnet/leads',
+    routeOptions({
+      operationId: 'leadWebhookVerify',
+      summary: "Meta's check of the callback URL: hub.challenge echoed when hub.verify_token is ours",
+      tags: ['leads'],
+      access: 'public',
+      querystring: VerificationQuery,
+      response: { 200: PlainText('hub.challenge, as sent') },
+      errors: [400, 403],
+    }),
+    async (request, reply) => reply.type(TEXT).send(verifySubscription(verifyToken, request.query)),
+  )
+
+  app.post(
+    '/webhooks/socialnet/leads',
+    {
+      // The parser read and verified the body; the schema documents it and refuses nothing.
+      attachValidation: true,
+      ...routeOptions({
+        operationId: 'leadWebhookReceive',
+        summary: 'Lead events: verified, stored, answered EVENT_RECEIVED; each leadgen change filed by a job',
+        tags: ['leads'],
+        access: 'public',
+        body: LeadEventBody,
+        response: { 200: PlainText(EVENT_RECEIVED) },
+        errors: [400, 403, 503],
+      }),
+    },
+    async (request, reply) => {
+      // No body at all reaches no parser: it is judged like any other (a signature over nothing).
+      const payload = (request.body as unknown as JsonFields | undefined) ?? read(request, Buffer.alloc(0))
+      await receiveLeadEvent({ db, log: request.log }, payload, (id) => queueLeadEvent(queue, id))
+      return reply.type(TEXT).send(EVENT_RECEIVED)
+    },
+  )
+}

@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { leadsDepsOf } from './connection.service.js'
+import { RegisterWebhookBody, RegisterWebhookResponse } from './registration.schemas.js'
+import { registerWebhook } from './registration.service.js'
+
+/** Lead webhook registration, under `/socialnet/accounts/webhook` of both integration prefixes. */
+export const registrationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
+  const { publicBaseUrl, leads } = platform.config
+  app.addHook('onRequest', app.authenticate)
+
+  app.post(
+    '/socialnet/accounts/webhook',
+    routeOptions({
+      operationId: 'leadWebhookRegister',
+      summary:
+        "Subscribe the campaign's page to lead events and register our webhook with Meta (`{ success: true }` alone when the campaign is not found)",
+      tags: ['leads'],
+      access: 'bearer',
+      body: RegisterWebhookBody,
+      response: { 200: RegisterWebhookResponse },
+      errors: [400, 401, 403, 502, 503],
+    }),
+    async (request) => {
+      const deps = {
+        ...leadsDepsOf(platform),
+        log: request.log,
+        publicBaseUrl,
+        verifyToken: leads.verifyToken,
+      }
+      const registration = await registerWebhook(deps, request.auth, request.body)
+      return registration ? ok(registration) : { success: true as const }
+    },
+  )
+}

@@ -1,0 +1,142 @@
+import { createHmac, randomInt } from 'node:crypto'
+import { sql } from 'drizzle-orm'
+import { expect, vi } from 'vitest'
+import type { FakeGraphApi } from '../fakes/graph-api.js'
+import type { TestApp } from './app.js'
+import type { Tenant } from './fixtures.js'
+
+/** The Meta app every leads test runs with. */
+export const LEADS_APP = {
+  appId: '1234567890',
+  appSecret: 'leads-app-secret-0123456789abcdef',
+  verifyToken: 'leads-verify-token',
+} as const
+
+/** The service's environment for a fake Graph API at `graphUrl`. */
+export const leadsEnv = (graphUrl: string): Record<string, string> => ({
+  SOCIALNET_APP_ID: LEADS_APP.appId,
+  SOCIALNET_APP_SECRET: LEADS_APP.appSecret,
+  SOCIALNET_VERIFY_TOKEN: LEADS_APP.verifyToken,
+  GRAPH_API_URL: graphUrl,
+})
+
+/** `POST /v1/e/socialnet/auth/token` as the tenant: its connected Meta user token. */
+export async function storeLeadsToken(
+  t: TestApp,
+  tenant: Tenant,
+  accessToken: string,
+  expiresIn = 5_184_000,
+) {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/e/socialnet/auth/token',
+    headers: tenant.headers,
+    payload: { source: 'socialnet-leads', access_token: accessToken, expires_in: expiresIn },
+  })
+  if (response.statusCode !== 201 && response.statusCode !== 200)
+    throw new Error(`token answered ${response.statusCode}: ${response.body}`)
+  return response.json().data
+}
+
+/** `POST /v1/e/socialnet/campaigns` as the tenant; the campaign's id. */
+export async function createLeadCampaign(
+  t: TestApp,
+  tenant: Tenant,
+  pageId: string,
+  formId: string,
+): Promise<string> {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/e/socialnet/campaigns',
+    headers: tenant.headers,
+    payload: { page_id: pageId, form_id: formId },
+  })
+  if (response.statusCode !== 201)
+    throw new Error(`campaign answered ${response.statusCode}: ${response.body}`)
+  return response.json().data._id
+}
+
+/** Meta's lead event for these leads (one entry per page, one `leadgen` change per lead). */
+export function leadEvent(
+  changes: { leadgen_id: string; page_id: string; form_id: string; created_time?: number; ad_id?: string }[],
+) {
+  const pages = [...new Set(changes.map((change) => change.page_id))]
+  const time = Math.floor(Date.now() / 1000)
+  return {
+    object: 'page',
+    entry: pages.map((pageId) => ({
+      id: pageId,
+      time,
+      changes: changes
+        .filter((change) => change.page_id === pageId)
+        .map((change) => ({ field: 'leadgen', value: { created_time: time, ...change } })),
+    })),
+  }
+}
+
+/** A lead event posted as Meta posts it: the raw body with `X-Hub-Signature` and `X-Hub-Signature-256`. */
+export function signedLeadPost(body: object | string, appSecret: string = LEADS_APP.appSecret) {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body)
+  const hmac = (algorithm: 'sha1' | 'sha256') =>
+    createHmac(algorithm, appSecret).update(payload).digest('hex')
+  return {
+    method: 'POST' as const,
+    url: '/webhooks/socialnet/leads',
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature': `sha1=${hmac('sha1')}`,
+      'x-hub-signature-256': `sha256=${hmac('sha256')}`,
+    },
+    payload,
+  }
+}
+
+/** Polls `check` until it passes (10 s at most): jobs run in the background. */
+export const eventually = <T>(check: () => T | Promise<T>) =>
+  vi.waitFor(check, { timeout: 10_000, interval: 100 })
+
+let sequence = 0
+/** A fresh Graph id: digits, as Meta's are. */
+export const graphId = () => `${Date.now()}${++sequence}${randomInt(10)}`
+export const emailFor = (name: string) => `${name}-${graphId()}@example.com`
+
+/** The rows of a raw `db.execute`. */
+export const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
+
+/** Waits until no sync of the campaign is queued or running: its first one reads Graph too. */
+export const campaignSyncSettled = (t: TestApp, campaignId: string) =>
+  eventually(async () => {
+    const pending = await t.app.platform.db.execute(
+      sql`select 1 from pgboss.job where data ->> 'campaign_id' = ${campaignId} and state in ('created', 'retry', 'active')`,
+    )
+    expect(rowsOf(pending)).toHaveLength(0)
+  })
+
+/** A page and lead form of the tenant's, its Meta user and page tokens, and the campaign claiming them. */
+export async function seller(
+  t: TestApp,
+  graph: FakeGraphApi,
+  tenant: Tenant,
+  options: { connected?: boolean } = {},
+) {
+  const pageId = graphId()
+  const formId = graphId()
+  const userToken = `EAAuser${pageId}`
+  const pageToken = `EAApage${pageId}`
+  graph.addUser(userToken, { [pageId]: pageToken })
+  graph.addForm(pageId, { id: formId, name: 'Spring offer' })
+  if (options.connected ?? true) await storeLeadsToken(t, tenant, userToken)
+  const campaignId = await createLeadCampaign(t, tenant, pageId, formId)
+  await campaignSyncSettled(t, campaignId)
+  return { pageId, formId, userToken, pageToken, campaignId }
+}
+
+export type LeadsPage = Awaited<ReturnType<typeof seller>>
+
+/** A lead Graph holds for the page's form; its id. */
+export function graphLead(graph: FakeGraphApi, page: LeadsPage, fields: Record<string, string>) {
+  const id = graphId()
+  const field_data = Object.entries(fields).map(([name, value]) => ({ name, values: [value] }))
+  graph.addLead(page.formId, { id, created_time: new Date(), field_data })
+  return id
+}
