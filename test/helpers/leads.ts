@@ -140,3 +140,23 @@ export function graphLead(graph: FakeGraphApi, page: LeadsPage, fields: Record<s
   graph.addLead(page.formId, { id, created_time: new Date(), field_data })
   return id
 }
+
+/** The campaign as `GET /v1/e/socialnet/campaigns` lists it (deleted ones too). */
+export async function campaignOf(t: TestApp, tenant: Tenant, campaignId: string) {
+  const response = await t.app.inject({
+    url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100',
+    headers: tenant.headers,
+  })
+  expect(response.statusCode).toBe(200)
+  return response.json().data.find((campaign: { _id: string }) => campaign._id === campaignId)
+}
+
+/** The campaign's leads (the newest 100) through `GET /v1/e/socialnet/campaigns/:id/leads`. */
+export async function leadsOf(t: TestApp, tenant: Tenant, campaignId: string) {
+  const response = await t.app.inject({
+    url: `/v1/e/socialnet/campaigns/${campaignId}/leads?limit=100`,
+    headers: tenant.headers,
+  })
+  expect(response.statusCode).toBe(200)
+  return response.json().data as Record<string, unknown>[]
+}

@@ -8,6 +8,7 @@ import {
   type Tenant,
 } from '../../../test/helpers/fixtures.js'
 import {
+  campaignOf,
   campaignSyncSettled,
   eventually,
   graphId,
@@ -16,6 +17,7 @@ import {
   type LeadsPage,
   leadEvent,
   leadsEnv,
+  leadsOf,
   rowsOf,
   seller,
   signedLeadPost,
@@ -32,24 +34,6 @@ const sync = (t: TestApp, tenant: Tenant, campaignId: string, prefix = '/v1/e') 
     url: `${prefix}/socialnet/campaigns/${campaignId}/sync`,
     headers: tenant.headers,
   })
-
-const campaignOf = async (t: TestApp, tenant: Tenant, campaignId: string) =>
-  (
-    await t.app.inject({
-      url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100',
-      headers: tenant.headers,
-    })
-  )
-    .json()
-    .data.find((campaign: { _id: string }) => campaign._id === campaignId)
-
-const leadsOf = async (t: TestApp, tenant: Tenant, campaignId: string) =>
-  (
-    await t.app.inject({
-      url: `/v1/e/socialnet/campaigns/${campaignId}/leads?limit=100`,
-      headers: tenant.headers,
-    })
-  ).json().data as { leadgen_id: string; status: string; source: string; contact_id: string | null }[]
 
 /** The `time_created` bound of the form's last leads read, in Unix seconds; null when it read all. */
 function lastReadBound(graph: FakeGraphApi, page: LeadsPage): number | null {

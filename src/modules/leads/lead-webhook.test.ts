@@ -3,7 +3,7 @@ import { count, eq, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { contactsOf, contactsWithEmail, type Tenant } from '../../../test/helpers/fixtures.js'
+import { contactsOf, contactsWithEmail } from '../../../test/helpers/fixtures.js'
 import {
   emailFor,
   eventually,
@@ -12,6 +12,7 @@ import {
   LEADS_APP,
   leadEvent,
   leadsEnv,
+  leadsOf,
   seller,
   signedLeadPost,
 } from '../../../test/helpers/leads.js'
@@ -20,15 +21,6 @@ import { REQUEUE_LEAD_EVENTS_JOB } from './jobs.js'
 import { leads, leadWebhookEvents } from './tables.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
-
-const leadsOf = async (t: TestApp, tenant: Tenant, campaignId: string) => {
-  const response = await t.app.inject({
-    url: `/v1/e/socialnet/campaigns/${campaignId}/leads?limit=100`,
-    headers: tenant.headers,
-  })
-  expect(response.statusCode).toBe(200)
-  return response.json().data as Record<string, unknown>[]
-}
 
 const storedLead = async (t: TestApp, leadgenId: string) =>
   (await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId)))[0]

@@ -4,7 +4,13 @@ import { expect, vi } from 'vitest'
 import { type FakeGraphApi, startFakeGraphApi } from '../../../test/fakes/graph-api.js'
 import { buildTestApp, captureLogs, listenTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { anId, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createLeadCampaign, LEADS_APP, leadsEnv, storeLeadsToken } from '../../../test/helpers/leads.js'
+import {
+  campaignOf,
+  createLeadCampaign,
+  LEADS_APP,
+  leadsEnv,
+  storeLeadsToken,
+} from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { leadWebhookRegistrations } from './tables.js'
 
@@ -75,13 +81,6 @@ const registrationsOf = (t: TestApp, accountId: string, campaignId: string) =>
         eq(leadWebhookRegistrations.campaignId, campaignId),
       ),
     )
-
-/** The campaign as `GET /socialnet/campaigns` lists it. */
-async function campaignOf(t: TestApp, tenant: Tenant, campaignId: string) {
-  const response = await t.app.inject({ url: '/v1/e/socialnet/campaigns?limit=100', headers: tenant.headers })
-  expect(response.statusCode).toBe(200)
-  return response.json().data.find((campaign: { _id: string }) => campaign._id === campaignId)
-}
 
 test('registers the webhook through the spec steps in order, Meta verifying our callback', async ({
   t,
