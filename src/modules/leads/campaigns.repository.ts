@@ -41,6 +41,16 @@ export async function findCampaign(
   db: Database,
   accountId: string,
   id: string,
+): Promise<CampaignRow | undefined> {
+  const [row] = await db.select().from(leadCampaigns).where(ofAccount(accountId, id))
+  return row
+}
+
+/** The campaign as its view shows it, with `last_lead_at`. */
+export async function findCampaignView(
+  db: Database,
+  accountId: string,
+  id: string,
 ): Promise<CampaignListRow | undefined> {
   const [row] = await db
     .select({ campaign: leadCampaigns, lastLeadAt })

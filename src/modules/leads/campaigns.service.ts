@@ -6,7 +6,7 @@ import { paginate } from '../../platform/http/pagination.js'
 import { requireAccount } from '../accounts/accounts.service.js'
 import {
   type CampaignListRow,
-  findCampaign,
+  findCampaignView,
   insertCampaign,
   listCampaigns,
   markCampaignDeleted,
@@ -54,7 +54,7 @@ export async function createCampaign(
 }
 
 export async function getCampaign(db: Database, accountId: string, id: string): Promise<Campaign> {
-  const row = await findCampaign(db, accountId, id)
+  const row = await findCampaignView(db, accountId, id)
   if (!row) throw new NotFound(CAMPAIGN_NOT_FOUND)
   return campaignView(row)
 }

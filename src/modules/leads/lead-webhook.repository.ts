@@ -1,25 +1,43 @@
 import { and, eq, isNull, lt, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { gatherWrites } from '../../platform/db/gathered-writes.js'
 import { newId } from '../../platform/db/ids.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { leadWebhookEvents } from './tables.js'
 
 export type LeadWebhookEventRow = typeof leadWebhookEvents.$inferSelect
 
-const eventInsert = preparedStatement(
-  'lead_webhook_event_insert',
+const eventsInsert = preparedStatement(
+  'lead_webhook_events_insert',
   sql`insert into ${leadWebhookEvents} (id, payload)
-    values (${sql.placeholder('id')}, ${sql.placeholder('payload')}::jsonb)`,
+    select id, payload::jsonb from unnest(${sql.placeholder('ids')}::text[], ${sql.placeholder('payloads')}::text[])
+      as event(id, payload)`,
 )
 
+/** Writes at once at most, and events per write: a burst of posts becomes a few multi-row inserts. */
+const EVENT_WRITES_IN_FLIGHT = 4
+const EVENTS_PER_WRITE = 100
+
 /**
- * Keeps a verified lead event; its id. Every lead event Meta posts runs it, in autocommit: one prepared
- * statement, the only one before Meta is answered.
+ * Keeps verified lead events: each call answers its event's id once the event is committed. Events posted
+ * while earlier ones are being written go together in the next insert (one prepared statement in
+ * autocommit, so one commit for all), the only statement before Meta is answered (docs/decisions.md).
  */
-export async function insertLeadWebhookEvent(db: Database, payload: unknown): Promise<string> {
-  const id = newId()
-  await eventInsert(db, { id, payload: JSON.stringify(payload) })
-  return id
+export function leadEventWriter(db: Database): (payload: unknown) => Promise<string> {
+  const write = gatherWrites<{ id: string; payload: string }>(
+    async (events) => {
+      await eventsInsert(db, {
+        ids: events.map((event) => event.id),
+        payloads: events.map((event) => event.payload),
+      })
+    },
+    { maxInFlight: EVENT_WRITES_IN_FLIGHT, maxItems: EVENTS_PER_WRITE },
+  )
+  return async (payload) => {
+    const id = newId()
+    await write({ id, payload: JSON.stringify(payload) })
+    return id
+  }
 }
 
 /** The event, locked until the transaction ends, so that two runs of its job cannot both file it. */

@@ -4,6 +4,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import type { JsonFields } from '../../platform/http/json-fields.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { queueLeadEvent } from './jobs.js'
+import { leadEventWriter } from './lead-webhook.repository.js'
 import { EVENT_RECEIVED, LeadEventBody, PlainText, VerificationQuery } from './lead-webhook.schemas.js'
 import { readLeadPost, receiveLeadEvent, signaturesOf, verifySubscription } from './lead-webhook.service.js'
 
@@ -13,6 +14,7 @@ const TEXT = 'text/plain; charset=utf-8'
 export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, queue } = platform
   const { appSecret, verifyToken } = platform.config.leads
+  const storeEvent = leadEventWriter(db)
   const read = (request: FastifyRequest, rawBody: Buffer) =>
     readLeadPost(appSecret, signaturesOf(request.headers), rawBody)
 
@@ -54,7 +56,7 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     async (request, reply) => {
       // No body at all reaches no parser: it is judged like any other (a signature over nothing).
       const payload = (request.body as unknown as JsonFields | undefined) ?? read(request, Buffer.alloc(0))
-      await receiveLeadEvent({ db, log: request.log }, payload, (id) => queueLeadEvent(queue, id))
+      await receiveLeadEvent({ storeEvent, log: request.log }, payload, (id) => queueLeadEvent(queue, id))
       return reply.type(TEXT).send(EVENT_RECEIVED)
     },
   )

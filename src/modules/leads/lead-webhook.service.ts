@@ -11,7 +11,6 @@ import { claimLead, findLeadByLeadgenId, insertLead, type LeadRow } from './lead
 import type { EnqueueCapture } from './lead-capture.service.js'
 import {
   findUnprocessedBefore,
-  insertLeadWebhookEvent,
   lockLeadWebhookEvent,
   markLeadWebhookEventProcessed,
 } from './lead-webhook.repository.js'
@@ -105,13 +104,13 @@ export function readLeadPost(
  * (requeueUnprocessedEvents). When it cannot be stored Meta is answered 503 and delivers it again.
  */
 export async function receiveLeadEvent(
-  deps: { db: Database; log: Logger },
+  deps: { storeEvent: (payload: unknown) => Promise<string>; log: Logger },
   payload: JsonFields,
   queueFiling: (eventId: string) => void,
 ): Promise<void> {
   let id: string
   try {
-    id = await insertLeadWebhookEvent(deps.db, payload)
+    id = await deps.storeEvent(payload)
   } catch (error) {
     deps.log.error({ err: error }, 'lead event could not be stored; Meta will deliver it again')
     throw new Unavailable('The event could not be stored; please retry')

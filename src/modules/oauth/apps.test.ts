@@ -18,6 +18,7 @@ const SPEC_SCOPES = [
 ]
 /** Added with the reviews module (issue 18). */
 const REVIEWS_SCOPES = ['reviews.read', 'reviews.write']
+const LEADS_SCOPES = ['leads.read', 'leads.write']
 
 const newApp = (overrides: Record<string, unknown> = {}) => ({
   name: 'Reporting Hub',
@@ -32,13 +33,13 @@ const storedRow = async (t: TestApp, id: string) =>
   (await t.app.platform.db.select().from(oauthApps).where(eq(oauthApps.id, id)))[0]
 
 describe('OAuth apps and scopes (admin API)', () => {
-  test("holds the spec's nine scopes and the reviews scopes, with descriptions and categories", async ({
+  test("holds the spec's nine scopes, the reviews and the leads scopes, with descriptions and categories", async ({
     t,
   }) => {
     const response = await admin(t, 'GET', '/scopes')
     expect(response.statusCode).toBe(200)
     const scopes = response.json().data as { scope: string; description: string; category: string }[]
-    expect(scopes.map((s) => s.scope).sort()).toEqual([...SPEC_SCOPES, ...REVIEWS_SCOPES].sort())
+    expect(scopes.map((s) => s.scope).sort()).toEqual([...SPEC_SCOPES, ...REVIEWS_SCOPES, ...LEADS_SCOPES].sort())
     for (const scope of scopes) {
       expect(scope.description).not.toBe('')
       expect(scope.category).not.toBe('')
