@@ -39,7 +39,9 @@ describe('OAuth apps and scopes (admin API)', () => {
     const response = await admin(t, 'GET', '/scopes')
     expect(response.statusCode).toBe(200)
     const scopes = response.json().data as { scope: string; description: string; category: string }[]
-    expect(scopes.map((s) => s.scope).sort()).toEqual([...SPEC_SCOPES, ...REVIEWS_SCOPES, ...LEADS_SCOPES].sort())
+    expect(scopes.map((s) => s.scope).sort()).toEqual(
+      [...SPEC_SCOPES, ...REVIEWS_SCOPES, ...LEADS_SCOPES].sort(),
+    )
     for (const scope of scopes) {
       expect(scope.description).not.toBe('')
       expect(scope.category).not.toBe('')
