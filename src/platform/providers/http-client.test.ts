@@ -189,7 +189,7 @@ describe('providerRequest', () => {
     await providerRequest(
       {
         url: `${provider.url}/accounts`,
-        query: { api_key: 'sk-query-secret', limit: 5 },
+        query: { api_key: 'sk-query-secret', fb_exchange_token: 'user-token-secret', limit: 5 },
         headers: { authorization: 'Bearer header-secret', 'x-trace': 'visible' },
       },
       log,
@@ -201,9 +201,10 @@ describe('providerRequest', () => {
     expect(calls).toHaveLength(1)
     const logged = calls[0]?.fields.provider as { url: string; headers: Record<string, string> }
     expect(logged.url).toContain('api_key=[REDACTED]')
+    expect(logged.url).toContain('fb_exchange_token=[REDACTED]')
     expect(logged.url).toContain('limit=5')
     expect(logged.headers.authorization).toBe('[REDACTED]')
     expect(logged.headers['x-trace']).toBe('visible')
-    expect(JSON.stringify(calls)).not.toMatch(/sk-query-secret|header-secret/)
+    expect(JSON.stringify(calls)).not.toMatch(/sk-query-secret|user-token-secret|header-secret/)
   })
 })
