@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { describe, expect } from 'vitest'
+import { describe, expect, vi } from 'vitest'
 import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
 import type { TestApp } from '../../../test/helpers/app.js'
 import {
@@ -169,11 +169,9 @@ describe('the reconciliation sync', () => {
     expect((await sync(t, owner, page.campaignId)).statusCode).toBe(200)
   })
 
-  test('the periodic run syncs each campaign not synced for the interval, and heals a dropped subscription', async ({
-    t,
-    graph,
-    owner,
-  }) => {
+  test('the periodic run syncs each campaign not synced for the interval, and heals a dropped subscription', {
+    timeout: 60_000,
+  }, async ({ t, graph, owner }) => {
     const page = await seller(t, graph, owner)
     // As registered: Meta holds our app on the page; then Meta drops it.
     await t.app.platform.db.execute(
@@ -185,7 +183,21 @@ describe('the reconciliation sync', () => {
 
     const { db, queue } = t.app.platform
     expect(await queueDueSyncs({ db, queue, intervalMinutes: 15 })).toBeGreaterThanOrEqual(1)
-    await eventually(async () => expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(1))
+    // Once failed in a CI run under load with no contact after 10 s: the wait is longer, and a failure
+    // now shows the campaign's sync jobs and hold.
+    await vi.waitFor(
+      async () => {
+        const jobs = await t.app.platform.db.execute(
+          sql`select name, state, output from pgboss.job where data ->> 'campaign_id' = ${page.campaignId}`,
+        )
+        const hold = await t.app.platform.db.execute(
+          sql`select sync_started_at, synced_at from lead_campaigns where id = ${page.campaignId}`,
+        )
+        const seen = JSON.stringify({ jobs: rowsOf(jobs), hold: rowsOf(hold) })
+        expect(await contactsWithEmail(t.app, owner, email), seen).toHaveLength(1)
+      },
+      { timeout: 30_000, interval: 200 },
+    )
     await campaignSyncSettled(t, page.campaignId)
     const campaign = await campaignOf(t, owner, page.campaignId)
     expect(campaign).toMatchObject({ subscription_status: 'resubscribed', subscription_error: null })
