@@ -68,6 +68,12 @@ describe('configuration', () => {
     [{ MAIL_PROVIDER: 'mailgun' }, 'MAIL_PROVIDER must be one of outbox, sendgrid'],
     [{ EMAIL_SEND_MAINTENANCE: 'yes' }, 'EMAIL_SEND_MAINTENANCE must be true or false'],
     [{ SECRETS_ENCRYPTION_KEY: 'abcd' }, 'SECRETS_ENCRYPTION_KEY must be 32 bytes'],
+    [{ GRAPH_API_VERSION: '18' }, 'GRAPH_API_VERSION must look like v18.0'],
+    [{ GRAPH_API_URL: 'graph' }, 'GRAPH_API_URL must be a URL'],
+    [
+      { LEADS_SYNC_INTERVAL_MINUTES: '0' },
+      'LEADS_SYNC_INTERVAL_MINUTES must be an integer between 1 and 1440',
+    ],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -162,5 +168,33 @@ describe('configuration', () => {
       'SQUARE_WEBHOOK_URL must be a URL',
     )
     expect(() => loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '0' })).toThrow('DATABASE_POOL_SIZE')
+  })
+
+  it('reads the Meta app and Graph settings, with the spec example version by default', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).leads).toEqual({
+      appId: undefined,
+      appSecret: undefined,
+      verifyToken: undefined,
+      graphApiUrl: 'https://graph.facebook.com',
+      graphApiVersion: 'v18.0',
+      syncIntervalMinutes: 15,
+    })
+    const set = loadConfig({
+      DATA_DIR: tempDir(),
+      SOCIALNET_APP_ID: '123',
+      SOCIALNET_APP_SECRET: 'secret',
+      SOCIALNET_VERIFY_TOKEN: 'verify',
+      GRAPH_API_URL: 'http://127.0.0.1:9999/',
+      GRAPH_API_VERSION: 'v21.0',
+      LEADS_SYNC_INTERVAL_MINUTES: '5',
+    })
+    expect(set.leads).toEqual({
+      appId: '123',
+      appSecret: 'secret',
+      verifyToken: 'verify',
+      graphApiUrl: 'http://127.0.0.1:9999',
+      graphApiVersion: 'v21.0',
+      syncIntervalMinutes: 5,
+    })
   })
 })
