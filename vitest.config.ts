@@ -8,8 +8,9 @@ export default defineConfig({
     // Two files at once even on two cores (vitest's default is cores - 1, one here): most of a file's time
     // is spent waiting on its database and job queue (docs/decisions.md, the test suite's time).
     maxWorkers: 2,
-    // Drops, at the end of the run, the PostgreSQL databases of files that failed before dropping their own.
-    globalSetup: ['test/helpers/database-run.ts'],
+    // Compiles dist/ once for the tests that start the server, worker and CLI as users do; drops, at the end
+    // of the run, the PostgreSQL databases of files that failed before dropping their own.
+    globalSetup: ['test/helpers/build-run.ts', 'test/helpers/database-run.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { describe } from 'vitest'
 import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
 import { createAccount } from './helpers/fixtures.js'
+import { npmScriptCommand } from './helpers/npm-scripts.js'
 import { test } from './helpers/tenant-test.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -20,11 +21,16 @@ interface CliRun {
   json(): Record<string, unknown>
 }
 
-/** Runs a script under src/cli as the operator does (minus npm); `env` values of undefined are unset. */
-function runScript(script: string, args: string[], env: Record<string, string | undefined>): Promise<CliRun> {
+/** Runs an npm script of the CLI as the operator does (minus npm); `env` values of undefined are unset. */
+function runScript(
+  script: 'cli' | 'db:migrate',
+  args: string[],
+  env: Record<string, string | undefined>,
+): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name]
-  const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${script}`, ...args], {
+  const { command, args: flags } = npmScriptCommand(script)
+  const child = spawn(command, [...flags, ...args], {
     cwd: root,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -69,7 +75,7 @@ const SEQUENTIAL_CLI_MS = 120_000
 describe.concurrent('the operator CLI against a running service', () => {
   let platformUrl: string
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-    runScript('main.ts', args, { PLATFORM_URL: platformUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env })
+    runScript('cli', args, { PLATFORM_URL: platformUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env })
 
   // The CLI is a client of the admin API over HTTP: the file's app listens.
   test.beforeAll(async ({ t }) => {
@@ -436,7 +442,7 @@ describe.concurrent('the operator CLI against a running service', () => {
     const env = t.database.url
       ? { DATABASE_URL: t.database.url }
       : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }
-    const run = await runScript('migrate.ts', [], { ...env, NODE_ENV: 'test' })
+    const run = await runScript('db:migrate', [], { ...env, NODE_ENV: 'test' })
     expect(run.stderr).toBe('')
     expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })
   })

@@ -1,4 +1,4 @@
-import { type AddressObject, simpleParser } from 'mailparser'
+import type { AddressObject } from 'mailparser'
 import { Invalid } from '../../platform/http/errors.js'
 
 /** SendGrid's Inbound Parse posts messages of up to 30 MB. */
@@ -80,6 +80,8 @@ export async function parseInboundForm(
 async function fromRawMessage(message: Buffer, envelope: InboundEmail['envelope']): Promise<InboundEmail> {
   // As the parsed form posts them: each part as sent, no text made from HTML or HTML from text, and
   // `cid:` links left pointing at the attachments instead of copying images into the HTML.
+  // Loaded on the first raw message: the parser and its HTML tools are large, and most mail comes parsed.
+  const { simpleParser } = await import('mailparser')
   const parsed = await simpleParser(message, {
     skipHtmlToText: true,
     skipTextToHtml: true,

@@ -1,5 +1,5 @@
-import Stripe from 'stripe'
 import type { Database } from '../../platform/db/connection.js'
+import { isId } from '../../platform/db/ids.js'
 import { replaceUnstorable } from '../../platform/db/storable.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { isJsonObject, type JsonFields, textOf } from '../../platform/http/json-fields.js'
@@ -10,7 +10,7 @@ import {
   scheduleReviewRequests,
 } from './requests.service.js'
 import type { WebhookEventRow } from './webhook-events.repository.js'
-import { accountOfEvent, type WebhookPost } from './webhook-events.service.js'
+import { accountOfEvent, keptEventId, type WebhookPost } from './webhook-events.service.js'
 
 /** The spec: "invalid signature gives 400". */
 export const INVALID_SIGNATURE = 'Invalid signature'
@@ -27,12 +27,14 @@ export const BARE_CHARGE = 'charge'
  * What Stripe posted, from the exact bytes it sent: `Stripe-Signature` verified with STRIPE_WEBHOOK_SECRET
  * (`constructEvent`, 300 s tolerance) before anything is read; 400 without a valid one.
  */
-export function readStripePost(
+export async function readStripePost(
   secret: string | undefined,
   signature: string | undefined,
   rawBody: Buffer,
-): unknown {
+): Promise<unknown> {
   if (!secret || !signature) throw new Invalid(INVALID_SIGNATURE)
+  // Loaded on the first post: the package is large, and a server without Stripe never needs it.
+  const { default: Stripe } = await import('stripe')
   try {
     return replaceUnstorable(
       Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS),
@@ -53,16 +55,27 @@ export function stripeWebhookPost(body: unknown): WebhookPost & { accountId: str
     const { id, type } = body
     const payload = body.data.object
     if (typeof id === 'string' && typeof type === 'string')
-      return { eventId: id, type, payload, accountId: paymentAccountId(payload) }
+      return { eventId: keptEventId('id', id), type, payload, accountId: paymentAccountId(payload) }
   }
   if (isJsonObject(body) && typeof body.id === 'string' && typeof body.status === 'string')
-    return { eventId: body.id, type: BARE_CHARGE, payload: body, accountId: paymentAccountId(body) }
+    return {
+      eventId: keptEventId('id', body.id),
+      type: BARE_CHARGE,
+      payload: body,
+      accountId: paymentAccountId(body),
+    }
   throw new Invalid('body must be a Stripe event or a charge object')
 }
 
-/** The account a payment names (`metadata.account_id`), stored with its event. */
-const paymentAccountId = (payload: unknown): string | undefined =>
-  isJsonObject(payload) && isJsonObject(payload.metadata) ? textOf(payload.metadata.account_id) : undefined
+/**
+ * The account a payment names (`metadata.account_id`), stored with its event when it is an id: anything else
+ * names no account (applying the event says so) and is no key for the events' index by account.
+ */
+function paymentAccountId(payload: unknown): string | undefined {
+  const named =
+    isJsonObject(payload) && isJsonObject(payload.metadata) ? textOf(payload.metadata.account_id) : undefined
+  return named !== undefined && isId(named) ? named : undefined
+}
 
 export interface Payment {
   accountId: string | undefined

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { PGlite } from '@electric-sql/pglite'
+import { Worker } from 'node:worker_threads'
+import type { PGlite } from '@electric-sql/pglite'
 import { sql } from 'drizzle-orm'
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
 import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import pg from 'pg'
 import { lockDataDir } from './data-dir-lock.js'
 
@@ -20,6 +20,8 @@ export interface DatabaseHandle {
   /** What pg-boss connects with: its own pool on PostgreSQL, the shared embedded instance on PGlite. */
   jobsConnection: { connectionString: string } | { executeSql: RawExecutor }
   ping(): Promise<void>
+  /** The API's connections on PostgreSQL (metrics); the embedded database has no pool. */
+  poolStats?(): { total: number; idle: number; waiting: number }
   close(): Promise<void>
 }
 
@@ -52,18 +54,58 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
     ping: async () => {
       await pool.query('select 1')
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   }
 }
 
-async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
-  const unlock = dataDir ? lockDataDir(dataDir) : () => undefined
-  const client = await PGlite.create(dataDir ? join(dataDir, 'pglite') : undefined).catch(
-    (error: unknown) => {
-      unlock()
-      throw error
+/**
+ * PostgreSQL settings of the embedded database. PGlite's default shared_buffers (128 MB) sits in the
+ * process's WebAssembly memory; 16 MB keeps an idle server's RSS down (docs/decisions.md, the figures).
+ */
+const PGLITE_SETTINGS = ['shared_buffers=16MB']
+
+/**
+ * Creates the embedded database's cluster (initdb) in a worker thread that then exits: initdb grows
+ * PGlite's WebAssembly memory to over 600 MB, which a process never gives back, so the server opening it
+ * afterwards holds only what a restarted one does.
+ */
+async function initPgliteCluster(path: string): Promise<void> {
+  if (existsSync(join(path, 'PG_VERSION'))) return
+  const worker = new Worker(
+    `const { workerData } = require('node:worker_threads')
+     import(workerData.pglite).then(({ PGlite }) => PGlite.create(workerData.options)).then((db) => db.close())`,
+    {
+      eval: true,
+      workerData: {
+        pglite: import.meta.resolve('@electric-sql/pglite'),
+        options: { dataDir: path, postgresqlconf: PGLITE_SETTINGS },
+      },
     },
   )
+  await new Promise<void>((resolve, reject) => {
+    worker.once('error', reject)
+    worker.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`initdb of ${path} exited with ${code}`)),
+    )
+  })
+}
+
+/** PGlite is loaded only here, for the embedded database: a server on PostgreSQL never holds its code. */
+async function createPglite(path: string | undefined): Promise<PGlite> {
+  if (path) await initPgliteCluster(path)
+  const { PGlite } = await import('@electric-sql/pglite')
+  return PGlite.create({ dataDir: path, postgresqlconf: PGLITE_SETTINGS })
+}
+
+async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
+  const unlock = dataDir ? lockDataDir(dataDir) : () => undefined
+  const path = dataDir ? join(dataDir, 'pglite') : undefined
+  const client = await createPglite(path).catch((error: unknown) => {
+    unlock()
+    throw error
+  })
+  const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite')
   const db = drizzlePglite(client) as unknown as Database
   return {
     kind: 'pglite',
@@ -89,6 +131,7 @@ async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> 
 /** Applies the committed migrations under drizzle/; safe when several processes start at once. */
 export async function migrateDatabase(handle: DatabaseHandle, options: DatabaseOptions): Promise<void> {
   if (handle.kind === 'pglite') {
+    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator')
     await migratePglite(handle.db as never, { migrationsFolder: MIGRATIONS_FOLDER })
     return
   }
