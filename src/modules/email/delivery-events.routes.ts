@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { routeOptions } from '../../platform/http/route-options.js'
+import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { EventBatch, Received } from './delivery-events.schemas.js'
 import { readEventPost, receiveEventBatch } from './delivery-events.service.js'
 import { enqueueDeliveryEvents } from './jobs.js'
@@ -44,6 +44,12 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',
         tags: ['email'],
         access: 'public',
+        headers: signatureHeaders({
+          [SIGNATURE_HEADER]:
+            'The base64 DER ECDSA P-256 / SHA-256 signature of the timestamp header followed by the body, ' +
+            'checked with SENDGRID_WEBHOOK_PUBLIC_KEY when it is set; 403 without a valid one',
+          [TIMESTAMP_HEADER]: 'The timestamp SendGrid signed with the body',
+        }),
         body: EventBatch,
         response: { 200: Received },
         errors: [403, 503],

@@ -42,6 +42,9 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         operationId: 'inboundReceive',
         summary:
           'Receive a reply through SendGrid Inbound Parse (multipart: the parsed form, or the raw MIME message in `email`; or the same fields as JSON)',
+        description:
+          'Unsigned: SendGrid signs no Inbound Parse post. A reply is kept only when it answers mail this ' +
+          'service sent.',
         tags: ['email'],
         access: 'public',
         consumes: ['multipart/form-data', 'application/json'],

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import type { JsonFields } from '../../platform/http/json-fields.js'
-import { routeOptions } from '../../platform/http/route-options.js'
+import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueLeadEvent } from './jobs.js'
 import { leadEventWriter } from './lead-webhook.repository.js'
 import { EVENT_RECEIVED, LeadEventBody, PlainText, VerificationQuery } from './lead-webhook.schemas.js'
@@ -48,6 +48,12 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
         summary: 'Lead events: verified, stored, answered EVENT_RECEIVED; each leadgen change filed by a job',
         tags: ['leads'],
         access: 'public',
+        headers: signatureHeaders({
+          'x-hub-signature':
+            '`sha1=<hex HMAC-SHA1 of the body with SOCIALNET_APP_SECRET>`; 403 without a valid one',
+          'x-hub-signature-256':
+            '`sha256=<hex HMAC-SHA256 of the body with the same secret>`, checked when sent',
+        }),
         body: LeadEventBody,
         response: { 200: PlainText(EVENT_RECEIVED) },
         errors: [400, 403, 503],

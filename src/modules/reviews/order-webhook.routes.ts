@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { routeOptions } from '../../platform/http/route-options.js'
+import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueWebhookEvent } from './jobs.js'
 import { SquarePostBody } from './order-webhook.schemas.js'
 import { readSquarePost, receiveSquarePost, signatureOf } from './order-webhook.service.js'
@@ -28,6 +28,13 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         summary: 'Square orders: a COMPLETED order of a claimed location schedules review requests',
         tags: ['reviews'],
         access: 'public',
+        headers: signatureHeaders({
+          'x-square-hmacsha256-signature':
+            'The base64 HMAC-SHA256 with SQUARE_WEBHOOK_SIGNATURE_KEY of SQUARE_WEBHOOK_URL followed by the ' +
+            'body; 400 `Invalid signature` without a valid one',
+          'x-orderprovider-signature':
+            "The same signature under the name the spec gives it, when Square's is absent",
+        }),
         body: SquarePostBody,
         response: { 200: Acknowledged },
         errors: [400, 503],

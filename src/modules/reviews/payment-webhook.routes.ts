@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
-import { routeOptions } from '../../platform/http/route-options.js'
+import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueWebhookEvent } from './jobs.js'
 import { Acknowledged, StripePostBody } from './payment-webhook.schemas.js'
 import { readStripePost, stripeWebhookPost } from './payment-webhook.service.js'
 import { receiveWebhookPost } from './webhook-events.service.js'
+
+const SIGNATURE_HEADER = 'stripe-signature'
 
 /** `POST /reviews/webhook/paymentprovider/charge`: Stripe's webhook, stored, then applied by a job. */
 export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -15,7 +17,7 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
   // The signature covers the exact bytes sent: this scope reads the raw body, whatever the content type.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer' }, async (request: FastifyRequest, rawBody: Buffer) => {
-    const signature = request.headers['stripe-signature']
+    const signature = request.headers[SIGNATURE_HEADER]
     return readStripePost(secret, typeof signature === 'string' ? signature : undefined, rawBody)
   })
 
@@ -29,6 +31,11 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         summary: 'Stripe payments: a succeeded charge schedules review requests, a refund cancels them',
         tags: ['reviews'],
         access: 'public',
+        headers: signatureHeaders({
+          [SIGNATURE_HEADER]:
+            '`t=<Unix seconds>,v1=<hex HMAC-SHA256 of "t.body" with STRIPE_WEBHOOK_SECRET>`, at most 5 ' +
+            'minutes old; 400 `Invalid signature` without a valid one',
+        }),
         body: StripePostBody,
         response: { 200: Acknowledged },
         errors: [400, 503],

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
-import { routeOptions } from '../../platform/http/route-options.js'
+import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { REVIEWS_READ } from './review-access.service.js'
 import { InboundSmsBody, ListQuery, SmsOptOut } from './sms-opt-outs.schemas.js'
 import {
@@ -47,6 +47,11 @@ export const smsOptOutsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         tags: ['reviews'],
         access: 'public',
         consumes: ['application/x-www-form-urlencoded'],
+        headers: signatureHeaders({
+          [TWILIO_SIGNATURE_HEADER]:
+            'The base64 HMAC-SHA1 with TWILIO_AUTH_TOKEN of the URL called followed by the form parameters ' +
+            'sorted by name; 403 without a valid one',
+        }),
         body: InboundSmsBody,
         response: {
           200: {

@@ -4,6 +4,7 @@ import { test } from '../../../test/helpers/tenant-test.js'
 
 interface Operation {
   operationId?: string
+  parameters?: { in: string; name: string }[]
   responses?: Record<string, unknown>
   security?: Record<string, string[]>[]
 }
@@ -60,6 +61,73 @@ describe('the OpenAPI document', () => {
     expect(spec.paths['/v1/funnels/'].get.security).toEqual([{ bearer: [] }, { oauth2: ['sites.read'] }])
     expect(spec.paths['/v1/admin/accounts'].post.security).toEqual([{ admin: [] }])
     expect(spec.paths['/v1/funnels/forms/submit'].post.security).toEqual([])
+  })
+
+  test('says which routes are public, how the edge signs, and what signs each webhook', async ({ t }) => {
+    const { spec, operations } = await operationsOf(t.app)
+    const operationOf = (route: string) =>
+      operations.find((operation) => operation.route === route)?.operation
+    const publicRoutes = [
+      'GET /status',
+      'GET /v1/funnels/preview',
+      'POST /v1/funnels/forms/submit',
+      'GET /s/{code}',
+      'GET /r/{code}',
+    ]
+    const signatureHeaders = {
+      'POST /reviews/webhook/paymentprovider/charge': ['stripe-signature'],
+      'POST /v1/reviews/webhook/orderprovider/order': [
+        'x-square-hmacsha256-signature',
+        'x-orderprovider-signature',
+      ],
+      'POST /v1/reviews/webhook/sms/inbound': ['x-twilio-signature'],
+      'POST /v1/e/mailprovider/webhook': [
+        'x-twilio-email-event-webhook-signature',
+        'x-twilio-email-event-webhook-timestamp',
+      ],
+      'POST /webhooks/socialnet/leads': ['x-hub-signature', 'x-hub-signature-256'],
+    }
+    for (const route of [...publicRoutes, ...Object.keys(signatureHeaders)]) {
+      expect({ route, security: operationOf(route)?.security }).toEqual({ route, security: [] })
+    }
+    const headersOf = (route: string) =>
+      operationOf(route)
+        ?.parameters?.filter((parameter) => parameter.in === 'header')
+        .map((parameter) => parameter.name)
+    expect(
+      Object.fromEntries(Object.keys(signatureHeaders).map((route) => [route, headersOf(route)])),
+    ).toEqual(signatureHeaders)
+    const edge = spec.paths['/v1/funnels/cloudflare/step']
+    expect([edge.get.security, edge.post.security]).toEqual([
+      [{ edgeSignature: [] }],
+      [{ edgeSignature: [] }],
+    ])
+    expect(spec.components.securitySchemes.edgeSignature).toMatchObject({
+      type: 'apiKey',
+      in: 'query',
+      name: '_sig',
+    })
+  })
+
+  test('says what a client may leave out, in the terms of OpenAPI 3.0', async ({ t }) => {
+    const spec = (await t.app.inject({ url: '/docs/json' })).json()
+    // The query every route is validated with, though it reads none, is no parameter.
+    expect(spec.paths['/status'].get.parameters).toBeUndefined()
+    // Defaults are filled in by the validator: a caller need not send them.
+    const page = spec.paths['/v1/contacts'].get.parameters.find(
+      ({ name }: { name: string }) => name === 'page',
+    )
+    expect(page).toMatchObject({ required: false, schema: { default: 1 } })
+    expect(
+      spec.paths['/v1/admin/tokens'].post.requestBody.content['application/json'].schema.required,
+    ).not.toContain('ttl')
+    // JSON Schema's numeric exclusiveMinimum, as 3.0 writes it.
+    const configuration =
+      spec.paths['/v1/reviews/auto-review-request'].put.requestBody.content['application/json']
+    expect(configuration.schema.properties.follow_up.properties.delay_hours).toMatchObject({
+      minimum: 0,
+      exclusiveMinimum: true,
+    })
   })
 
   test('documents error answers with the one shared error envelope', async ({ t }) => {

@@ -92,8 +92,12 @@ export function registerJsonParser(app: FastifyInstance): void {
   })
 }
 
-/** A query string a route reads nothing from: validated all the same, so that NUL is refused there too. */
-const ANY_QUERY = { type: 'object' }
+/**
+ * A query string a route reads nothing from: validated all the same, so that NUL is refused there too.
+ * `properties`, empty, constrains nothing; without it the OpenAPI document would read the schema's own
+ * keys as the query's parameters (a parameter `type` whose schema is the string "object").
+ */
+const ANY_QUERY = { type: 'object', properties: {} }
 
 /**
  * Gives every route a query string schema, so that the guarded validator refuses NUL in any query value on

@@ -1,13 +1,16 @@
+import { type TOptional, type TString, Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifySchema } from 'fastify'
 import { errorResponses } from './envelope.js'
 
 /**
  * Who may call a route: `admin`, the admin API's token (ADMIN_TOKEN); `bearer`, a platform JWT;
- * `{ oauthScope }`, a platform JWT or a third-party app's access token granted that scope; `public`,
- * anyone. The route's plugin enforces it (`app.authenticate`, `app.authenticateAdmin`); this names it in
- * the OpenAPI document, and gives `authenticate` the scope to check.
+ * `{ oauthScope }`, a platform JWT or a third-party app's access token granted that scope;
+ * `edgeSignature`, the edge worker, by the HMAC of its fields; `public`, anyone (a webhook documents the
+ * provider's signature header among its headers). The route's plugin enforces it (`app.authenticate`,
+ * `app.authenticateAdmin`, a signature hook); this names it in the OpenAPI document (each name but
+ * `public` is a security scheme there), and gives `authenticate` the scope to check.
  */
-export type RouteAccess = 'admin' | 'bearer' | 'public' | { oauthScope: string }
+export type RouteAccess = 'admin' | 'bearer' | 'edgeSignature' | 'public' | { oauthScope: string }
 
 /** A route's schema with its OpenAPI description, who may call it, and the error statuses it answers. */
 export interface RouteSpec extends FastifySchema {
@@ -20,6 +23,19 @@ export interface RouteSpec extends FastifySchema {
   errors: readonly number[]
   /** Route config besides the OAuth scope (a rate limit). */
   config?: FastifyContextConfig
+}
+
+/**
+ * The `headers` schema of a webhook: the headers its provider signs it with, by name, with what each holds.
+ * Optional strings refuse nothing Node hands a route (a header sent twice arrives joined into one string):
+ * the document names them, and the service, not the schema, judges the signature as before.
+ */
+export function signatureHeaders<const Name extends string>(descriptions: Record<Name, string>) {
+  const headers = Object.entries<string>(descriptions).map(([name, description]) => [
+    name,
+    Type.Optional(Type.String({ description })),
+  ])
+  return Type.Object(Object.fromEntries(headers) as Record<Name, TOptional<TString>>)
 }
 
 function securityOf(access: RouteAccess): { [scheme: string]: string[] }[] {
