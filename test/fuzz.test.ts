@@ -1,7 +1,18 @@
 import { describe, expect } from 'vitest'
-import { newId } from '../src/platform/db/ids.js'
-import { adminHeaders } from './helpers/app.js'
 import { leadsEnv } from './helpers/leads.js'
+import { longStringVariants, rowCounter } from './helpers/long-strings.js'
+import {
+  answersInEnvelope,
+  baseInput,
+  call,
+  documentedOperations,
+  type Input,
+  isObject,
+  messageOf,
+  type Operation,
+  type Schema,
+  sample,
+} from './helpers/openapi-inputs.js'
 import { test } from './helpers/tenant-test.js'
 
 /**
@@ -20,83 +31,10 @@ test.override('appEnv', ({ graph }) => ({
   ...leadsEnv(graph.url),
 }))
 
-type Schema = {
-  type?: string | string[]
-  properties?: Record<string, Schema>
-  required?: string[]
-  items?: Schema
-  enum?: unknown[]
-  const?: unknown
-  format?: string
-  pattern?: string
-  minLength?: number
-  minimum?: number
-  minItems?: number
-  anyOf?: Schema[]
-  oneOf?: Schema[]
-  allOf?: Schema[]
-  default?: unknown
-}
-type Parameter = { in: string; name: string; required?: boolean; schema?: Schema }
-type Operation = {
-  operationId?: string
-  parameters?: Parameter[]
-  requestBody?: { content?: Record<string, { schema?: Schema }> }
-  security?: Record<string, string[]>[]
-}
-interface Input {
-  path: Record<string, string>
-  query: Record<string, string>
-  /** A JSON value, or raw text sent as is. */
-  body?: unknown
-  raw?: string
-  contentType?: string
-}
-
 const DEEP = 5_000
 const deepArray = () => `${'['.repeat(DEEP)}${']'.repeat(DEEP)}`
 const HUGE_NUMBERS = ['99999999999999999999999', '18446744073709551616', '-99999999999999999999999', '1e400']
 const LONG = 'x'.repeat(20_000)
-
-/** A value the schema accepts, as far as a generic reading of it goes. */
-function sample(schema: Schema | undefined, depth = 0): unknown {
-  if (!schema || depth > 8) return 'x'
-  if (schema.const !== undefined) return schema.const
-  if (schema.default !== undefined) return schema.default
-  if (schema.enum) return schema.enum[0]
-  const variant = schema.anyOf?.[0] ?? schema.oneOf?.[0] ?? schema.allOf?.[0]
-  if (variant) return sample(variant, depth + 1)
-  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
-  switch (type) {
-    case 'object': {
-      const object: Record<string, unknown> = {}
-      for (const [name, property] of Object.entries(schema.properties ?? {})) {
-        object[name] = sample(property, depth + 1)
-      }
-      return object
-    }
-    case 'array':
-      return Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => sample(schema.items, depth + 1))
-    case 'integer':
-    case 'number':
-      return Math.max(1, schema.minimum ?? 1)
-    case 'boolean':
-      return true
-    case 'null':
-      return null
-    default:
-      return sampleString(schema)
-  }
-}
-
-function sampleString(schema: Schema): string {
-  if (schema.format === 'email') return 'fuzz@example.com'
-  if (schema.format === 'date-time') return '2026-01-01T00:00:00.000Z'
-  if (schema.format === 'date') return '2026-01-01'
-  if (schema.format === 'uri' || schema.format === 'url') return 'https://example.com/fuzz'
-  if (schema.pattern?.includes('0-9a-f')) return newId()
-  return 'x'.repeat(Math.max(1, schema.minLength ?? 1))
-}
 
 /**
  * Malformed stand-ins for one value, as JSON text (a value nested thousands deep would overflow
@@ -139,12 +77,7 @@ const BAD_PARAMETERS = [
 
 function variants(operation: Operation): { label: string; input: Input }[] {
   const parameters = operation.parameters ?? []
-  const base: Input = { path: {}, query: {} }
-  for (const parameter of parameters) {
-    const value = String(sample(parameter.schema))
-    if (parameter.in === 'path') base.path[parameter.name] = value
-    if (parameter.in === 'query' && parameter.required) base.query[parameter.name] = value
-  }
+  const base = baseInput(operation)
   const content = operation.requestBody?.content ?? {}
   const jsonSchema = content['application/json']?.schema
   const formSchema = content['application/x-www-form-urlencoded']?.schema
@@ -205,9 +138,6 @@ function variants(operation: Operation): { label: string; input: Input }[] {
   return out
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value)
-
 /** The value with a NUL character in its first string, one level down. */
 function nestedWithNul(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((item, i) => (i === 0 ? nestedWithNul(item) : item))
@@ -230,62 +160,94 @@ function formFields(schema: Schema | undefined): string {
   ).toString()
 }
 
-/** OAuth endpoints answer in RFC 6749's error format, and the sign-in pages as HTML: not the envelope. */
-const OAUTH_PROTOCOL = /^\/v1\/auth\/oauth\/(authorize|token|introspect|revoke)/
-
-/** Every refusal is the spec's error envelope, wherever it is made (framework, validation, route). */
-function isErrorEnvelope(response: { headers: Record<string, unknown>; json: () => unknown }): boolean {
-  if (!String(response.headers['content-type']).startsWith('application/json')) return false
-  const body = response.json() as Record<string, unknown>
-  return body.success === false && typeof body.errno === 'number' && typeof body.message === 'string'
-}
-
-function url(path: string, input: Input): string {
-  const filled = path.replace(/\{([^}]+)\}/g, (_, name: string) =>
-    encodeURIComponent(input.path[name] ?? 'x'),
-  )
-  const query = new URLSearchParams(input.query).toString()
-  return query ? `${filled}?${query}` : filled
-}
-
 describe('fuzzing every operation of /docs/json', () => {
   test('answers malformed input with a 4xx in the error envelope, never a 5xx', { timeout: 120_000 }, async ({
     t,
     owner,
   }) => {
-    const spec = (await t.app.inject({ url: '/docs/json' })).json() as {
-      paths: Record<string, Record<string, Operation>>
-    }
     const failures: string[] = []
     let calls = 0
     const started = Date.now()
-    for (const [path, operations] of Object.entries(spec.paths)) {
-      for (const [method, operation] of Object.entries(operations)) {
-        const admin = operation.security?.some((scheme) => 'admin' in scheme)
-        const headers = admin ? adminHeaders : owner.headers
-        const name = `${method.toUpperCase()} ${path}${operation.operationId ? ` (${operation.operationId})` : ''}`
-        for (const { label, input } of variants(operation)) {
-          const hasBody = input.raw !== undefined || input.body !== undefined
-          if (hasBody && (method === 'get' || method === 'delete')) continue
-          const response = await t.app.inject({
-            method: method.toUpperCase() as 'GET',
-            url: url(path, input),
-            headers: {
-              ...headers,
-              ...(hasBody && { 'content-type': input.contentType ?? 'application/json' }),
-            },
-            ...(hasBody && { payload: input.raw ?? JSON.stringify(input.body) }),
-          })
-          calls++
-          const refusal = response.statusCode >= 400 && !OAUTH_PROTOCOL.test(path)
-          if (response.statusCode >= 500 || (refusal && !isErrorEnvelope(response))) {
-            failures.push(`${name} with ${label}: ${response.statusCode} ${response.body.slice(0, 200)}`)
-          }
+    for (const documented of await documentedOperations(t.app, owner.headers)) {
+      for (const { label, input } of variants(documented.operation)) {
+        const response = await call(t.app, documented, input)
+        if (!response) continue
+        calls++
+        if (
+          response.statusCode >= 500 ||
+          (response.statusCode >= 400 && !answersInEnvelope(documented.path, response))
+        ) {
+          failures.push(
+            `${documented.name} with ${label}: ${response.statusCode} ${response.body.slice(0, 200)}`,
+          )
         }
       }
     }
     console.info(`fuzz: ${calls} calls in ${Date.now() - started} ms`)
     expect(calls).toBeGreaterThan(1000)
+    expect(failures).toEqual([])
+  })
+})
+
+/** Tables a refusal writes to by design: the audit of failed client authentications. */
+const RECORDS_OF_REFUSALS = ['oauth_audit_events']
+
+/** A 400 of schema validation (its details name the fields): the handler never ran, so stored nothing. */
+function refusedBySchema(response: { statusCode: number; headers: Record<string, unknown>; body: string }) {
+  if (response.statusCode !== 400 || messageOf(response) === undefined) return false
+  const details = (JSON.parse(response.body) as { additional_info?: unknown }).additional_info
+  return Array.isArray(details) && details.every((detail) => isObject(detail) && 'field' in detail)
+}
+
+/**
+ * Issue 20: a megabyte `reference` reached a unique index, which PostgreSQL refuses past ~2,700 bytes (54000):
+ * a 500. Every string field of every operation (path, query, header, body at any depth) gets a megabyte of
+ * random text (which no compression shrinks), then as many four-byte characters as its maxLength allows.
+ */
+describe('a megabyte in every string field of /docs/json', () => {
+  test('is refused with a 400 naming the field, or taken, never a 5xx; a refusal writes nothing', {
+    timeout: 120_000,
+  }, async ({ t, owner, bystander }) => {
+    const rowCounts = await rowCounter(t.app.platform.db)
+    const failures: string[] = []
+    let calls = 0
+    const started = Date.now()
+    let counts: Record<string, number>
+    for (const documented of await documentedOperations(t.app, owner.headers)) {
+      // Admin routes act on the bystander, so that what they store (a listings entity) changes no call of the owner's.
+      const { base, variants } = longStringVariants(documented.path, documented.operation, bystander)
+      const baseAnswer = await call(t.app, documented, base)
+      const baseMessage = baseAnswer && messageOf(baseAnswer)
+      counts = await rowCounts()
+      for (const { field, label, input } of variants) {
+        const response = await call(t.app, documented, input)
+        if (!response) continue
+        calls++
+        const { statusCode, body } = response
+        const failure = (problem: string) =>
+          failures.push(`${documented.name} with ${label}: ${problem}: ${statusCode} ${body.slice(0, 200)}`)
+        if (statusCode >= 500) failure('a server error')
+        const message = messageOf(response)
+        // A 400 the sampled input gets anyway is about another field.
+        if (
+          statusCode === 400 &&
+          message &&
+          message !== baseMessage &&
+          !message.toLowerCase().includes(field.toLowerCase())
+        )
+          failure(`a 400 not naming ${field}`)
+        if (refusedBySchema(response)) continue
+        const before = counts
+        counts = await rowCounts()
+        const written = Object.keys(counts).filter(
+          (table) => counts[table] !== before[table] && !RECORDS_OF_REFUSALS.includes(table),
+        )
+        if (statusCode >= 400 && written.length)
+          failure(`refused, yet rows were written in ${written.join(', ')}`)
+      }
+    }
+    console.info(`fuzz, long strings: ${calls} calls in ${Date.now() - started} ms`)
+    expect(calls).toBeGreaterThan(300)
     expect(failures).toEqual([])
   })
 })

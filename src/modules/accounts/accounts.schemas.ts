@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Email, Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 
 export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
 export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
@@ -63,7 +63,7 @@ export const User = Type.Object({
 export type User = Static<typeof User>
 
 export const CreateUserBody = Type.Object({
-  email: Type.String({ format: 'email' }),
+  email: Email(),
   password: Type.String({ minLength: 8 }),
   name: Type.String({ minLength: 1 }),
   first_name: Type.Optional(Type.String()),

@@ -2,7 +2,9 @@ import { decodeJwt } from 'jose'
 import { describe, expect } from 'vitest'
 import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import { anId, createTenant } from '../../../test/helpers/fixtures.js'
+import { longestEmail, MEGABYTE, randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { isSubAccountOf, userHasPermission } from './accounts.service.js'
 
 describe('admin API', () => {
@@ -212,6 +214,19 @@ describe('admin API', () => {
       fields,
     )
     expect((await admin(t, 'GET', `/accounts/${b.accountId}/${kind}/${id}`)).statusCode).toBe(404)
+  })
+
+  // Issue 20: an address of a megabyte reached the unique index on lower(email): a 500.
+  test("refuses a user's email longer than SMTP carries, naming it, and keeps the longest", async ({ t }) => {
+    const user = (email: string) =>
+      admin(t, 'POST', '/users', { email, password: 'a-long-password', name: 'Long' })
+    const long = await user(`${randomText(MEGABYTE)}@example.com`)
+    expect(long.statusCode).toBe(400)
+    expect(long.json().message).toBe(`email must be at most ${EMAIL_MAX_LENGTH} characters long`)
+    const longest = longestEmail()
+    const created = await user(longest)
+    expect(created.statusCode).toBe(201)
+    expect(created.json().data.email).toBe(longest)
   })
 
   test('grants credits once per reference and reports the balance', async ({ t }) => {

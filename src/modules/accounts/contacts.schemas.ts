@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { Email, Id, Timestamp } from '../../platform/http/schemas.js'
 
 export const Contact = Type.Object({
   _id: Id(),
@@ -14,7 +14,7 @@ export const Contact = Type.Object({
 export type Contact = Static<typeof Contact>
 
 export const CreateContactBody = Type.Object({
-  email: Type.Optional(Type.String({ format: 'email' })),
+  email: Type.Optional(Email()),
   name: Type.Optional(Type.String()),
   phone: Type.Optional(Type.String()),
 })

@@ -1,7 +1,9 @@
 import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { longestEmail, MEGABYTE, randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 
 describe('contacts of the caller', () => {
   const ids: string[] = []
@@ -84,6 +86,31 @@ describe('contacts of the caller', () => {
       payload: { email: 'not an email' },
     })
     expect(bad.json()).toMatchObject({ errno: 400, message: expect.stringContaining('email') })
+  })
+
+  // Issue 20: an address of a megabyte reached the unique index on (account, lower(email)): a 500.
+  test('refuses an email longer than SMTP carries, naming it, and keeps the longest', async ({
+    t,
+    owner,
+  }) => {
+    const long = `${randomText(MEGABYTE)}@example.com`
+    for (const [method, url] of [
+      ['POST', '/v1/contacts'],
+      ['PATCH', `/v1/contacts/${ids[0]}`],
+    ] as const) {
+      const response = await t.app.inject({ method, url, headers: owner.headers, payload: { email: long } })
+      expect(response.statusCode).toBe(400)
+      expect(response.json().message).toBe(`email must be at most ${EMAIL_MAX_LENGTH} characters long`)
+    }
+    const longest = longestEmail()
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { email: longest },
+    })
+    expect(created.statusCode).toBe(201)
+    expect(created.json().data.email).toBe(longest)
   })
 
   test("changes a contact's fields, but not another account's, nor to the email of another contact", async ({

@@ -1,6 +1,9 @@
 import { describe, expect } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
+import { fourByteText, MEGABYTE, randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { CREDIT_REFERENCE_MAX_LENGTH } from './credits.schemas.js'
 import { creditBalance, grantCredits, InsufficientBalance, reserveCredits } from './credits.service.js'
 
 describe('credits', () => {
@@ -46,5 +49,27 @@ describe('credits', () => {
     await expect(reserveCredits(db, accountId, 'email', 1)).rejects.toMatchObject({
       additionalInfo: { required: 1, available: 0 },
     })
+  })
+
+  // Issue 20: a megabyte reference reached the ledger's unique index, which refused it (PostgreSQL 54000): a 500.
+  test('refuses a reference longer than the ledger keeps, naming it, and applies the longest once', async ({
+    t,
+  }) => {
+    const { accountId } = await createTenant(t.app)
+    const grant = (reference: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${accountId}/credits`,
+        headers: adminHeaders,
+        payload: { amount: 1, reference },
+      })
+    const long = await grant(randomText(MEGABYTE))
+    expect(long.statusCode).toBe(400)
+    expect(long.json().message).toBe(
+      `reference must be at most ${CREDIT_REFERENCE_MAX_LENGTH} characters long`,
+    )
+    const longest = fourByteText(CREDIT_REFERENCE_MAX_LENGTH)
+    expect((await grant(longest)).json().data.balance).toBe(1)
+    expect((await grant(longest)).json().data.balance).toBe(1)
   })
 })

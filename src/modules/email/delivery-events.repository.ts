@@ -1,5 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { SG_EVENT_ID_MAX_LENGTH } from './delivery-events.schemas.js'
 import { communicationEvents, communications, doNotDisturbEntries, mailEventBatches } from './tables.js'
 
 export async function insertEventBatch(db: Database, payload: unknown[]): Promise<string> {
@@ -57,10 +58,10 @@ const field = (name: string) =>
 
 /**
  * Stores the events of a stored batch in one statement, reading the payload where it lies: no event
- * travels to the service and back. An event is usable with an `sg_event_id`, an `event` and a `timestamp`
- * (Unix seconds, a number or a numeric string). It belongs to the record of `moduleTag` whose `msg_id` is the
- * text of its `sg_message_id` before the first dot (the oldest, should two share one), and else to the
- * account its `account_id` custom argument names. Deliberately not account-scoped: SendGrid posts without
+ * travels to the service and back. An event is usable with an `sg_event_id` (of SG_EVENT_ID_MAX_LENGTH at
+ * most), an `event` and a `timestamp` (Unix seconds, a number or a numeric string). It belongs to the
+ * record of `moduleTag` whose `msg_id` is the text of its `sg_message_id` before the first dot (the oldest,
+ * should two share one), and else to the account its `account_id` custom argument names. Deliberately not account-scoped: SendGrid posts without
  * our credentials, and the message id is what tells whose record an event is; everything written is
  * then scoped to that account. An event already stored for the account (same `sg_event_id`) is skipped,
  * so only events inserted now come back with effects, whatever runs concurrently; rows go in key order
@@ -95,7 +96,9 @@ export async function storeBatchEvents(
       where jsonb_typeof(item) = 'object'
     ),
     usable as (
-      select * from parsed where sg_event_id is not null and event is not null and timestamp is not null
+      select * from parsed
+      where sg_event_id is not null and length(sg_event_id) <= ${SG_EVENT_ID_MAX_LENGTH}
+        and event is not null and timestamp is not null
     ),
     matched as (
       select u.*, record.id as communication_id,

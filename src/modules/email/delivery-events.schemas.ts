@@ -15,4 +15,10 @@ export const EventBatch = Type.Array(
   ),
 )
 
+/**
+ * The longest `sg_event_id` kept (SendGrid's are 22 characters): the events' primary key holds it in any
+ * script. An event with a longer one is not usable, counted and logged like one without an id.
+ */
+export const SG_EVENT_ID_MAX_LENGTH = 255
+
 export const Received = Type.Object({ success: Type.Literal(true), message: Type.String() })

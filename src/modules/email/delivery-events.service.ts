@@ -4,6 +4,7 @@ import { holdsUnstorable, replaceUnstorable } from '../../platform/db/storable.j
 import { commitWithoutFlushWait, inTransaction } from '../../platform/db/transaction.js'
 import type { Events } from '../../platform/events/emit.js'
 import { Forbidden, Unavailable } from '../../platform/http/errors.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { findSupportMessagesOfCommunications } from '../support/support.service.js'
 import {
@@ -166,7 +167,8 @@ function doNotDisturbEntries(effects: StoredEventEffect[]) {
   for (const effect of effects) {
     const reason = doNotDisturbReason(effect)
     const value = effect.email.trim()
-    if (!reason || !value) continue
+    // An address longer than SMTP carries was never sent to, and fits no index of the list.
+    if (!reason || !value || value.length > EMAIL_MAX_LENGTH) continue
     const key = `${effect.accountId} ${value.toLowerCase()}`
     if (!entries.has(key)) entries.set(key, { accountId: effect.accountId, value, reason })
   }

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Email, Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { DND_TYPES } from './tables.js'
 
 /** The spec's do-not-disturb entry. */
@@ -15,7 +15,7 @@ export const DoNotDisturbEntry = Type.Object({
 export type DoNotDisturbEntry = Static<typeof DoNotDisturbEntry>
 
 export const AddBody = Type.Object({
-  value: Type.String({ format: 'email', description: 'The email address' }),
+  value: Email({ description: 'The email address' }),
   type: Type.Optional(StringEnum(DND_TYPES, { default: 'permanent' })),
   reason: Type.Optional(Type.String({ maxLength: 500 })),
 })

@@ -6,7 +6,9 @@ import {
   expectHiddenFromOtherAccounts,
   type Tenant,
 } from '../../../test/helpers/fixtures.js'
+import { longestEmail, MEGABYTE, randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { addToDoNotDisturb, assertNotOnDoNotDisturb, DND_ENABLED } from './do-not-disturb.service.js'
 
 const add = (t: TestApp, tenant: Tenant, payload: object, prefix = '/v1/e') =>
@@ -46,6 +48,20 @@ describe('do-not-disturb list', () => {
       'type must be one of: permanent, temporary',
     )
     expect((await add(t, owner, {})).json().message).toBe('value is required')
+  })
+
+  // Issue 20: an address of a megabyte reached the unique index on (account, lower(value)): a 500.
+  test('refuses an address longer than SMTP carries, naming it, and lists the longest', async ({
+    t,
+    owner,
+  }) => {
+    const long = await add(t, owner, { value: `${randomText(MEGABYTE)}@example.com` })
+    expect(long.statusCode).toBe(400)
+    expect(long.json().message).toBe(`value must be at most ${EMAIL_MAX_LENGTH} characters long`)
+    const longest = longestEmail()
+    const listed = await add(t, owner, { value: longest })
+    expect(listed.statusCode).toBe(201)
+    expect(listed.json().data.value).toBe(longest)
   })
 
   test('lists the account entries, newest first, paginated and searchable', async ({ t }) => {

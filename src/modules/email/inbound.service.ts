@@ -3,6 +3,7 @@ import { newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
 import type { Events } from '../../platform/events/emit.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
 import type { ObjectStorage } from '../../platform/storage/storage.js'
 import { getAccount } from '../accounts/accounts.service.js'
@@ -16,6 +17,7 @@ import {
 import type { CommunicationRow } from './communications.repository.js'
 import { storeCommunicationAttachments } from './communications.service.js'
 import { findInboundRecord, findOriginalsByMessageIds, insertInboundRecord } from './inbound.repository.js'
+import { MESSAGE_ID_MAX_LENGTH } from './inbound.schemas.js'
 import { angleIds, type InboundEmail, parseHeaders, parseSender } from './inbound-parse.service.js'
 
 export interface InboundDeps {
@@ -32,6 +34,7 @@ export type InboundOutcome =
   | { status: 'stored'; accountId: string; communicationId: string; supportMessageId: string; roomId: string }
   | { status: 'duplicate'; accountId: string }
   | { status: 'unmatched' }
+  | { status: 'dropped'; reason: 'sender_address_too_long' }
 
 /** The spec's nine inbound steps. Only a reply to one of our sent emails is kept: it names the account. */
 export async function receiveInboundEmail(deps: InboundDeps, email: InboundEmail): Promise<InboundOutcome> {
@@ -40,7 +43,7 @@ export async function receiveInboundEmail(deps: InboundDeps, email: InboundEmail
   const moduleTag = deps.providerTag
   // Step 1: ids between angle brackets, from the raw header text.
   const headers = parseHeaders(email.headers)
-  const msgId = angleIds(headers.get('message-id')?.[0])[0] ?? null
+  const msgId = keptMessageId(angleIds(headers.get('message-id')?.[0])[0], log)
   const inReplyTo = angleIds(headers.get('in-reply-to')?.[0])[0]
   const lastReference = angleIds(headers.get('references')?.join(' ')).at(-1)
 
@@ -63,6 +66,11 @@ export async function receiveInboundEmail(deps: InboundDeps, email: InboundEmail
   const account = await getAccount(db, accountId)
   const contactAccountId = account?.parent_account ?? accountId
   const sender = parseSender(email.from)
+  if (sender.email.length > EMAIL_MAX_LENGTH) {
+    // No SMTP path carries such an address, so no reply reaches it; and it fits no index on contacts.
+    log.warn({ from_length: sender.email.length }, 'inbound email dropped: its sender address is too long')
+    return { status: 'dropped', reason: 'sender_address_too_long' }
+  }
 
   // Step 8's uploads happen before the transaction: storage cannot roll back, the database can.
   const communicationId = newId()
@@ -159,6 +167,14 @@ async function findOriginal(
 function messageIdForms(id: string): string[] {
   const local = id.split('@')[0] as string
   return [...new Set([id, local, local.split('.')[0] as string])].filter(Boolean)
+}
+
+/** The Message-ID, or null when it is longer than any kept (a redelivery of that reply is then not recognised). */
+function keptMessageId(msgId: string | undefined, log: Logger): string | null {
+  if (msgId === undefined) return null
+  if (msgId.length <= MESSAGE_ID_MAX_LENGTH) return msgId
+  log.warn({ msg_id_length: msgId.length }, 'inbound email Message-ID too long to keep; stored without it')
+  return null
 }
 
 /** The user who sent the original, from the custom args and headers our send puts on every message. */

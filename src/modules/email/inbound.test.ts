@@ -10,6 +10,7 @@ import {
   supportMessagesOf,
   supportThreadsOf,
 } from '../../../test/helpers/inbound-email.js'
+import { randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { listSupportRoomMessages } from '../support/support.service.js'
@@ -208,6 +209,28 @@ describe('inbound reply webhook', () => {
     expect(records).toHaveLength(1)
     // The OUTGOING original and one INCOMING reply.
     expect(await supportMessagesOf(db(t), client.accountId)).toHaveLength(before + 2)
+  })
+
+  // Issue 20: a Message-ID or a sender address of 3,000 characters failed the reply's insert on an index: a 500.
+  test('keeps a reply with a Message-ID longer than kept, without it; drops one from an address no SMTP carries', async ({
+    t,
+    subAccount: client,
+  }) => {
+    const original = await sentEmail(t, client)
+    const longId = replyForm({
+      messageId: `${randomText(3_000)}@x.example`,
+      inReplyTo: original.msgId,
+      text: 'Id',
+    })
+    expect((await post(t, longId)).statusCode).toBe(200)
+    const from = `Long <${randomText(3_000)}@example.com>`
+    const longSender = replyForm({ inReplyTo: original.msgId, from, text: 'Sender' })
+    expect((await post(t, longSender)).statusCode).toBe(200)
+    const records = await inboundRecords(t, client.accountId)
+    expect(records.filter((r) => r.text === 'Id')).toMatchObject([
+      { msgId: null, referenceId: original.msgId },
+    ])
+    expect(records.filter((r) => r.text === 'Sender')).toEqual([])
   })
 
   test('answers 200 to a reply to an unknown message and keeps nothing', async ({

@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, StringEnum } from '../../platform/http/schemas.js'
+import { Email, Id, StringEnum } from '../../platform/http/schemas.js'
 
 export const Address = Type.Object({
-  email: Type.String({ format: 'email' }),
+  email: Email(),
   name: Type.Optional(Type.String()),
 })
 export type Address = Static<typeof Address>

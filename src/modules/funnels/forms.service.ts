@@ -7,6 +7,7 @@ import { csvStream } from '../../platform/http/csv.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import {
   findFunnelForSubmission,
@@ -129,9 +130,11 @@ export async function submitForm(
       userAgent: origin.userAgent,
       contactId,
     })
-  // An email that is not one (a typo, a bot) identifies nobody; the submission keeps it all the same.
+  // An email that is not one (a typo, a bot, longer than SMTP carries) identifies nobody; the submission
+  // keeps it all the same.
   const { name, email, phone } = personDetails(fields)
-  const validEmail = email && EMAIL.test(email.trim()) ? email : undefined
+  const validEmail =
+    email && email.trim().length <= EMAIL_MAX_LENGTH && EMAIL.test(email.trim()) ? email : undefined
   const person = validEmail ? { email: validEmail, name, phone } : phone ? { phone, name } : undefined
   const saved = person
     ? await inTransaction(db, async (tx) => {

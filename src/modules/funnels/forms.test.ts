@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { anId, contactsOf, contactsWithEmail } from '../../../test/helpers/fixtures.js'
+import { anId, contactsOf, contactsWithEmail, createTenant } from '../../../test/helpers/fixtures.js'
 import { FUNNELS, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
+import { randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
@@ -276,5 +277,20 @@ describe('form submission into contacts', () => {
       .where(and(eq(funnelFormSubmissions.funnelId, funnelId)))
       .orderBy(funnelFormSubmissions.id)
     expect(kept.map((row) => row.contactId)).toEqual([contact?._id, contact?._id, null])
+  })
+  // Issue 20: a 3,000-character address reached the unique index on the contacts' emails: a 500.
+  test('keeps a submission whose email is longer than SMTP carries, its contact found by phone', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const { funnelId, stepIds } = await seedFunnel(t.app, tenant)
+    const email = `${randomText(3_000)}@example.com`
+    const fields = { name: 'Long', email, phone: '+1 555 0100' }
+    const response = await submit(t, { funnel_id: funnelId, step_id: stepIds[0], form_id: 'f', fields })
+    expect(response.statusCode).toBe(201)
+    const [contact, ...others] = await contactsOf(t.app, tenant)
+    expect(others).toEqual([])
+    expect(contact).toMatchObject({ email: null, name: 'Long', phone: '+1 555 0100' })
+    expect(await submissionsOf(t, funnelId)).toMatchObject([{ fields, contactId: contact?._id }])
   })
 })

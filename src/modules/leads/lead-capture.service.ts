@@ -4,6 +4,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import { type CampaignRow, findCampaign } from './campaigns.repository.js'
 import { CAMPAIGN_NOT_FOUND } from './campaigns.service.js'
@@ -101,7 +102,9 @@ export function standardFields(fieldData: GraphLead['field_data']): Record<strin
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-const emailOf = (value: string | undefined) => (value && EMAIL.test(value) ? value : undefined)
+/** An email a contact can be found by: the shape of one, no longer than SMTP carries. */
+const emailOf = (value: string | undefined) =>
+  value && value.length <= EMAIL_MAX_LENGTH && EMAIL.test(value) ? value : undefined
 
 /** Who the lead is, for the contact: email, else work email; phone, else work phone; or none. */
 function contactOf(fields: Record<string, string>) {

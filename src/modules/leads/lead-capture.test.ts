@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest'
 import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
 import type { TestApp } from '../../../test/helpers/app.js'
 import {
+  contactsOf,
   contactsWithEmail,
   expectHiddenFromOtherAccounts,
   type Tenant,
@@ -10,6 +11,7 @@ import {
 import {
   emailFor,
   eventually,
+  graphId,
   graphLead,
   type LeadsPage,
   leadEvent,
@@ -19,6 +21,7 @@ import {
   signedLeadPost,
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
+import { randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { CAPTURE_LEAD_JOB } from './jobs.js'
@@ -202,6 +205,22 @@ describe('lead capture', () => {
     expect(announced).toContainEqual(
       expect.objectContaining({ event: 'contact.created', data: expect.objectContaining({ email }) }),
     )
+  })
+
+  // Issue 20: a 3,000-character address from Meta failed each capture on the contacts' unique index.
+  test('captures a lead whose email is longer than SMTP carries by its phone', async ({
+    t,
+    graph,
+    owner,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const phone = `+1 555 ${graphId()}`
+    const email = `${randomText(3_000)}@example.com`
+    const leadgenId = graphLead(graph, page, { full_name: 'Long Email', email, phone_number: phone })
+    await deliver(t, page, leadgenId)
+    await leadReaches(t, leadgenId, { status: 'captured' })
+    const contacts = (await contactsOf(t.app, owner)).filter((contact) => contact.phone === phone)
+    expect(contacts).toMatchObject([{ email: null, name: 'Long Email' }])
   })
 
   test('a lead arriving while Graph refuses the token (190) waits as token_invalid; a new token captures it', async ({

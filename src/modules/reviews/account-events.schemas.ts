@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Email, Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { TRIGGER_TYPES } from './documents.schemas.js'
 import { WEBHOOK_EVENT_STATUSES } from './tables.js'
 
@@ -19,7 +19,7 @@ export const AccountEventBody = Type.Object(
     customer: Type.Object(
       {
         name: Type.Optional(Type.String({ maxLength: 200 })),
-        email: Type.Optional(Type.String({ format: 'email', maxLength: 320 })),
+        email: Type.Optional(Email()),
         phone: Type.Optional(
           Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +14155550100' }),
         ),

@@ -22,7 +22,7 @@ import {
   type SquareSettings,
 } from './square.js'
 import type { WebhookEventRow } from './webhook-events.repository.js'
-import { accountOfEvent, receiveWebhookPost } from './webhook-events.service.js'
+import { accountOfEvent, keptEventId, receiveWebhookPost } from './webhook-events.service.js'
 
 /** The events that may announce a completed order: Square sends several for one order. */
 export const ORDER_EVENTS = ['order.created', 'order.updated'] as const
@@ -114,7 +114,7 @@ export async function receiveSquarePost(
   await receiveWebhookPost(
     deps,
     'orderprovider',
-    { eventId, type, payload: body, accountId },
+    { eventId: keptEventId('event_id', eventId), type, payload: body, accountId },
     queueProcessing,
   )
 }

@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest'
 import { startFakeSquareApi } from '../../../test/fakes/square-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { randomText } from '../../../test/helpers/long-strings.js'
 import {
   eventually,
   requestsOf,
@@ -14,6 +15,7 @@ import {
 import { test as base } from '../../../test/helpers/tenant-test.js'
 import { readSquarePost } from './order-webhook.service.js'
 import { SQUARE_VERSION } from './square.js'
+import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 // Square's own test vector (square/square-nodejs-sdk, test/utilities/webhooksHelper.test.ts): this key
 // and notification URL sign its example body with SDK_SIGNATURE.
@@ -101,7 +103,7 @@ const outcomeOf = (t: TestApp, eventId: string, expected: { status: string; reas
   )
 
 describe('order webhook (Square)', () => {
-  test('refuses a missing, wrong or other-URL signature (and a signed post with no event_id) with 400, storing nothing', async ({
+  test('refuses a missing, wrong or other-URL signature (and a signed post with no event_id or one longer than kept) with 400, storing nothing', async ({
     t,
   }) => {
     const body = squareEvent('order.updated', { id: 'ORD-X', location_id: 'LOC-X' })
@@ -122,6 +124,10 @@ describe('order webhook (Square)', () => {
     const withoutId = await t.app.inject(squarePost(KEY, NOTIFICATION_URL, { type: 'order.updated' }))
     expect(withoutId.statusCode).toBe(400)
     expect(withoutId.json().message).toBe('event_id is required')
+    // Issue 20: an id of 3,000 characters failed the events' unique index, answered 503 at every redelivery.
+    const longId = await post(t, { ...body, event_id: randomText(3_000) })
+    expect(longId.statusCode).toBe(400)
+    expect(longId.json().message).toBe(`event_id must be at most ${PROVIDER_ID_MAX_LENGTH} characters long`)
     // With SQUARE_WEBHOOK_SIGNATURE_KEY unset, even Square's own signed example is refused.
     expect(() =>
       readSquarePost({ webhookUrl: NOTIFICATION_URL }, SDK_SIGNATURE, Buffer.from(SDK_BODY)),

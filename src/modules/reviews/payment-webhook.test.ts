@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { randomText } from '../../../test/helpers/long-strings.js'
 import {
   eventually,
   jobStartOf,
@@ -13,6 +14,8 @@ import {
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
+import { SOURCE_REF_TOO_LONG } from './requests.service.js'
+import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 const SECRET = 'whsec_test_reviews_secret'
 test.override('appEnv', { STRIPE_WEBHOOK_SECRET: SECRET, PUBLIC_BASE_URL: 'https://platform.example.com' })
@@ -155,6 +158,52 @@ describe('payment webhook (Stripe)', () => {
     await eventually(async () =>
       expect((await storedEvents(t)).find((e) => e.event_id === disabled.id)?.reason).toBe('disabled'),
     )
+    expect(await requestsOf(t, tenant)).toEqual([])
+  })
+
+  // Issue 20: values of thousands of characters reached the indexes of events, requests and refunds: 503s
+  // answered to Stripe at every redelivery, or a job failing at every retry.
+  test('refuses an event id longer than kept; brings events with oversized values to an outcome', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    const long = randomText(3_000)
+    const refused = await t.app.inject(stripePost(SECRET, { ...chargeEvent(tenant), id: long }))
+    expect(refused.statusCode).toBe(400)
+    expect(refused.json().message).toBe(`id must be at most ${PROVIDER_ID_MAX_LENGTH} characters long`)
+    const paid = chargeEvent(tenant)
+    const cases: [object, string, string][] = [
+      [chargeEvent(tenant, { charge: { metadata: { account_id: long } } }), 'failed', 'unknown_account'],
+      [chargeEvent(tenant, { charge: { payment_intent: long } }), 'failed', SOURCE_REF_TOO_LONG],
+      [chargeEvent(tenant, { email: `${long}@example.com` }), 'skipped', 'missing_customer_contact'],
+      [
+        chargeEvent(tenant, {
+          charge: { billing_details: { email: null, phone: randomText(8_000, '0123456789') } },
+        }),
+        'skipped',
+        'missing_customer_contact',
+      ],
+      [
+        {
+          ...paid,
+          type: 'charge.refunded',
+          data: { object: { ...paid.data.object, id: long, payment_intent: long } },
+        },
+        'skipped',
+        'refunds_not_excluded',
+      ],
+    ]
+    for (const [body, status, reason] of cases) {
+      expect((await t.app.inject(stripePost(SECRET, body))).statusCode).toBe(200)
+      const id = (body as { id: string }).id
+      await eventually(async () =>
+        expect((await storedEvents(t)).find((e) => e.event_id === id)).toEqual({
+          event_id: id,
+          status,
+          reason,
+        }),
+      )
+    }
     expect(await requestsOf(t, tenant)).toEqual([])
   })
 

@@ -4,6 +4,7 @@ import { isId } from '../../platform/db/ids.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
+import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
 import type { ConfigurationRow } from './configuration.repository.js'
 import { configurationInForce } from './configuration.service.js'
@@ -22,7 +23,9 @@ import {
   wasRefunded,
 } from './requests.repository.js'
 import type { ListQuery, ReviewRequest } from './requests.schemas.js'
+import { PHONE_MAX_LENGTH } from './sms-opt-outs.schemas.js'
 import { countEarlierOrders } from './webhook-events.repository.js'
+import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 /** The spec's limit: one request per customer per platform per 30 days. */
 export const REVIEW_REQUEST_WINDOW_DAYS = 30
@@ -48,6 +51,9 @@ export const SKIP_REASONS = {
   noReviewLink: 'no_review_link',
   optedOut: 'opted_out',
 } as const
+
+/** A payment or order whose id is longer than the reviews keep (PROVIDER_ID_MAX_LENGTH): no provider's is. */
+export const SOURCE_REF_TOO_LONG = 'source_ref_too_long'
 
 export const REQUEST_NOT_FOUND = 'Review request not found'
 
@@ -86,6 +92,22 @@ export function customerKeyOf(customer: { email?: string; phone?: string }): str
   if (email) return email
   const digits = customer.phone?.replace(/[^\d+]/g, '')
   return digits ? digits : null
+}
+
+/**
+ * The customer without an email longer than SMTP carries or a phone longer than any number: neither reaches
+ * them, and neither fits the indexes on the customer (the event is then skipped for want of a contact).
+ */
+function reachableCustomer({
+  email,
+  phone,
+  ...customer
+}: ReviewOccasion['customer']): ReviewOccasion['customer'] {
+  return {
+    ...customer,
+    ...(email && email.trim().length <= EMAIL_MAX_LENGTH && { email }),
+    ...(phone && phone.length <= PHONE_MAX_LENGTH && { phone }),
+  }
 }
 
 const skipped = (reason: string, customerKey: string | null = null): EventOutcome => ({
@@ -164,9 +186,11 @@ export async function scheduleReviewRequests(
   if (!config) return skipped(SKIP_REASONS.noConfiguration)
   if (!config.enabled) return skipped(SKIP_REASONS.disabled)
   if (config.trigger !== occasion.trigger) return skipped(SKIP_REASONS.triggerMismatch)
-  const customerKey = customerKeyOf(occasion.customer)
-  if (!customerKey || !reachable(config, occasion.customer))
-    return skipped(SKIP_REASONS.missingContact, customerKey)
+  if (occasion.sourceRef.length > PROVIDER_ID_MAX_LENGTH)
+    return { status: 'failed', reason: SOURCE_REF_TOO_LONG, customerKey: null }
+  const customer = reachableCustomer(occasion.customer)
+  const customerKey = customerKeyOf(customer)
+  if (!customerKey || !reachable(config, customer)) return skipped(SKIP_REASONS.missingContact, customerKey)
   const unmet = await unmetCondition(tx, config, occasion, customerKey)
   if (unmet) return skipped(unmet, customerKey)
 
@@ -187,9 +211,9 @@ export async function scheduleReviewRequests(
       eventId: occasion.eventId,
       sourceRef: occasion.sourceRef,
       customerKey,
-      customerName: occasion.customer.name,
-      customerEmail: occasion.customer.email ?? null,
-      customerPhone: occasion.customer.phone ?? null,
+      customerName: customer.name,
+      customerEmail: customer.email ?? null,
+      customerPhone: customer.phone ?? null,
       platform,
       sendMethod: config.sendMethod,
       status: limited ? 'skipped' : 'scheduled',
@@ -222,18 +246,15 @@ export async function cancelRefundedRequests(
   tx: Database,
   refund: { accountId: string; parentAccount: string | null; sourceRefs: string[] },
 ): Promise<EventOutcome> {
-  await recordRefunds(tx, refund.accountId, refund.sourceRefs)
+  // A ref longer than the reviews keep names no payment they scheduled for, and is no key to keep.
+  const sourceRefs = refund.sourceRefs.filter((ref) => ref.length <= PROVIDER_ID_MAX_LENGTH)
+  await recordRefunds(tx, refund.accountId, sourceRefs)
   const config = await configurationInForce(tx, {
     account_id: refund.accountId,
     parent_account: refund.parentAccount,
   })
   if (!config?.conditions?.exclude_refunded) return skipped('refunds_not_excluded')
-  const cancelled = await cancelScheduledOfSources(
-    tx,
-    refund.accountId,
-    refund.sourceRefs,
-    SKIP_REASONS.refunded,
-  )
+  const cancelled = await cancelScheduledOfSources(tx, refund.accountId, sourceRefs, SKIP_REASONS.refunded)
   return cancelled > 0
     ? { status: 'processed', reason: null, customerKey: null }
     : skipped('nothing_scheduled')

@@ -12,10 +12,15 @@ export const SmsOptOut = Type.Object({
 })
 export type SmsOptOut = Static<typeof SmsOptOut>
 
+/** The longest phone number kept for a customer, in any format (E.164 has 15 digits): indexes hold it. */
+export const PHONE_MAX_LENGTH = 64
+
 export const ListQuery = Type.Composite([
   PageQuery(20, 100),
   Type.Object({
-    phone: Type.Optional(Type.String({ maxLength: 64, description: 'One number, in any format' })),
+    phone: Type.Optional(
+      Type.String({ maxLength: PHONE_MAX_LENGTH, description: 'One number, in any format' }),
+    ),
   }),
 ])
 export type ListQuery = Static<typeof ListQuery>

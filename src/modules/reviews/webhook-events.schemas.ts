@@ -3,6 +3,13 @@ import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { WEBHOOK_EVENT_STATUSES, WEBHOOK_SOURCES } from './tables.js'
 
+/**
+ * The longest id of a provider's event, payment or order the reviews keep: Stripe's and Square's are under 40
+ * characters, an account's own event id is 200 at most (kept behind its account id). The unique indexes over
+ * them (event ids, the requests' and refunds' `source_ref`) hold it in any script.
+ */
+export const PROVIDER_ID_MAX_LENGTH = 255
+
 /** A review event as received from its source, and what its processing made of it, for the operator. */
 export const WebhookEvent = Type.Object({
   _id: Id(),

@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Pagination } from '../../platform/http/envelope.js'
-import { Unavailable } from '../../platform/http/errors.js'
+import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { getAccount } from '../accounts/accounts.service.js'
@@ -16,7 +16,11 @@ import {
   recordOutcome,
   type WebhookEventRow,
 } from './webhook-events.repository.js'
-import type { WebhookEvent, WebhookEventsQuery } from './webhook-events.schemas.js'
+import {
+  PROVIDER_ID_MAX_LENGTH,
+  type WebhookEvent,
+  type WebhookEventsQuery,
+} from './webhook-events.schemas.js'
 
 export type WebhookSource = (typeof WEBHOOK_SOURCES)[number]
 
@@ -26,6 +30,16 @@ export interface WebhookPost {
   eventId: string
   type: string
   payload: unknown
+}
+
+/**
+ * A provider's event id, refused before anything is stored (400 naming `field`) when longer than the reviews
+ * keep: no provider sends one, and the provider's dashboard shows the refused delivery.
+ */
+export function keptEventId(field: string, id: string): string {
+  if (id.length > PROVIDER_ID_MAX_LENGTH)
+    throw new Invalid(`${field} must be at most ${PROVIDER_ID_MAX_LENGTH} characters long`)
+  return id
 }
 
 /** How long a received event waits for its job before it is queued again, and how many at a time. */

@@ -1,8 +1,10 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
+import { fourByteText, randomText } from '../../../test/helpers/long-strings.js'
 import { createRoomWithMembers, postMessage, removeMember } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { MAX_MESSAGE_LENGTH } from './messages.schemas.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
@@ -59,6 +61,20 @@ describe('message search', () => {
     expect(await found(t, owner, 'zebra or walrus')).toHaveLength(3)
     // Only punctuation or stop characters: nothing to search for, nothing found.
     expect(await found(t, owner, '!!!')).toEqual([])
+  })
+
+  // Issue 20: the search index has limits of its own: a tsvector holds 1 MB, a word 2,047 bytes.
+  test('indexes the longest messages: of the most words, and of one word too long to index', async ({
+    t,
+    owner,
+  }) => {
+    const roomId = await createRoomWithMembers(t.app, 'group', [owner], 'Long messages')
+    const words = [...fourByteText((MAX_MESSAGE_LENGTH - 10) / 2)].join(' ')
+    const manyWords = await post(t, owner, roomId, `manywords ${words}`)
+    expect([...manyWords.content]).toHaveLength(MAX_MESSAGE_LENGTH - 1)
+    await post(t, owner, roomId, `longword ${randomText(MAX_MESSAGE_LENGTH - 9)}`)
+    expect(await found(t, owner, 'manywords')).toHaveLength(1)
+    expect(await found(t, owner, 'longword')).toHaveLength(1)
   })
 
   test('pages through hits', async ({ t, owner }) => {

@@ -28,6 +28,13 @@ export const Streamed = <T extends TSchema>(schema: T) => Type.Unsafe<Static<T> 
 
 export const Timestamp = () => Type.String({ format: 'date-time' })
 
+/** The longest address SMTP carries (RFC 5321: a forward-path of 256 octets, angle brackets included). */
+export const EMAIL_MAX_LENGTH = 254
+
+/** An email address, at most EMAIL_MAX_LENGTH characters: what every index on an address column holds. */
+export const Email = (options: { description?: string } = {}) =>
+  Type.String({ format: 'email', maxLength: EMAIL_MAX_LENGTH, ...options })
+
 export const IdParams = Type.Object({ id: Id() })
 
 /** A string limited to `values`, as a plain JSON-schema enum (typed as the union of the values). */
