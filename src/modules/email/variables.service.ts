@@ -17,8 +17,10 @@
  * - Replacement is a single pass: a substituted value that itself contains `{{...}}` is not expanded
  *   again, so a contact cannot make a message reveal another variable.
  */
+
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
+import { escapeHtml } from '../../platform/http/html.js'
 import { isJsonObject } from '../../platform/http/json-fields.js'
 import type { VariableSourceKind } from '../accounts/contacts.schemas.js'
 import { getVariableSource } from '../accounts/contacts.service.js'
@@ -134,16 +136,6 @@ export function parseFallbackValues(raw: string | undefined): Map<string, string
   for (const [key, value] of entries) if (!isJsonObject(value)) flatten(key, value, fallbacks)
   return fallbacks
 }
-
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-}
-
-export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c)
 
 /** `{{ name }}`: a name without braces or whitespace, with any whitespace around it inside the braces. */
 const PLACEHOLDER = /\{\{\s*([^{}\s]+)\s*\}\}/g

@@ -1,9 +1,8 @@
 import { posix } from 'node:path'
+import { escapeHtml } from '../../platform/http/html.js'
 import { type Locale, type PageTextKey, pageText } from './authorize.texts.js'
 
 /** Server-rendered pages of the authorization flow: plain, accessible HTML, no script, no outside asset. */
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
 const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; background: #f4f5f7; color: #1d2330; margin: 0; }

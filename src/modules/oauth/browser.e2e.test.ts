@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { adminHeaders, listenTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { launchChromium } from '../../../test/helpers/browser.js'
 import {
   AUTHORIZE,
   createUser,
@@ -11,19 +11,6 @@ import {
   type RegisteredApp,
   registerApp,
 } from '../../../test/helpers/oauth.js'
-
-/** Debian's chromium: CI installs it, and a browser is never downloaded. */
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 /** The app's side of the redirect: a loopback server that keeps the query of every callback it gets. */
 async function startCallbackServer(): Promise<{ server: Server; uri: string; received: URLSearchParams[] }> {
@@ -51,9 +38,7 @@ describe('authorization pages in a real browser (headless Chromium)', () => {
   let branchId: string
 
   beforeAll(async () => {
-    // Missing chromium fails the file: these tests never skip.
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`)
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS })
+    browser = await launchChromium()
     callback = await startCallbackServer()
     t = await listenTestApp({ RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
     const account = async (name: string) =>
