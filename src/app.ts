@@ -2,7 +2,6 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { Redis } from 'ioredis'
 import type { Config } from './config.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
 import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
@@ -17,6 +16,7 @@ import { doNotDisturbRoutes } from './modules/email/do-not-disturb.routes.js'
 import { inboundRoutes } from './modules/email/inbound.routes.js'
 import { defineEmailJobs } from './modules/email/jobs.js'
 import { emailAdminRoutes } from './modules/email/mail-subusers.routes.js'
+import { outboxPageRoutes } from './modules/email/outbox-page.routes.js'
 import { providerSetupRoutes } from './modules/email/provider-setup.routes.js'
 import { sendRoutes } from './modules/email/send.routes.js'
 import { unsubscribeRoutes } from './modules/email/unsubscribe.routes.js'
@@ -82,6 +82,8 @@ import { createEvents } from './platform/events/emit.js'
 import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
+import { registerMetrics } from './platform/http/metrics.js'
+import { openApiOptions } from './platform/http/openapi.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import {
   guardEveryQuery,
@@ -89,11 +91,12 @@ import {
   registerJsonParser,
 } from './platform/http/request-guards.js'
 import { registerResponseHeaders } from './platform/http/response-headers.js'
-import { statusRoutes } from './platform/http/status.js'
+import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
 import { serializeRequest } from './platform/log/request-serializer.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
+import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 
 export interface BuildOptions {
@@ -106,6 +109,8 @@ export interface BuildOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     platform: Platform
+    /** Turned to shutting down on SIGTERM (lifecycle.ts), so that `/status/ready` answers 503. */
+    readiness: Readiness
   }
 }
 
@@ -146,7 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       poolSize: config.databasePoolSize,
     }))
   if (ownsDatabase) await migrateDatabase(database, { databaseUrl: config.databaseUrl })
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined
+  const redis = config.redisUrl ? createRedis(config.redisUrl, app.log) : undefined
 
   const tokens = createPlatformTokens(config.jwt)
   const revokedGrants = await createRevokedGrants({
@@ -184,6 +189,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     log: app.log,
   }
   app.decorate('platform', platform)
+  const readiness: Readiness = {
+    shuttingDown: false,
+    checks: {
+      database: database.ping,
+      jobs: queue.ping,
+      ...(redis && { redis: async () => void (await redis.ping()) }),
+    },
+  }
+  app.decorate('readiness', readiness)
   defineEmailJobs(platform)
   defineOAuthJobs(platform)
   defineReviewsJobs(platform)
@@ -205,34 +219,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     adminToken: config.adminToken,
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
   })
-  await app.register(swagger, {
-    // Shared schemas keep their $id as their component name (ErrorEnvelope), not def-N.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    openapi: {
-      info: { title: 'Platform backend', version: '1.0.0' },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
-          oauth2: {
-            type: 'oauth2',
-            description: "A third-party app's access token, for the scope the route names",
-            flows: {
-              authorizationCode: {
-                authorizationUrl: '/v1/auth/oauth/authorize',
-                tokenUrl: '/v1/auth/oauth/token',
-                refreshUrl: '/v1/auth/oauth/token',
-                scopes: SEEDED_SCOPES,
-              },
-            },
-          },
-        },
-      },
-    },
-  })
+  await app.register(swagger, openApiOptions(SEEDED_SCOPES))
   await app.register(swaggerUi, { routePrefix: '/docs' })
 
-  await app.register(statusRoutes, { ping: database.ping })
+  registerMetrics(
+    app,
+    { ...config.metrics, host: config.host },
+    { jobCounts: queue.countByState, databasePool: () => database.poolStats?.() },
+  )
+  await app.register(statusRoutes, { readiness })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(variableSourcesAdminRoutes, { platform, prefix: '/v1/admin' })
@@ -249,6 +244,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerIntegrationRoutes(app, providerSetupRoutes, { platform })
   await registerIntegrationRoutes(app, unsubscribeRoutes, { platform })
   await app.register(emailAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(outboxPageRoutes, { platform, prefix: '/v1/admin' })
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(scopesRoutes, { platform, prefix: '/v1/admin' })
   await app.register(appsRoutes, { platform, prefix: '/v1/admin' })
@@ -298,9 +294,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
   app.addHook('preClose', () => realtime.close())
   app.addHook('onClose', async () => {
-    await queue.stop()
+    await queue.stop({ timeoutMs: config.shutdown.timeoutMs })
     await revokedGrants.close()
-    await redis?.quit()
+    if (redis) await closeRedis(redis)
     if (ownsDatabase) await database.close()
   })
   return app

@@ -74,6 +74,11 @@ describe('configuration', () => {
       { LEADS_SYNC_INTERVAL_MINUTES: '0' },
       'LEADS_SYNC_INTERVAL_MINUTES must be an integer between 1 and 1440',
     ],
+    [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN must be at least 16 characters'],
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT'],
+    [{ METRICS_PORT: 'x' }, 'METRICS_PORT must be'],
+    [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be an integer between 0 and 300000'],
+    [{ SHUTDOWN_TIMEOUT_MS: '10' }, 'SHUTDOWN_TIMEOUT_MS must be an integer between 1000 and 300000'],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -195,6 +200,62 @@ describe('configuration', () => {
       graphApiUrl: 'http://127.0.0.1:9999',
       graphApiVersion: 'v21.0',
       syncIntervalMinutes: 5,
+    })
+  })
+
+  it('reads the metrics and shutdown settings: a drain delay in production only by default', () => {
+    const development = loadConfig({ DATA_DIR: tempDir() })
+    expect(development.metrics).toEqual({ token: undefined, port: undefined })
+    expect(development.shutdown).toEqual({ delayMs: 0, timeoutMs: 10_000 })
+    expect(loadConfig({ DATA_DIR: tempDir(), ...PRODUCTION }).shutdown).toEqual({
+      delayMs: 5000,
+      timeoutMs: 10_000,
+    })
+    const set = loadConfig({
+      DATA_DIR: tempDir(),
+      METRICS_TOKEN: 'm'.repeat(16),
+      METRICS_PORT: '9464',
+      SHUTDOWN_DELAY_MS: '250',
+      SHUTDOWN_TIMEOUT_MS: '3000',
+    })
+    expect(set.metrics).toEqual({ token: 'm'.repeat(16), port: 9464 })
+    expect(set.shutdown).toEqual({ delayMs: 250, timeoutMs: 3000 })
+  })
+})
+
+/** The distinct names a pattern captures (its first group that matched), sorted. */
+function namesIn(text: string, pattern: RegExp): string[] {
+  const names = [...text.matchAll(pattern)].map((match) => match.slice(1).find(Boolean) ?? '')
+  return [...new Set(names)].sort()
+}
+
+const readText = (path: string) => readFileSync(new URL(path, import.meta.url), 'utf8')
+
+/** Upper-case names as config.ts and the CLI read them: `env.NAME` or a helper given `(env, 'NAME'`. */
+const variablesOfConfig = () =>
+  namesIn(
+    `${readText('./config.ts')}\n${readText('./cli/admin-client.ts')}`,
+    /\benv\.([A-Z][A-Z0-9_]+)|\(env, '([A-Z][A-Z0-9_]+)'/g,
+  )
+
+/** The names in the first column of README's configuration table. */
+function variablesOfReadme(): string[] {
+  const table = readText('../README.md').split('## Configuration')[1]?.split('\n## ')[0] ?? ''
+  const firstCells = table.split('\n').flatMap((line) => (line.startsWith('| `') ? line.split(' | ')[0] : []))
+  return namesIn(firstCells.join('\n'), /`([A-Z][A-Z0-9_]+)`/g)
+}
+
+/** The names `.env.example` sets or shows commented out (`# NAME=`). */
+const variablesOfEnvExample = () => namesIn(readText('../.env.example'), /^(?:# )?([A-Z][A-Z0-9_]+)=/gm)
+
+describe('the configuration, written down', () => {
+  it('names the same variables in config.ts, README.md and .env.example', () => {
+    const inConfig = variablesOfConfig()
+    expect(inConfig).toContain('DATABASE_URL')
+    expect(inConfig).toContain('PLATFORM_URL')
+    expect({ readme: variablesOfReadme(), envExample: variablesOfEnvExample() }).toEqual({
+      readme: inConfig,
+      envExample: inConfig,
     })
   })
 })

@@ -60,6 +60,18 @@ export interface Config {
     formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+  metrics: {
+    /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; unset (and no METRICS_PORT), not served. */
+    token: string | undefined
+    /** METRICS_PORT: `/metrics` served on a port of its own (kept off the public one) instead. */
+    port: number | undefined
+  }
+  shutdown: {
+    /** SHUTDOWN_DELAY_MS: after SIGTERM, how long the server keeps serving while readiness answers 503. */
+    delayMs: number
+    /** SHUTDOWN_TIMEOUT_MS: after the delay, how long in-flight requests and jobs get before exit 1. */
+    timeoutMs: number
+  }
   reviews: {
     /** Stripe's endpoint secret (`whsec_...`); unset, every payment webhook is refused as unsigned. */
     stripeWebhookSecret: string | undefined
@@ -128,6 +140,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (env.EDGE_SIGNING_SECRET && env.EDGE_SIGNING_SECRET.length < 32) {
     throw new ConfigError('EDGE_SIGNING_SECRET must be at least 32 characters')
   }
+  const metricsPort = env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined
+  if (metricsPort !== undefined && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT must differ from PORT')
+  }
+  if (env.METRICS_TOKEN && env.METRICS_TOKEN.length < 16) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters')
+  }
   const secrets = production ? undefined : devSecrets(dataDir)
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`
 
@@ -195,6 +214,12 @@ export function loadConfig(env: Env = process.env): Config {
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
       runWorkers: env.RUN_WORKERS !== 'false',
+    },
+    metrics: { token: env.METRICS_TOKEN || undefined, port: metricsPort },
+    shutdown: {
+      // In production a load balancer needs a moment to see readiness fail and stop sending.
+      delayMs: integer(env, 'SHUTDOWN_DELAY_MS', production ? 5000 : 0, 0, 300_000),
+      timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 300_000),
     },
     reviews: {
       stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,

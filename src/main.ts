@@ -17,7 +17,7 @@ if (config.nodeEnv === 'production' && !config.databaseUrl) {
   )
 }
 await app.listen({ port: config.port, host: config.host })
-closeOnSignals(app)
+closeOnSignals(app, config.shutdown)
 
 const database = config.databaseUrl ? 'PostgreSQL' : `the embedded database in ${config.dataDir}`
 // PUBLIC_BASE_URL: the address the service gives out (OAuth issuer, links), so the one to open.

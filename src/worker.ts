@@ -8,5 +8,6 @@ import { closeOnSignals, loadConfigOrExit } from './lifecycle.js'
 const config = loadConfigOrExit()
 const app = await buildApp({ ...config, jobs: { ...config.jobs, runWorkers: true } })
 await app.ready()
-closeOnSignals(app)
+// No HTTP to drain: the delay is for a load balancer, which never sends a worker anything.
+closeOnSignals(app, { ...config.shutdown, delayMs: 0 })
 app.log.info('Job workers started')

@@ -1,10 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { createTestDatabase } from './helpers/database.js'
+import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
+
+const startCommand = npmScriptCommand('start')
 
 async function freePort(): Promise<number> {
   const server = createServer()
@@ -28,10 +32,18 @@ function bareEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
   return env
 }
 
-/** `npm start` as a newcomer runs it (minus npm): the real entry point, on the embedded database. */
-async function start(dataDir: string, port: number, settings: Record<string, string> = {}): Promise<Started> {
-  const env = bareEnv({ DATA_DIR: dataDir, PORT: String(port), ...settings })
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/**
+ * `npm start` as a newcomer runs it (minus npm and its build): the compiled entry point, on the embedded
+ * database, in a working directory of its own (so no `.env` of the checkout is read).
+ */
+function start(dataDir: string, port: number, settings: Record<string, string> = {}): Promise<Started> {
+  return spawnServer(dataDir, bareEnv({ DATA_DIR: dataDir, PORT: String(port), ...settings }))
+}
+
+/** The compiled server in `cwd` with exactly `env`, once it says it listens. */
+async function spawnServer(cwd: string, env: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(startCommand.command, startCommand.args, {
+    cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -56,6 +68,36 @@ function stop(child: ChildProcess): Promise<number | null> {
   })
 }
 
+/** README's "smallest production environment that starts", a generated value for each `<placeholder>`. */
+function readmeProductionEnvironment(): Record<string, string> {
+  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
+  const block = readme
+    .split('The smallest production environment that starts')[1]
+    ?.split('```sh\n')[1]
+    ?.split('```')[0]
+  if (!block) throw new Error('README.md lost its smallest production environment')
+  const generated: Record<string, string> = {
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString(),
+    EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
+  }
+  return Object.fromEntries(
+    block
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const [name = '', value = ''] = [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]
+        if (!value.startsWith('<')) return [name, value]
+        if (!generated[name]) throw new Error(`no test value for README's ${name}`)
+        return [name, generated[name]]
+      }),
+  )
+}
+
 describe('npm start on a bare machine', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
   const running: ChildProcess[] = []
@@ -72,7 +114,8 @@ describe('npm start on a bare machine', () => {
     expect(first.output()).toContain(`Platform backend at ${base}, listening on 127.0.0.1:${port}`)
     expect(first.output()).toContain('npm run cli -- quickstart')
 
-    const rival = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const rival = spawnSync(startCommand.command, startCommand.args, {
+      cwd: dataDir,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(await freePort()), DATABASE_URL: '' },
       encoding: 'utf8',
       timeout: 30_000,
@@ -100,6 +143,30 @@ describe('npm start on a bare machine', () => {
   }, 120_000)
 })
 
+describe('npm start with a .env file', () => {
+  const running: ChildProcess[] = []
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL')
+  })
+
+  it('reads .env in its working directory, and the real environment wins over it', async () => {
+    const port = await freePort()
+    const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
+    writeFileSync(
+      join(dataDir, '.env'),
+      ['# set by the operator', 'PUBLIC_BASE_URL=https://from-dotenv.example', `PORT=${port + 1}`, ''].join(
+        '\n',
+      ),
+    )
+    const server = await start(dataDir, port)
+    running.push(server.child)
+    expect(server.output()).toContain(
+      `Platform backend at https://from-dotenv.example, listening on 127.0.0.1:${port}`,
+    )
+    expect(await stop(server.child)).toBe(0)
+  }, 120_000)
+})
+
 describe('npm start in production', () => {
   const running: ChildProcess[] = []
   afterAll(() => {
@@ -107,7 +174,8 @@ describe('npm start in production', () => {
   })
 
   it('refuses to start half-configured, naming every missing variable in one message', () => {
-    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const refused = spawnSync(startCommand.command, startCommand.args, {
+      cwd: tmpdir(),
       env: bareEnv({
         NODE_ENV: 'production',
         DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-start-')),
@@ -123,30 +191,31 @@ describe('npm start in production', () => {
     )
   }, 60_000)
 
-  it('starts fully configured, warns once that it runs on the embedded database, and publishes its key', async () => {
+  it("starts with exactly README's smallest production environment, and publishes its key", async () => {
+    const { DATABASE_URL, ...readme } = readmeProductionEnvironment()
+    expect(DATABASE_URL).toMatch(/^postgres:/)
+    // README's database where the suite has PostgreSQL; else without it, which README says also starts.
+    const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined
     const port = await freePort()
-    const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
-    const server = await start(dataDir, port, {
-      NODE_ENV: 'production',
-      ADMIN_TOKEN: 'a'.repeat(24),
-      JWT_SECRET: 's'.repeat(32),
-      SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        .privateKey.export({ type: 'pkcs8', format: 'pem' })
-        .toString(),
-      EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
-      PUBLIC_BASE_URL: 'https://api.example.com',
-    })
+    const cwd = mkdtempSync(join(tmpdir(), 'platform-start-'))
+    // PORT only because the test's machine may use 3000; nothing else of the caller's environment.
+    const env = { ...readme, ...(database && { DATABASE_URL: database.url }), PORT: String(port) }
+    const server = await spawnServer(cwd, env)
     running.push(server.child)
-    const jwks = (await (await fetch(`http://127.0.0.1:${port}/.well-known/jwks.json`)).json()) as {
-      keys: unknown[]
-    }
+    const base = `http://127.0.0.1:${port}`
+    const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: unknown[] }
     expect(jwks.keys).toHaveLength(1)
+    expect(await (await fetch(`${base}/status/ready`)).json()).toEqual({
+      status: 'ok',
+      database: 'ok',
+      jobs: 'ok',
+    })
     expect(await stop(server.child)).toBe(0)
+    await database?.drop()
     const warnings = server
       .output()
       .match(/DATABASE_URL is not set: production runs on the embedded database/g)
-    expect(warnings).toHaveLength(1)
-    expect(existsSync(join(dataDir, 'secrets.json'))).toBe(false)
+    expect(warnings ?? []).toHaveLength(database ? 0 : 1)
+    expect(existsSync(join(cwd, 'data', 'secrets.json'))).toBe(false)
   }, 120_000)
 })

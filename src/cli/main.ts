@@ -1,5 +1,6 @@
 // The operator's command line, a client of the admin API: `npm run cli -- <command> [flags]`.
 // Each command prints one JSON object as the last line of stdout; failures print one line on stderr.
+import { loadEnvFile } from '../lifecycle.js'
 import { adminToken, createAdminClient, DEFAULT_PLATFORM_URL, platformUrl } from './admin-client.js'
 import { commands, findCommand } from './commands.js'
 import { CliError, UsageError } from './errors.js'
@@ -37,6 +38,7 @@ async function run(argv: string[]): Promise<object | undefined> {
 }
 
 try {
+  loadEnvFile()
   const result = await run(process.argv.slice(2))
   process.stdout.write(result ? `${JSON.stringify(result)}\n` : `${usage()}\n`)
 } catch (error) {

@@ -5,6 +5,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { closeRedis, duplicateRedis } from '../../platform/redis.js'
 
 /** Where an instance that forgot a funnel tells the others (the message is the funnel id). */
 const CHANNEL = 'funnels:step-cache-forget'
@@ -95,7 +96,7 @@ function announce(redis: Redis, funnelId: string, log: Logger): void {
  * once by the app that serves the cache (the edge delivery routes).
  */
 export async function listenForForgottenFunnels(platform: Platform): Promise<() => Promise<void>> {
-  const subscriber = platform.redis?.duplicate()
+  const subscriber = platform.redis && duplicateRedis(platform.redis, platform.log, 'funnel cache')
   if (!subscriber) return async () => {}
   const { forgetHere } = sharedOf(platform)
   subscriber.on('message', (_channel: string, funnelId: string) => {
@@ -103,7 +104,7 @@ export async function listenForForgottenFunnels(platform: Platform): Promise<() 
   })
   await subscriber.subscribe(CHANNEL)
   return async () => {
-    await subscriber.quit()
+    await closeRedis(subscriber)
   }
 }
 

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
 import { isId } from '../db/ids.js'
 import type { Logger } from '../log/logger.js'
+import { closeRedis, duplicateRedis } from '../redis.js'
 
 /** Where an instance that revoked grants tells the others, as their ids joined by commas. */
 const CHANNEL = 'oauth:grants-revoked'
@@ -47,7 +48,7 @@ export async function createRevokedGrants(options: RevokedGrantsOptions): Promis
   const markRevoked = (grantIds: string[]) => {
     for (const grantId of grantIds) known.set(grantId, true, { ttl: options.revokedForMs })
   }
-  const subscriber = options.redis?.duplicate()
+  const subscriber = options.redis && duplicateRedis(options.redis, options.logger, 'revoked grants')
   if (subscriber) {
     subscriber.on('message', (_channel: string, message: string) =>
       markRevoked(message.split(',').filter(isId)),
@@ -70,7 +71,7 @@ export async function createRevokedGrants(options: RevokedGrantsOptions): Promis
       }
     },
     async close() {
-      await subscriber?.quit()
+      if (subscriber) await closeRedis(subscriber)
     },
   }
 }

@@ -9,7 +9,11 @@ import { Conflict } from './errors.js'
 describe('the service shell', () => {
   test('answers GET /status and the readiness check', async ({ t }) => {
     expect((await t.app.inject({ url: '/status' })).json()).toEqual({ status: 'ok' })
-    expect((await t.app.inject({ url: '/status/ready' })).json()).toEqual({ status: 'ok', database: 'ok' })
+    expect((await t.app.inject({ url: '/status/ready' })).json()).toEqual({
+      status: 'ok',
+      database: 'ok',
+      jobs: 'ok',
+    })
   })
 
   test('answers unknown routes with 404 in the error envelope', async ({ t }) => {

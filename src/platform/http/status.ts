@@ -3,10 +3,33 @@ import { Type } from '@sinclair/typebox'
 import { errorBody } from './envelope.js'
 import { routeOptions } from './route-options.js'
 
-/** Liveness (`/status`, as the spec) and readiness (`/status/ready`: the database answers). */
-export const statusRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void> }> = async (
+/** What `/status/ready` asks before saying the instance may take traffic. */
+export interface Readiness {
+  /** Set on SIGTERM: readiness answers 503 from then on, so that a load balancer stops sending. */
+  shuttingDown: boolean
+  /** Each dependency by the name a 503 gives it: throws when it does not answer. */
+  checks: { database: Check; jobs: Check; redis?: Check }
+}
+
+type Check = () => Promise<void>
+
+/** A dependency slower than this to answer counts as down: a load balancer's probe does not wait long. */
+const CHECK_TIMEOUT_MS = 2000
+
+function withinTimeout(check: Check): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS)
+  })
+  return Promise.race([check(), timeout]).finally(() => clearTimeout(timer))
+}
+
+const Ok = Type.Literal('ok')
+
+/** Liveness (`/status`, as the spec) and readiness (`/status/ready`: its dependencies answer). */
+export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> = async (
   app,
-  { ping },
+  { readiness },
 ) => {
   app.get(
     '/status',
@@ -15,7 +38,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void>
       summary: 'Liveness',
       tags: ['status'],
       access: 'public',
-      response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      response: { 200: Type.Object({ status: Ok }) },
       // 400: the platform refuses a NUL character in any path, query or body, on every route.
       errors: [400],
     }),
@@ -26,20 +49,34 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ ping: () => Promise<void>
     '/status/ready',
     routeOptions({
       operationId: 'statusReady',
-      summary: 'Readiness: the database answers',
+      summary:
+        'Readiness: the database, the job queue and Redis (when configured) answer; 503 naming what failed',
       tags: ['status'],
       access: 'public',
-      response: { 200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }) },
+      response: {
+        200: Type.Object({ status: Ok, database: Ok, jobs: Ok, redis: Type.Optional(Ok) }),
+      },
       errors: [400, 503],
     }),
     async (request, reply) => {
-      try {
-        await ping()
-        return { status: 'ok' as const, database: 'ok' as const }
-      } catch (error) {
-        request.log.error({ err: error }, 'readiness check failed')
-        return reply.status(503).send(errorBody(503, 'Database unavailable'))
+      if (readiness.shuttingDown) return reply.status(503).send(errorBody(503, 'Shutting down'))
+      const checks = Object.entries(readiness.checks)
+      const failed: string[] = []
+      await Promise.all(
+        checks.map(([name, check]) =>
+          withinTimeout(check).catch((error: unknown) => {
+            failed.push(name)
+            request.log.error({ err: error, check: name }, 'readiness check failed')
+          }),
+        ),
+      )
+      if (failed.length === 0) {
+        const ok = 'ok' as const
+        return { status: ok, database: ok, jobs: ok, ...(readiness.checks.redis && { redis: ok }) }
       }
+      return reply
+        .status(503)
+        .send(errorBody(503, `Not ready: ${failed.sort().join(', ')} unavailable`, { unavailable: failed }))
     },
   )
 }

@@ -70,6 +70,18 @@ describe('job queue', () => {
     expect(runs('record', 1)).toBe(1)
   })
 
+  it('counts the jobs of each queue by state, and answers a ping', async () => {
+    await workersPolledAgain()
+    const inAnHour = new Date(Date.now() + 3_600_000)
+    await queue.enqueue(db, 'test.record', { n: -1 }, { startAfter: inAnHour })
+    const counts = await queue.countByState()
+    const count = (state: string) =>
+      counts.find((row) => row.queue === 'test.record' && row.state === state)?.count
+    expect(count('completed')).toBeGreaterThanOrEqual(1)
+    expect(count('created')).toBe(1)
+    await expect(queue.ping()).resolves.toBeUndefined()
+  })
+
   it('never runs a job enqueued in a rolled-back transaction', async () => {
     await expect(
       inTransaction(db, async (tx) => {

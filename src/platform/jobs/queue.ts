@@ -47,7 +47,12 @@ export interface JobQueue {
   enqueueSoon<T extends object>(name: string, data: T, options?: Pick<EnqueueOptions, 'singletonKey'>): void
   define(definition: JobDefinition<never>): void
   start(options: { runWorkers: boolean }): Promise<void>
-  stop(): Promise<void>
+  /** Stops fetching, and waits up to `timeoutMs` for the jobs running here to finish. */
+  stop(options?: { timeoutMs?: number }): Promise<void>
+  /** Throws unless the queue's tables answer (readiness). */
+  ping(): Promise<void>
+  /** How many jobs each queue holds in each state (`created`, `active`, `failed`, `completed`, ...). */
+  countByState(): Promise<{ queue: string; state: string; count: number }[]>
 }
 
 /** How long `enqueueSoon` gathers jobs before inserting them together. */
@@ -194,10 +199,26 @@ export function createJobQueue(
       for (const definition of definitions.values()) await startWorker(definition)
     },
 
-    async stop() {
+    async stop({ timeoutMs = 20_000 } = {}) {
       clearTimeout(soonTimer)
       await insertSoon()
-      await boss.stop({ graceful: true, wait: true, close: true, timeout: 20_000 })
+      await boss.stop({ graceful: true, wait: true, close: true, timeout: timeoutMs })
+    },
+
+    async ping() {
+      await boss.getQueues()
+    },
+
+    async countByState() {
+      // pg-boss keeps finished jobs in the same table until they are deleted (7 days by default).
+      const { rows } = await boss
+        .getDb()
+        .executeSql('select name, state, count(*)::int as count from pgboss.job group by name, state', [])
+      return (rows as { name: string; state: string; count: number }[]).map(({ name, state, count }) => ({
+        queue: name,
+        state,
+        count,
+      }))
     },
   }
 }

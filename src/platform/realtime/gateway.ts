@@ -5,6 +5,7 @@ import { type DefaultEventsMap, Server, type Socket } from 'socket.io'
 import type { AuthContext, PlatformTokens } from '../auth/platform-jwt.js'
 import { DomainError, Unauthorized } from '../http/errors.js'
 import type { Logger } from '../log/logger.js'
+import { closeRedis, duplicateRedis } from '../redis.js'
 
 export const REALTIME_PATH = '/socket.io'
 /** A client may send at most this many events of one name per socket within the window; the rest are refused. */
@@ -77,9 +78,13 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     // Client events are small (typing); a larger message closes the connection.
     maxHttpBufferSize: 65_536,
   })
-  const redisClients = options.redis ? [options.redis.duplicate(), options.redis.duplicate()] : []
-  for (const client of redisClients)
-    client.on('error', (error: Error) => options.logger.warn({ err: error }, 'realtime Redis connection'))
+  const { redis, logger } = options
+  const redisClients = redis
+    ? [
+        duplicateRedis(redis, logger, 'realtime publisher'),
+        duplicateRedis(redis, logger, 'realtime subscriber'),
+      ]
+    : []
   const [pub, sub] = redisClients
   if (pub && sub) io.adapter(createAdapter(pub, sub))
   const handlers = new Map<string, ClientEventHandler>()
@@ -138,7 +143,7 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     async close() {
       // Also closes the HTTP server, which Fastify closes next anyway.
       await io.close()
-      await Promise.all(redisClients.map((client) => client.quit()))
+      await Promise.all(redisClients.map(closeRedis))
     },
   }
 }

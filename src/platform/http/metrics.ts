@@ -1,0 +1,133 @@
+import { timingSafeEqual } from 'node:crypto'
+import { createServer, type Server } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { errorBody } from './envelope.js'
+
+/** What `/metrics` reads at each scrape, besides what it counts itself. */
+export interface MetricsSources {
+  jobCounts(): Promise<{ queue: string; state: string; count: number }[]>
+  /** The API's database connections; undefined on the embedded database, which has no pool. */
+  databasePool(): { total: number; idle: number; waiting: number } | undefined
+}
+
+export interface MetricsSettings {
+  /** METRICS_TOKEN: `GET /metrics` on the API's port asks for it as a bearer token. */
+  token: string | undefined
+  /** METRICS_PORT: `/metrics` on a port of its own, which the API's port then does not serve. */
+  port: number | undefined
+  host: string
+}
+
+/** Seconds; from a fast GET (a few ms) to the slowest requests worth telling apart. */
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+function createRegistry(sources: MetricsSources, app: FastifyInstance): Registry {
+  const registry = new Registry()
+  // Event-loop lag, heap, RSS, GC and handles, as Node's process metrics are usually named.
+  collectDefaultMetrics({ register: registry })
+  new Gauge({
+    name: 'jobs',
+    help: 'Jobs in the job queue, per queue and state (created, retry, active, completed, failed, ...)',
+    labelNames: ['queue', 'state'],
+    registers: [registry],
+    async collect() {
+      this.reset()
+      // A database that does not answer leaves the gauge empty; the rest of the scrape still answers.
+      const counts = await sources.jobCounts().catch((error: unknown) => {
+        app.log.warn({ err: error }, 'metrics: job counts unavailable')
+        return []
+      })
+      for (const { queue, state, count } of counts) this.set({ queue, state }, count)
+    },
+  })
+  new Gauge({
+    name: 'database_pool_connections',
+    help: "The API's PostgreSQL connections: total open, idle, and requests waiting for one",
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const pool = sources.databasePool()
+      if (!pool) return
+      this.set({ state: 'total' }, pool.total)
+      this.set({ state: 'idle' }, pool.idle)
+      this.set({ state: 'in_use' }, pool.total - pool.idle)
+      this.set({ state: 'waiting' }, pool.waiting)
+    },
+  })
+  return registry
+}
+
+function sameToken(given: string | undefined, expected: string): boolean {
+  const a = Buffer.from(given ?? '')
+  const b = Buffer.from(`Bearer ${expected}`)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/**
+ * Prometheus metrics: each request's duration by route pattern, method and status, and what
+ * `MetricsSources` reads at scrape time. Served on METRICS_PORT when set, else at `GET /metrics` behind
+ * METRICS_TOKEN; with neither, nothing is measured or served (not even the per-request hook).
+ */
+export function registerMetrics(
+  app: FastifyInstance,
+  settings: MetricsSettings,
+  sources: MetricsSources,
+): void {
+  if (!settings.token && settings.port === undefined) return
+  const registry = createRegistry(sources, app)
+  const durations = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP requests by route pattern (as registered, `unmatched` when none), method and status',
+    labelNames: ['route', 'method', 'status_code'],
+    buckets: DURATION_BUCKETS,
+    registers: [registry],
+  })
+  app.addHook('onResponse', (request, reply, done) => {
+    durations.observe(
+      {
+        route: request.routeOptions.url ?? 'unmatched',
+        method: request.method,
+        status_code: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    )
+    done()
+  })
+
+  if (settings.port !== undefined) {
+    const server = servedApart(registry, app)
+    app.addHook('onListen', (done) => {
+      server.once('error', done)
+      server.listen(settings.port, settings.host, () => done())
+    })
+    app.addHook('onClose', (_instance, done) => {
+      server.close(() => done())
+    })
+    return
+  }
+  const token = settings.token as string
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (!sameToken(request.headers.authorization, token)) {
+      return reply.status(401).send(errorBody(401, 'METRICS_TOKEN required as a bearer token'))
+    }
+    return reply.type(registry.contentType).send(await registry.metrics())
+  })
+}
+
+/** `/metrics` alone on METRICS_PORT, for a port that only the monitoring network reaches. */
+function servedApart(registry: Registry, app: FastifyInstance): Server {
+  return createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404).end()
+      return
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'metrics scrape failed')
+        response.writeHead(500).end()
+      },
+    )
+  })
+}

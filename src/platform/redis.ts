@@ -1,0 +1,39 @@
+import { Redis } from 'ioredis'
+import type { Logger } from './log/logger.js'
+
+/**
+ * Logs a connection's outage once when it starts and once when it ends; ioredis keeps reconnecting and
+ * emits an error at every attempt, which without a listener it prints to stderr itself.
+ */
+function logOutages(client: Redis, log: Logger, name: string): Redis {
+  let down = false
+  client.on('error', (error: Error) => {
+    if (down) return
+    down = true
+    log.warn({ err: error }, `${name}: Redis connection lost; reconnecting`)
+  })
+  client.on('ready', () => {
+    if (!down) return
+    down = false
+    log.info(`${name}: Redis connection back`)
+  })
+  return client
+}
+
+/** The service's Redis connection (REDIS_URL): a command waits through two reconnections, then fails. */
+export function createRedis(url: string, log: Logger): Redis {
+  return logOutages(new Redis(url, { maxRetriesPerRequest: 2 }), log, 'commands')
+}
+
+/** Another connection with the same settings, for a subscriber (which can send nothing else). */
+export function duplicateRedis(client: Redis, log: Logger, name: string): Redis {
+  return logOutages(client.duplicate(), log, name)
+}
+
+/** Closes politely (QUIT) when Redis answers, at once when it does not: shutdown must not fail on it. */
+export async function closeRedis(client: Redis): Promise<void> {
+  // A QUIT queued while reconnecting fails after the retries, and ioredis reports that rejection as
+  // unhandled whatever the caller catches: only a ready connection is asked to quit.
+  if (client.status === 'ready') await client.quit().catch(() => client.disconnect())
+  else client.disconnect()
+}
