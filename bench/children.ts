@@ -21,9 +21,11 @@ export interface Child {
 export interface StartOptions {
   cwd: string
   env: NodeJS.ProcessEnv
+  /** CPUs to keep the process on (`taskset -c` list), when the machine allows pinning. */
+  cpus?: string
 }
 
-const EXIT_WITH_PARENT = new URL('./exit-with-parent.ts', import.meta.url).href
+const EXIT_WITH_PARENT = new URL('./exit-with-parent.mjs', import.meta.url).href
 
 const live = new Set<ChildProcess>()
 const stoppers = new Set<() => Promise<void>>()
@@ -34,14 +36,15 @@ process.on('exit', () => {
 })
 
 /**
- * Runs a TypeScript entry point (`node --import tsx <script>`) as a process of its own, so it never
- * shares this event loop. It gets an IPC channel (`child.process.send`), and exit-with-parent.ts
+ * Runs `node <nodeArgs>` (flags, then the script) with this process's node as a process of its own, so it
+ * never shares this event loop. It gets an IPC channel (`child.process.send`), and exit-with-parent.mjs
  * preloaded, so that it stops even when the bench itself is killed outright.
  */
-export function startNode(name: string, script: string, options: StartOptions): Child {
-  const args = ['--import', 'tsx', '--import', EXIT_WITH_PARENT, script]
+export function startNode(name: string, nodeArgs: string[], options: StartOptions): Child {
+  const command = [process.execPath, '--import', EXIT_WITH_PARENT, ...nodeArgs]
+  const [program, ...args] = options.cpus ? ['taskset', '-c', options.cpus, ...command] : command
   const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', 'ipc']
-  const child = spawn(process.execPath, args, { cwd: options.cwd, env: options.env, stdio })
+  const child = spawn(program as string, args, { cwd: options.cwd, env: options.env, stdio })
   live.add(child)
   let tail = ''
   const collect = (chunk: Buffer) => {

@@ -14,6 +14,8 @@ export interface SentEach {
   seconds: number
   p50Ms: number
   p99Ms: number
+  /** Every response time (ms), sorted. */
+  latencies: number[]
   /** Connection errors and timeouts. */
   errors: number
   /** Every answer, in the order received; `body` only when the run asked to keep bodies, else empty. */
@@ -22,7 +24,7 @@ export interface SentEach {
 
 const REQUEST_TIMEOUT_SECONDS = 30
 
-const percentile = (sorted: number[], fraction: number) =>
+export const percentile = (sorted: number[], fraction: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? 0
 
 /**
@@ -82,6 +84,7 @@ export function postEach(
           seconds: (lastAnswerAt - startedAt) / 1000,
           p50Ms: percentile(latencies, 0.5),
           p99Ms: percentile(latencies, 0.99),
+          latencies,
           errors: result.errors + result.timeouts,
           answers,
         })

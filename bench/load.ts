@@ -17,6 +17,8 @@ export interface LoadOptions {
 
 export interface Measurement {
   requestsPerSecond: number
+  /** Req/s of each round, in order. */
+  rounds: number[]
   p50Ms: number
   p99Ms: number
   non2xx: number
@@ -25,6 +27,7 @@ export interface Measurement {
 }
 
 interface Tally {
+  rounds: number[]
   requests: number
   seconds: number
   non2xx: number
@@ -77,7 +80,7 @@ function roundLengths(durationSeconds: number): number[] {
 }
 
 function newTally(): Tally {
-  return { requests: 0, seconds: 0, non2xx: 0, errors: 0, latencies: newLatencyHistogram() }
+  return { rounds: [], requests: 0, seconds: 0, non2xx: 0, errors: 0, latencies: newLatencyHistogram() }
 }
 
 async function measureRound(
@@ -88,6 +91,7 @@ async function measureRound(
   seconds: number,
 ): Promise<void> {
   const result = await drive(baseUrl, request, connections, seconds, tally.latencies)
+  tally.rounds.push(result.requests.total / result.duration)
   tally.requests += result.requests.total
   tally.seconds += result.duration
   tally.non2xx += result.non2xx
@@ -97,6 +101,7 @@ async function measureRound(
 function summarize(tally: Tally): Measurement {
   return {
     requestsPerSecond: tally.seconds > 0 ? tally.requests / tally.seconds : 0,
+    rounds: tally.rounds,
     p50Ms: latencyPercentile(tally.latencies, 0.5),
     p99Ms: latencyPercentile(tally.latencies, 0.99),
     non2xx: tally.non2xx,

@@ -1,4 +1,3 @@
-import { loadavg } from 'node:os'
 import type { BaselineResponse } from './baseline.js'
 import { type LoadOptions, type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
 import type { ComparedScenario } from './scenario.js'
@@ -6,19 +5,40 @@ import type { ComparedScenario } from './scenario.js'
 export interface Outcome {
   server: Measurement
   baseline: Measurement
+  /** The median of the rounds' ratios (each server round over the baseline round right after it). */
   ratio: number
+  /** Every round's ratio, sorted. */
+  roundRatios: number[]
+  /** Total server requests over total baseline requests. */
+  overallRatio: number
   passed: boolean
   /** Errors or non-2xx answers on either side: the figures measure something else than intended. */
   failed: boolean
 }
 
+export const median = (sorted: number[]) => {
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+}
+
+const divide = (a: number, b: number) => (b > 0 ? a / b : 0)
+
+/**
+ * The ratio is the median of the rounds' ratios: each pair of rounds runs within a few seconds, so a burst
+ * of other work on the machine moves one pair, not the figure (bench/README.md, "Run to run").
+ */
 export function judge(scenario: ComparedScenario, server: Measurement, baseline: Measurement): Outcome {
-  const ratio = baseline.requestsPerSecond > 0 ? server.requestsPerSecond / baseline.requestsPerSecond : 0
+  const roundRatios = server.rounds
+    .map((rps, i) => divide(rps, baseline.rounds[i] ?? 0))
+    .sort((a, b) => a - b)
+  const ratio = median(roundRatios)
   const unclean = (m: Measurement) => m.errors > 0 || m.non2xx > 0
   return {
     server,
     baseline,
     ratio,
+    roundRatios,
+    overallRatio: divide(server.requestsPerSecond, baseline.requestsPerSecond),
     passed: ratio >= scenario.target,
     failed: unclean(server) || unclean(baseline),
   }
@@ -67,13 +87,9 @@ export function formatReport({ name, scenario, options, response, outcome }: Rep
     '',
     formatTable([HEADINGS, row('server', outcome.server), row('baseline', outcome.baseline)]),
     '',
-    `server/baseline req/s: ${outcome.ratio.toFixed(2)}   target >= ${scenario.target}   ${verdict}`,
+    `server/baseline req/s: ${outcome.ratio.toFixed(2)} (median of ${outcome.roundRatios.length} rounds, ` +
+      `from ${(outcome.roundRatios[0] ?? 0).toFixed(2)} to ${(outcome.roundRatios.at(-1) ?? 0).toFixed(2)}; ` +
+      `all requests ${outcome.overallRatio.toFixed(2)})   target >= ${scenario.target}   ${verdict}`,
     ...(outcome.failed ? ['errors or non-2xx answers: the figures are not valid'] : []),
   ].join('\n')
 }
-
-/** The machine's load average (1, 5, 15 min), printed beside measured figures: a busy machine gives less. */
-export const loadAverage = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ')

@@ -1,10 +1,13 @@
 import { parseArgs } from 'node:util'
 import { stopEverything } from './children.js'
 import { captureResponse, compare, type LoadOptions, WARMUP_SECONDS } from './load.js'
+import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
 import { formatReport, judge } from './report.js'
 import { type ComparedScenario, isMeasured, type MeasuredScenario, type Scenario } from './scenario.js'
 import { scenarios } from './scenarios.js'
-import { startBaseline, startServer } from './servers.js'
+import { REPO_ROOT, startBaseline, startServer } from './servers.js'
+import { newSqlRecording, type SqlRecording } from './sql-recording.js'
+import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 
 /**
  * `npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres]`:
@@ -25,6 +28,14 @@ interface Options extends LoadOptions {
   scenario: Scenario
   requests: number | undefined
   postgres: boolean
+  /** `--pin`: the load generator and the servers on separate CPUs (bench/README.md, "Run to run"). */
+  pin: boolean
+}
+
+/** How this run starts the server and where its processes run. */
+interface Setup {
+  start: StartCommand
+  pinning: Pinning | undefined
 }
 
 class UsageError extends Error {}
@@ -32,7 +43,7 @@ class UsageError extends Error {}
 function usage(): string {
   const names = Object.keys(scenarios).join(', ')
   return (
-    'usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres]\n' +
+    'usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres] [--pin]\n' +
     `scenarios: ${names}`
   )
 }
@@ -55,6 +66,7 @@ function parseOptions(args: string[]): Options {
       connections: { type: 'string' },
       requests: { type: 'string' },
       postgres: { type: 'boolean', default: false },
+      pin: { type: 'boolean', default: false },
     },
   })
   const name = positionals[0]
@@ -71,6 +83,7 @@ function parseOptions(args: string[]): Options {
     connections: positiveInteger(values.connections, 50, MAX_CONNECTIONS, '--connections'),
     requests: positiveInteger(values.requests, undefined, MAX_REQUESTS, '--requests'),
     postgres: values.postgres,
+    pin: values.pin,
   }
 }
 
@@ -102,13 +115,44 @@ const log = (line: string) => console.error(`bench: ${line}`)
 
 async function bench(options: Options): Promise<boolean> {
   const { scenario } = options
-  return isMeasured(scenario) ? measure(options, scenario) : compareWithBaseline(options, scenario)
+  const start = await readStartCommand(REPO_ROOT)
+  const built = await prepareStart(REPO_ROOT, start)
+  if (built) log(`${built}: done`)
+  const setup = { start, pinning: options.pin ? pinBench() : undefined }
+  if (options.pin && !setup.pinning) log('--pin: taskset or a second core is missing, nothing pinned')
+  const before = sampleMachine()
+  const passed = isMeasured(scenario)
+    ? await measure(options, setup, scenario)
+    : await compareWithBaseline(options, setup, scenario)
+  const after = sampleMachine()
+  console.log(
+    [
+      `server: package.json scripts.start "${start.text}"${built ? `, after ${built}` : ''}, ` +
+        "with this node, from the run's data directory",
+      machineLine(setup.pinning),
+      `whole run: ${loadLine(before, after)}`,
+    ].join('\n'),
+  )
+  return passed
 }
 
-async function measure(options: Options, scenario: MeasuredScenario): Promise<boolean> {
+function startOn(options: Options, setup: Setup, scenario: Scenario, recording?: SqlRecording) {
   log(`starting the server on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
-  const server = await startServer({ postgres: options.postgres, env: scenario.serverEnv })
-  const measured = await scenario.measure(server, options)
+  return startServer({
+    start: setup.start,
+    postgres: options.postgres,
+    env: scenario.serverEnv,
+    cpus: setup.pinning?.servers,
+    ...(recording && { preload: { url: recording.preload, env: recording.env } }),
+  })
+}
+
+async function measure(options: Options, setup: Setup, scenario: MeasuredScenario): Promise<boolean> {
+  // PGlite runs inside the server's process: its SQL cannot be driven from outside, so no replay there.
+  const recording = scenario.replaysSql && options.postgres ? await newSqlRecording() : undefined
+  const server = await startOn(options, setup, scenario, recording)
+  const target = recording ? { ...server, sql: recording.recorder(server.pid) } : server
+  const measured = await scenario.measure(target, options)
   await server.stop()
   const verdict = measured.passed ? 'PASS' : 'BELOW'
   console.log([`scenario ${options.name}: ${scenario.description}`, ...measured.lines, verdict].join('\n'))
@@ -116,20 +160,27 @@ async function measure(options: Options, scenario: MeasuredScenario): Promise<bo
   return !measured.failed
 }
 
-async function compareWithBaseline(options: Options, scenario: ComparedScenario): Promise<boolean> {
-  log(`starting the server on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
-  const server = await startServer({ postgres: options.postgres, env: scenario.serverEnv })
+async function compareWithBaseline(
+  options: Options,
+  setup: Setup,
+  scenario: ComparedScenario,
+): Promise<boolean> {
+  const server = await startOn(options, setup, scenario)
   const request = await scenario.prepare(server)
   const response = await captureResponse(server.baseUrl, request)
   log('starting the baseline')
-  const baseline = await startBaseline(response)
+  const baseline = await startBaseline(response, setup.pinning?.servers)
   log(`driving both: ${request.method} ${request.path}`)
+  const pids = [server.pid, baseline.pid]
+  const before = sampleMachine(pids)
   const measured = await compare(server.baseUrl, baseline.baseUrl, request, options)
+  const after = sampleMachine(pids)
   await server.stop()
   await baseline.stop()
 
   const outcome = judge(scenario, measured.server, measured.baseline)
   console.log(formatReport({ name: options.name, scenario, options, response, outcome }))
+  console.log(`timed rounds: ${loadLine(before, after)}`)
   return !outcome.failed
 }
 

@@ -1,4 +1,5 @@
 import type { LoadOptions } from './load.js'
+import type { SqlRecorder } from './sql-recording.js'
 
 /** The one request a scenario repeats on every connection. */
 export interface BenchRequest {
@@ -28,6 +29,12 @@ export interface Target {
   adminToken: string
   /** The server's own PostgreSQL database (`--postgres`); undefined on the embedded PGlite. */
   databaseUrl?: string
+  /** The server's process (its CPU time is reported). */
+  pid?: number
+  /** The server's pool of PostgreSQL connections (DATABASE_POOL_SIZE, as src/config.ts reads it). */
+  databasePoolSize: number
+  /** Records the SQL of chosen requests (a scenario with `replaysSql`, on PostgreSQL only). */
+  sql?: SqlRecorder
 }
 
 /** A request repeated by autocannon, compared with the bare node:http baseline answering the same bytes. */
@@ -70,6 +77,11 @@ export interface MeasuredScenario {
   requiresPostgres?: boolean
   /** Environment the server needs beyond the bench's own (e.g. the mail provider whose records it writes). */
   serverEnv?: ServerEnv
+  /**
+   * Compares the route with its own SQL replayed through pg without HTTP (sql-replay.ts): the server is
+   * started with the SQL recorder, given to `measure` as `target.sql`.
+   */
+  replaysSql?: boolean
   measure(target: Target, options: MeasureOptions): Promise<Measured>
 }
 

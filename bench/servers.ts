@@ -3,33 +3,49 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../src/config.js'
 import type { BaselineResponse } from './baseline.js'
 import { freePort, registerStop, startNode, stopChild, waitUntilAnswers } from './children.js'
 import { createBenchDatabase } from './postgres.js'
 import type { ServerEnv, Target } from './scenario.js'
+import type { StartCommand } from './start-command.js'
 
-const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 const HOST = '127.0.0.1'
 // PGlite creates and migrates its database on the first start: a few seconds on a slow machine.
 const SERVER_START_TIMEOUT_MS = 60_000
 const BASELINE_START_TIMEOUT_MS = 10_000
 
 export interface RunningServer extends Target {
+  /** The server's process id (signals to the SQL recorder). */
+  pid: number | undefined
   stop(): Promise<void>
 }
 
 export interface RunningBaseline {
   baseUrl: string
+  pid: number | undefined
   stop(): Promise<void>
 }
 
+export interface ServerOptions {
+  /** `scripts.start` of package.json (its `prestart` already run). */
+  start: StartCommand
+  postgres: boolean
+  env?: ServerEnv
+  /** `taskset -c` list to keep the server on. */
+  cpus?: string
+  /** A module to preload (`--import`, a `file:` URL) before the start command's flags, and its environment. */
+  preload?: { url: string; env: Record<string, string> }
+}
+
 /**
- * The real server as `npm start` runs it (minus npm), in production mode on an empty embedded
- * database, or with `postgres` on a fresh PostgreSQL database created for the run and dropped after.
- * The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the caller's shell
- * changes what is measured; it holds every secret production requires, generated for the run.
+ * The real server as `npm start` runs it (minus npm: the node command of `scripts.start`), in production
+ * mode on an empty embedded database, or with `postgres` on a fresh PostgreSQL database created for the
+ * run and dropped after. The environment is built from scratch so that no DATABASE_URL or REDIS_URL of the
+ * caller's shell changes what is measured; it holds every secret production requires, generated for the run.
  */
-export async function startServer(options: { postgres: boolean; env?: ServerEnv }): Promise<RunningServer> {
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const scenarioEnv = typeof options.env === 'function' ? await options.env() : options.env
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
   const port = await freePort()
@@ -47,19 +63,37 @@ export async function startServer(options: { postgres: boolean; env?: ServerEnv 
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'warn',
+    // No load balancer to drain: stopped, the server closes at once instead of serving on for 5 s.
+    SHUTDOWN_DELAY_MS: '0',
     PORT: String(port),
     HOST,
     ...(database && { DATABASE_URL: database.url }),
     ...scenarioEnv,
+    ...options.preload?.env,
   }
-  const child = startNode('server', 'src/main.ts', { cwd: REPO_ROOT, env })
+  const { start } = options
+  const preload = options.preload ? ['--import', options.preload.url] : []
+  // From the run's own directory: src/lifecycle.ts reads a `.env` of the working directory, and one in the
+  // repository would add to the environment the bench builds from scratch.
+  const child = startNode('server', [...preload, ...start.nodeArgs], {
+    cwd: dataDir,
+    env,
+    cpus: options.cpus,
+  })
   const stop = registerStop(async () => {
     await stopChild(child)
     await rm(dataDir, { recursive: true, force: true })
     await database?.drop()
   })
   await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
-  return { baseUrl, adminToken, stop, ...(database && { databaseUrl: database.url }) }
+  return {
+    baseUrl,
+    adminToken,
+    pid: child.process.pid,
+    stop,
+    databasePoolSize: loadConfig(env).databasePoolSize,
+    ...(database && { databaseUrl: database.url }),
+  }
 }
 
 /** A P-256 private key (PKCS #8 PEM) signing the run's OAuth access tokens. */
@@ -70,13 +104,13 @@ const newSigningKey = () =>
   }) as string
 
 /** The bare `node:http` baseline (bench/baseline.ts) repeating `response`. */
-export async function startBaseline(response: BaselineResponse): Promise<RunningBaseline> {
+export async function startBaseline(response: BaselineResponse, cpus?: string): Promise<RunningBaseline> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BASELINE_PORT: String(port) }
-  const child = startNode('baseline', 'bench/baseline.ts', { cwd: REPO_ROOT, env })
+  const child = startNode('baseline', ['--import', 'tsx', 'bench/baseline.ts'], { cwd: REPO_ROOT, env, cpus })
   const stop = registerStop(() => stopChild(child))
   child.process.send(response)
   const baseUrl = `http://${HOST}:${port}`
   await waitUntilAnswers(child, `${baseUrl}/`, BASELINE_START_TIMEOUT_MS)
-  return { baseUrl, stop }
+  return { baseUrl, pid: child.process.pid, stop }
 }

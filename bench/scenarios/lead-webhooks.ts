@@ -6,7 +6,7 @@ import { leadEvent, signedLeadPost } from '../../test/helpers/leads.js'
 import { createMember } from '../admin.js'
 import { registerStop } from '../children.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
-import { loadAverage } from '../report.js'
+import { loadAverage } from '../machine.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
 const WEBHOOK_PATH = '/webhooks/socialnet/leads'

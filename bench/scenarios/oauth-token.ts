@@ -1,12 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from 'jose'
 import pg from 'pg'
 import { keptHash } from '../../src/modules/oauth/kept-hash.js'
 import { newId } from '../../src/platform/db/ids.js'
 import { adminPost, createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
-import { loadAverage } from '../report.js'
+import { loadLine, sampleMachine } from '../machine.js'
+import { type RouteAgainstSql, routeAgainstSql, type SqlPlan, sqlFailed, sqlLines } from '../route-vs-sql.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
+import { planTokenSql, s256, storedGrants, type TokenSql } from './oauth-token-sql.js'
 
 const TOKEN_PATH = '/v1/auth/oauth/token'
 const DEFAULT_GRANTS = 10_000
@@ -22,6 +24,9 @@ const REDIRECT_URI = 'https://bench.example/callback'
 const CODE_SECONDS = 10 * 60
 const TARGET_PER_SECOND = 1_500
 const ADMIN_CONCURRENCY = 8
+// Grants whose exchange and refresh the server answers with the SQL recorder on (route-vs-sql.ts): 6 more
+// requests of the first app, within its 100 an hour.
+const RECORDED_GRANTS = 3
 
 interface Client {
   id: string
@@ -59,8 +64,6 @@ async function registerApps(target: Target, count: number): Promise<Client[]> {
   }
   return clients
 }
-
-const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url')
 
 /**
  * `count` authorization codes with PKCE (S256), as the consent page would leave them, written directly
@@ -187,17 +190,24 @@ interface Phase {
   driven: SentEach
   answers: TokenAnswer[]
   checked: Checked
+  /** The phase against its SQL replayed without the server, when `plan` was given. */
+  compared: RouteAgainstSql
+  plan?: SqlPlan
 }
 
-async function runPhase(run: Run, requests: EachRequest[]): Promise<Phase> {
-  const url = new URL(TOKEN_PATH, run.target.baseUrl).href
-  const driven = await postEach(url, 'application/x-www-form-urlencoded', requests, run.options.connections, {
-    keepBodies: true,
-  })
+async function runPhase(run: Run, requests: EachRequest[], plan?: SqlPlan): Promise<Phase> {
+  const send = (list: EachRequest[]) =>
+    postEach(tokenUrl(run.target), 'application/x-www-form-urlencoded', list, run.options.connections, {
+      keepBodies: true,
+    })
+  const compared = await routeAgainstSql(requests, send, plan)
+  const driven = compared.route
   const answers = tokenAnswers(driven)
   const checked = await checkTokens(run, answers)
-  return { requests: requests.length, driven, answers, checked }
+  return { requests: requests.length, driven, answers, checked, compared, plan }
 }
+
+const tokenUrl = (target: Target) => new URL(TOKEN_PATH, target.baseUrl).href
 
 /** Whether every request had its 200, a valid body, a verified access token, and a refresh token of its own. */
 function phaseValid(phase: Phase): boolean {
@@ -222,38 +232,14 @@ function phaseLines(name: string, phase: Phase): string[] {
       `p50 ${driven.p50Ms.toFixed(1)} ms, p99 ${driven.p99Ms.toFixed(1)} ms   target >= ${TARGET_PER_SECOND}`,
     `${''.padEnd(22)} answers: ${answered}; valid token responses ${phase.answers.length}, ` +
       `verified access tokens ${phase.checked.verified}; connection errors ${driven.errors}`,
+    ...(phase.plan ? sqlLines(phase.compared, phase.plan).map((line) => `${''.padEnd(22)} ${line}`) : []),
   ]
-}
-
-interface Stored {
-  codesUsed: number
-  refreshTokens: number
-  replaced: number
-  revoked: number
-  issued: number
-  refreshed: number
-  otherEvents: number
-}
-
-async function stored(db: pg.Pool): Promise<Stored> {
-  const { rows } = await db.query<Record<keyof Stored, string>>(
-    `select (select count(*) from oauth_codes where used_at is not null) as "codesUsed",
-       (select count(*) from oauth_refresh_tokens) as "refreshTokens",
-       (select count(*) from oauth_refresh_tokens where replaced_at is not null) as replaced,
-       (select count(*) from oauth_refresh_tokens where revoked_at is not null) as revoked,
-       (select count(*) from oauth_audit_events where event = 'token.issued') as issued,
-       (select count(*) from oauth_audit_events where event = 'token.refreshed') as refreshed,
-       (select count(*) from oauth_audit_events where event not in ('token.issued', 'token.refreshed')) as "otherEvents"`,
-  )
-  const row = rows[0] as Record<keyof Stored, string>
-  return Object.fromEntries(
-    Object.entries(row).map(([key, value]) => [key, Number(value)]),
-  ) as unknown as Stored
 }
 
 async function measure(target: Target, options: MeasureOptions): Promise<Measured> {
   if (!target.databaseUrl) throw new Error('oauth-token needs the server on PostgreSQL (--postgres)')
   const db = new pg.Pool({ connectionString: target.databaseUrl, max: 2 })
+  let sql: TokenSql | undefined
   try {
     const grants = options.requests ?? DEFAULT_GRANTS
     const total = WARMUP_GRANTS + grants
@@ -269,28 +255,40 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
       keys: createLocalJWKSet(await getJson<JSONWebKeySet>(target.baseUrl, '/.well-known/jwks.json')),
     }
     const exchanges = await insertCodes(db, clientList, members, total)
+    // Codes to record the route's SQL with, all of one app (whose cached row the later ones find, as most
+    // requests under load do), and those of the SQL's replays, never sent to the server.
+    const recorded = target.sql ? await insertCodes(db, clientList.slice(0, 1), members, RECORDED_GRANTS) : []
+    const replays = target.sql ? await insertCodes(db, clientList, members, WARMUP_GRANTS + grants) : []
 
     const warmExchange = await runPhase(run, exchanges.slice(0, WARMUP_GRANTS))
     const warmRefresh = await runPhase(run, warmExchange.checked.refreshes)
-    const loadBefore = loadAverage()
-    const exchange = await runPhase(run, exchanges.slice(WARMUP_GRANTS))
-    const loadBetween = loadAverage()
-    const refresh = await runPhase(run, exchange.checked.refreshes)
-    const loadAfter = loadAverage()
+    sql = await planTokenSql(target, tokenUrl(target), recorded, replays, WARMUP_GRANTS, options.connections)
+    const before = sampleMachine([target.pid])
+    const exchange = await runPhase(run, exchanges.slice(WARMUP_GRANTS, total), sql?.exchange)
+    const between = sampleMachine([target.pid])
+    const refresh = await runPhase(run, exchange.checked.refreshes, sql?.refresh)
+    const after = sampleMachine([target.pid])
 
-    const found = await stored(db)
+    const found = await storedGrants(db)
     // Every code used once; one refresh token per exchange and per refresh; each refreshed one replaced,
-    // none revoked (no reuse); one audit record per answer and nothing else.
+    // none revoked (no reuse); one audit record per answer and nothing else. The grants recorded and
+    // replayed for the SQL-only figures each did the same.
+    const all = total + (sql ? sql.recordedGrants + sql.replayedGrants : 0)
     const consistent =
-      found.codesUsed === total &&
-      found.refreshTokens === 2 * total &&
-      found.replaced === total &&
+      found.codesUsed === all &&
+      found.refreshTokens === 2 * all &&
+      found.replaced === all &&
       found.revoked === 0 &&
-      found.issued === total &&
-      found.refreshed === total &&
+      found.issued === all &&
+      found.refreshed === all &&
       found.otherEvents === 0
     const phases = [warmExchange, warmRefresh, exchange, refresh]
-    const failed = !phases.every(phaseValid) || refresh.requests !== grants || !consistent
+    const failed =
+      !phases.every(phaseValid) ||
+      refresh.requests !== grants ||
+      !consistent ||
+      sqlFailed(exchange.compared) ||
+      sqlFailed(refresh.compared)
     const rate = (phase: Phase) => phase.requests / phase.driven.seconds
     return {
       passed: !failed && rate(exchange) >= TARGET_PER_SECOND && rate(refresh) >= TARGET_PER_SECOND,
@@ -303,13 +301,15 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
         ...phaseLines('code exchange', exchange),
         ...phaseLines('refresh', refresh),
         '',
-        `stored: codes used ${found.codesUsed} of ${total}; refresh tokens ${found.refreshTokens} of ${2 * total}, ` +
+        `stored: codes used ${found.codesUsed} of ${all}; refresh tokens ${found.refreshTokens} of ${2 * all}, ` +
           `replaced ${found.replaced}, revoked ${found.revoked}; audit token.issued ${found.issued}, ` +
           `token.refreshed ${found.refreshed}, other ${found.otherEvents}: ${consistent ? 'as expected' : 'MISMATCH'}`,
-        `load average (1, 5, 15 min) before ${loadBefore}, between ${loadBetween}, after ${loadAfter}`,
+        `code exchange: ${loadLine(before, between)}`,
+        `refresh: ${loadLine(between, after)}`,
       ],
     }
   } finally {
+    await sql?.end()
     await db.end()
   }
 }
@@ -320,5 +320,6 @@ export const oauthToken: MeasuredScenario = {
     `POST ${TOKEN_PATH}: authorization_code exchanges, then refresh_token grants, each code and ` +
     'refresh token used once',
   requiresPostgres: true,
+  replaysSql: true,
   measure,
 }

@@ -4,7 +4,7 @@ import pg from 'pg'
 import Stripe from 'stripe'
 import { createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
-import { loadAverage } from '../report.js'
+import { loadAverage } from '../machine.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
 const WEBHOOK_PATH = '/reviews/webhook/paymentprovider/charge'

@@ -1,192 +1,25 @@
-import pg from 'pg'
 import { io } from 'socket.io-client'
-import { newId } from '../../src/platform/db/ids.js'
-import { addMember, createMember, type Member } from '../admin.js'
 import { type EachRequest, postEach, type SentEach } from '../each.js'
-import { loadAverage } from '../report.js'
+import { loadLine, sampleMachine } from '../machine.js'
+import {
+  meetsSqlTarget,
+  planSql,
+  type RouteAgainstSql,
+  requestInputs,
+  routeAgainstSql,
+  type SqlPlan,
+  type SqlSide,
+  sqlFailed,
+  sqlLines,
+} from '../route-vs-sql.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
+import { MESSAGES_PER_ROOM, ROOMS, ROOMS_PATH, random, serverEnv, withSeed } from './rooms-seed.js'
 
-const ROOMS_PATH = '/api/conversation-v2/room'
-const ROOMS = 1_000
-const MESSAGES_PER_ROOM = 200
-// Colleagues of the measured member in the account: one direct room with each, and two to four of them in
-// every group room.
-const COLLEAGUES = 19
-const VOCABULARY_SIZE = 5_000
-const INSERT_CHUNK = 10_000
 // Untimed requests first, so that V8 has optimised the path and the pools are open before the clock starts.
 const WARMUP = 1_000
 const EVENTS_TIMEOUT_MS = 60_000
-const DAY_MS = 86_400_000
-
-// The member sends far more than a person would: the per-user limit (600 a minute) is lifted for the run.
-const serverEnv = { RATE_LIMIT_ROOMS_PER_MINUTE: '1000000000' }
-
-/** Distinct made-up words (three syllables each), none of them a word any search configuration drops. */
-function vocabulary(): string[] {
-  const syllables = 'ka lo mi ne su ta ri po de gu ba fe zo vi hu ja xe qo wy ce'.split(' ')
-  const n = syllables.length
-  return Array.from(
-    { length: VOCABULARY_SIZE },
-    (_, i) =>
-      `${syllables[i % n]}${syllables[Math.floor(i / n) % n]}${syllables[Math.floor(i / (n * n)) % n]}`,
-  )
-}
-
-/** A deterministic pseudo-random sequence (mulberry32), so that runs compare. */
-function random(seed: number): () => number {
-  let state = seed
-  return () => {
-    state = (state + 0x6d2b79f5) | 0
-    let x = Math.imul(state ^ (state >>> 15), 1 | state)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296
-  }
-}
-
-interface Seeded {
-  member: Member
-  roomIds: string[]
-  words: string[]
-}
-
-/**
- * One member of 1,000 rooms (19 direct, the rest groups of up to five) holding 200,000 messages of 6 to
- * 14 words drawn from a 5,000-word vocabulary, sent over the last 30 days by the rooms' members, the
- * member's read marker somewhere in each room's last 50 messages: written with SQL, as the routes
- * would have left them, then vacuumed and analysed.
- */
-async function seed(target: Target, db: pg.Pool): Promise<Seeded> {
-  const member = await createMember(target, 4 * 3600)
-  const colleagues: string[] = []
-  for (let i = 0; i < COLLEAGUES; i++)
-    colleagues.push((await addMember(target, member.accountId)).conversationId)
-  const { accountId, conversationId: me } = member
-  const words = vocabulary()
-  const next = random(42)
-  const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)] as T
-  const now = Date.now()
-
-  const rooms = Array.from({ length: ROOMS }, (_, r) => {
-    const direct = r < COLLEAGUES
-    const others = direct
-      ? [colleagues[r] as string]
-      : [...new Set(Array.from({ length: 2 + (r % 3) }, () => pick(colleagues)))]
-    const messageIds = Array.from({ length: MESSAGES_PER_ROOM }, () => newId())
-    return { id: newId(), direct, name: direct ? null : `Project ${r}`, members: [me, ...others], messageIds }
-  })
-  // The room's n-th message, at an even pace over 30 days; each room a little apart from the others.
-  const sentAt = (r: number, seq: number) =>
-    new Date(now - 30 * DAY_MS + (seq * 30 * DAY_MS) / (MESSAGES_PER_ROOM + 1) - r * 1_000)
-
-  await db.query(
-    `insert into rooms (id, account_id, type, name, owner_id, direct_pair, last_seq, last_message_id, last_activity)
-     select id, $1, type, name, $2, pair, $3, last_id, last_at
-     from unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-       as r(id, type, name, pair, last_id, last_at)`,
-    [
-      accountId,
-      me,
-      MESSAGES_PER_ROOM,
-      rooms.map((room) => room.id),
-      rooms.map((room) => (room.direct ? 'direct' : 'group')),
-      rooms.map((room) => room.name),
-      rooms.map((room) => (room.direct ? [...room.members].sort().join(':') : null)),
-      rooms.map((room) => room.messageIds.at(-1)),
-      rooms.map((_, r) => sentAt(r, MESSAGES_PER_ROOM)),
-    ],
-  )
-  const memberships = rooms.flatMap((room) =>
-    room.members.map((id) => {
-      const readSeq = id === me ? MESSAGES_PER_ROOM - Math.floor(next() * 50) : MESSAGES_PER_ROOM
-      return {
-        roomId: room.id,
-        id,
-        role: id === me ? 'owner' : 'member',
-        readSeq,
-        readId: room.messageIds[readSeq - 1],
-      }
-    }),
-  )
-  await db.query(
-    `insert into room_members (account_id, room_id, conversation_id, role, read_seq, read_message_id, joined_at)
-     select $1, room_id, conversation_id, role, read_seq, read_id, $7
-     from unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
-       as m(room_id, conversation_id, role, read_seq, read_id)`,
-    [
-      accountId,
-      memberships.map((m) => m.roomId),
-      memberships.map((m) => m.id),
-      memberships.map((m) => m.role),
-      memberships.map((m) => m.readSeq),
-      memberships.map((m) => m.readId),
-      new Date(now - 31 * DAY_MS),
-    ],
-  )
-  await db.query(
-    `insert into room_member_history (id, account_id, room_id, conversation_id, joined_at)
-     select id, $1, room_id, conversation_id, $5
-     from unnest($2::text[], $3::text[], $4::text[]) as h(id, room_id, conversation_id)`,
-    [
-      accountId,
-      memberships.map(() => newId()),
-      memberships.map((m) => m.roomId),
-      memberships.map((m) => m.id),
-      new Date(now - 31 * DAY_MS),
-    ],
-  )
-
-  const messages = rooms.flatMap((room, r) =>
-    room.messageIds.map((id, i) => ({
-      id,
-      roomId: room.id,
-      seq: i + 1,
-      sender: pick(room.members),
-      content: Array.from({ length: 6 + Math.floor(next() * 9) }, () => pick(words)).join(' '),
-      at: sentAt(r, i + 1),
-    })),
-  )
-  for (let start = 0; start < messages.length; start += INSERT_CHUNK) {
-    const chunk = messages.slice(start, start + INSERT_CHUNK)
-    await db.query(
-      `insert into room_messages (id, account_id, room_id, seq, kind, sender_id, content, created_at)
-       select id, $1, room_id, seq, 'user', sender_id, content, created_at
-       from unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
-         as m(id, room_id, seq, sender_id, content, created_at)`,
-      [
-        accountId,
-        chunk.map((m) => m.id),
-        chunk.map((m) => m.roomId),
-        chunk.map((m) => m.seq),
-        chunk.map((m) => m.sender),
-        chunk.map((m) => m.content),
-        chunk.map((m) => m.at),
-      ],
-    )
-  }
-  // As autovacuum leaves a table after a bulk insert: statistics taken, the GIN index's pending list merged.
-  await db.query('vacuum analyze rooms, room_members, room_member_history, room_messages')
-  return { member, roomIds: rooms.map((room) => room.id), words }
-}
-
-/** Seeds the server's database, runs `work` with what it holds, and closes the bench's own pool. */
-async function withSeed(
-  name: string,
-  target: Target,
-  work: (seeded: Seeded, db: pg.Pool) => Promise<Measured>,
-): Promise<Measured> {
-  if (!target.databaseUrl) throw new Error(`${name} needs the server on PostgreSQL (--postgres)`)
-  const db = new pg.Pool({ connectionString: target.databaseUrl, max: 2 })
-  try {
-    const startedAt = performance.now()
-    const seeded = await seed(target, db)
-    const seedLine = `seeded 1 member of ${ROOMS} rooms, ${(ROOMS * MESSAGES_PER_ROOM).toLocaleString('en')} messages in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
-    const measured = await work(seeded, db)
-    return { ...measured, lines: [seedLine, ...measured.lines] }
-  } finally {
-    await db.end()
-  }
-}
+// Issue 20: the room list holds at least half the rate of its own SQL replayed without the server.
+const SQL_TARGET = 0.5
 
 const answered = (sent: SentEach, status: number) => sent.answers.filter((a) => a.status === status).length
 
@@ -204,8 +37,47 @@ function phaseLine(label: string, sent: SentEach, status: number, unit = 'reques
 const bad = (sent: SentEach, status: number, expected: number) =>
   sent.errors > 0 || sent.answers.length !== expected || answered(sent, status) !== expected
 
+interface Timed {
+  warm: SentEach
+  compared: RouteAgainstSql
+  plan: SqlPlan | undefined
+  lines: string[]
+}
+
+/**
+ * The warm-up, then the timed requests against their SQL replayed without the server (`side`, built with
+ * the number of replays to make: as many as the warm-up and the timed requests); the machine's load lines.
+ */
+async function run(
+  target: Target,
+  options: MeasureOptions,
+  url: string,
+  requests: (count: number, offset: number) => EachRequest[],
+  side: (replays: number) => Omit<SqlSide, 'url' | 'contentType' | 'warmupReplays' | 'connections'>,
+  count: number,
+): Promise<Timed> {
+  const send = (list: EachRequest[]) => postEach(url, 'application/json', list, options.connections)
+  const warm = await send(requests(WARMUP, 0))
+  const plan = await planSql(target, {
+    url,
+    contentType: 'application/json',
+    warmupReplays: WARMUP,
+    connections: options.connections,
+    ...side(WARMUP + count),
+  })
+  try {
+    const before = sampleMachine([target.pid])
+    const compared = await routeAgainstSql(requests(count, WARMUP), send, plan)
+    return { warm, compared, plan, lines: [loadLine(before, sampleMachine([target.pid]))] }
+  } finally {
+    await plan?.end()
+  }
+}
+
 const MESSAGE_SEND_TARGET = 1_000
 const DEFAULT_SENDS = 20_000
+// The messages of the SQL-only replays: numbered far past the route's (--requests is at most 100,000).
+const REPLAY_OFFSET = 1_000_000
 
 async function measureSend(target: Target, options: MeasureOptions): Promise<Measured> {
   return withSeed('room-send', target, async ({ member, roomIds }, db) => {
@@ -218,20 +90,33 @@ async function measureSend(target: Target, options: MeasureOptions): Promise<Mea
         socket.once('connect', () => resolve()).once('connect_error', reject),
       )
       const sends = options.requests ?? DEFAULT_SENDS
-      const messages = (count: number, offset: number): EachRequest[] =>
-        Array.from({ length: count }, (_, i) => ({
-          path: `${ROOMS_PATH}/${roomIds[(offset + i) % roomIds.length]}/messages`,
-          headers: { authorization: `Bearer ${member.token}` },
-          body: JSON.stringify({ content: `bench message ${offset + i} about the launch plan` }),
-        }))
+      const message = (n: number): EachRequest => ({
+        path: `${ROOMS_PATH}/${roomIds[n % roomIds.length]}/messages`,
+        headers: { authorization: `Bearer ${member.token}` },
+        body: JSON.stringify({ content: `bench message ${n} about the launch plan` }),
+      })
+      const messages = (count: number, offset: number) =>
+        Array.from({ length: count }, (_, i) => message(offset + i))
       const url = new URL(ROOMS_PATH, target.baseUrl).toString()
-      const loadBefore = loadAverage()
-      const warm = await postEach(url, 'application/json', messages(WARMUP, 0), options.connections)
-      const sent = await postEach(url, 'application/json', messages(sends, WARMUP), options.connections)
-      const loadAfter = loadAverage()
-      const expected = WARMUP + sends
+      const recordedFrom = WARMUP + sends
+      const { warm, compared, plan, lines } = await run(
+        target,
+        options,
+        url,
+        messages,
+        (replays) => ({
+          recorded: { send: [0, 1, 2].map((i) => message(recordedFrom + i)) },
+          inputs: requestInputs,
+          replays: messages(replays, REPLAY_OFFSET).map((request) => ({ kind: 'send', request })),
+        }),
+        sends,
+      )
+      const sent = compared.route
+      const answeredByServer = WARMUP + sends + (plan?.recorded.requests ?? 0)
+      // The replays store and sequence their messages as the route does, but raise no event.
+      const expected = answeredByServer + (plan ? WARMUP + sends : 0)
       const deadline = Date.now() + EVENTS_TIMEOUT_MS
-      while (received < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      while (received < answeredByServer && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
       const { rows } = await db.query<{ messages: string; sequenced: string }>(
         `select (select count(*) from room_messages) as messages, (select sum(last_seq) from rooms) as sequenced`,
       )
@@ -240,9 +125,10 @@ async function measureSend(target: Target, options: MeasureOptions): Promise<Mea
       const failed =
         bad(warm, 201, WARMUP) ||
         bad(sent, 201, sends) ||
+        sqlFailed(compared) ||
         stored !== expected ||
         sequenced !== expected ||
-        received !== expected
+        received !== answeredByServer
       const rate = sends / sent.seconds
       return {
         passed: !failed && rate >= MESSAGE_SEND_TARGET,
@@ -251,10 +137,12 @@ async function measureSend(target: Target, options: MeasureOptions): Promise<Mea
           `${WARMUP} messages untimed, then ${sends} timed, round the ${ROOMS} rooms, on ${options.connections} connections`,
           '',
           `${phaseLine('send (answered 201: stored, sequenced, events raised)', sent, 201, 'messages')}   target >= ${MESSAGE_SEND_TARGET}/s`,
+          ...sqlLines(compared, plan),
           '',
           `messages stored ${stored} of ${expected}; room sequences advanced ${sequenced}; ` +
-            `message:new received by the member's socket ${received} of ${expected}`,
-          `load average (1, 5, 15 min) before ${loadBefore}, after ${loadAfter}`,
+            `message:new received by the member's socket ${received} of ${answeredByServer}` +
+            (plan ? ' (the replays of the SQL stored and sequenced theirs, without events)' : ''),
+          ...lines,
         ],
       }
     } finally {
@@ -268,27 +156,46 @@ const DEFAULT_SEARCHES = 5_000
 
 async function measureSearch(target: Target, options: MeasureOptions): Promise<Measured> {
   return withSeed('room-search', target, async ({ member, words }) => {
-    const next = random(7)
-    const pick = () => words[Math.floor(next() * words.length)] as string
-    // Four in five searches one word (about 400 hits each to count and rank), one in five two words.
-    const searches = (count: number): EachRequest[] =>
-      Array.from({ length: count }, (_, i) => ({
-        method: 'GET',
-        path: `${ROOMS_PATH}/search?${new URLSearchParams({ q: i % 5 === 4 ? `${pick()} ${pick()}` : pick() })}`,
-        headers: { authorization: `Bearer ${member.token}` },
-        body: '',
-      }))
+    // Four in five searches one word (about 320 hits each to count and rank), one in five two words.
+    const searcher = (seed: number) => {
+      const next = random(seed)
+      const pick = () => words[Math.floor(next() * words.length)] as string
+      return (count: number, offset: number): EachRequest[] =>
+        Array.from({ length: count }, (_, i) => ({
+          method: 'GET',
+          path: `${ROOMS_PATH}/search?${new URLSearchParams({ q: (offset + i) % 5 === 4 ? `${pick()} ${pick()}` : pick() })}`,
+          headers: { authorization: `Bearer ${member.token}` },
+          body: '',
+        }))
+    }
     const count = options.requests ?? DEFAULT_SEARCHES
     const url = new URL(ROOMS_PATH, target.baseUrl).toString()
-    const loadBefore = loadAverage()
-    const warm = await postEach(url, 'application/json', searches(WARMUP), options.connections)
-    const sent = await postEach(url, 'application/json', searches(count), options.connections)
-    const loadAfter = loadAverage()
-    const totals = sent.answers
-      .filter((a) => a.status === 200)
-      .map((a) => (JSON.parse(a.body) as { pagination: { total: number } }).pagination.total)
+    // Three one-word searches, of a sequence of their own.
+    const recorded = searcher(8)(3, 0)
+    const { warm, compared, plan, lines } = await run(
+      target,
+      options,
+      url,
+      searcher(7),
+      (replays) => ({
+        recorded: { search: recorded },
+        inputs: requestInputs,
+        replays: searcher(9)(replays, 0).map((request) => ({ kind: 'search', request })),
+      }),
+      count,
+    )
+    const sent = compared.route
+    const totals = (
+      await Promise.all(
+        searcher(7)(20, WARMUP).map(async (request) => {
+          const response = await fetch(new URL(request.path ?? '', url), { headers: request.headers })
+          return ((await response.json()) as { pagination?: { total: number } }).pagination?.total ?? 0
+        }),
+      )
+    ).filter((total) => total > 0)
+    const failed =
+      bad(warm, 200, WARMUP) || bad(sent, 200, count) || sqlFailed(compared) || totals.length === 0
     const meanHits = totals.reduce((sum, n) => sum + n, 0) / Math.max(1, totals.length)
-    const failed = bad(warm, 200, WARMUP) || bad(sent, 200, count) || meanHits === 0
     return {
       passed: !failed && sent.p99Ms < SEARCH_P99_TARGET_MS,
       failed,
@@ -296,9 +203,10 @@ async function measureSearch(target: Target, options: MeasureOptions): Promise<M
         `${WARMUP} searches untimed, then ${count} timed, on ${options.connections} connections`,
         '',
         `${phaseLine('search (first page of 20, ranked, with the total)', sent, 200)}   target p99 < ${SEARCH_P99_TARGET_MS} ms`,
+        ...sqlLines(compared, plan),
         '',
-        `hits per search: ${meanHits.toFixed(0)} on average`,
-        `load average (1, 5, 15 min) before ${loadBefore}, after ${loadAfter}`,
+        `hits per search: ${meanHits.toFixed(0)} on average (20 of the timed searches, again)`,
+        ...lines,
       ],
     }
   })
@@ -310,13 +218,13 @@ const DEFAULT_LISTS = 10_000
 async function measureList(target: Target, options: MeasureOptions): Promise<Measured> {
   return withSeed('room-list', target, async ({ member }) => {
     const url = new URL(ROOMS_PATH, target.baseUrl).toString()
-    const lists = (count: number): EachRequest[] =>
-      Array.from({ length: count }, () => ({
-        method: 'GET',
-        headers: { authorization: `Bearer ${member.token}` },
-        body: '',
-      }))
-    const probe = await fetch(url, { headers: { authorization: `Bearer ${member.token}` } })
+    const list: EachRequest = {
+      method: 'GET',
+      headers: { authorization: `Bearer ${member.token}` },
+      body: '',
+    }
+    const lists = (count: number): EachRequest[] => Array.from({ length: count }, () => list)
+    const probe = await fetch(url, { headers: list.headers })
     if (probe.status !== 200)
       return {
         passed: false,
@@ -325,25 +233,36 @@ async function measureList(target: Target, options: MeasureOptions): Promise<Mea
       }
     const first = (await probe.json()) as { rooms: unknown[]; pagination: { total: number } }
     const count = options.requests ?? DEFAULT_LISTS
-    const loadBefore = loadAverage()
-    const warm = await postEach(url, 'application/json', lists(WARMUP), options.connections)
-    const sent = await postEach(url, 'application/json', lists(count), options.connections)
-    const loadAfter = loadAverage()
+    const { warm, compared, plan, lines } = await run(
+      target,
+      options,
+      url,
+      lists,
+      (replays) => ({
+        recorded: { list: [list, list, list] },
+        inputs: requestInputs,
+        replays: lists(replays).map((request) => ({ kind: 'list', request })),
+      }),
+      count,
+    )
+    const sent = compared.route
     const failed =
       bad(warm, 200, WARMUP) ||
       bad(sent, 200, count) ||
+      sqlFailed(compared) ||
       first.pagination.total !== ROOMS ||
       first.rooms.length !== 20
     return {
-      passed: !failed && sent.p99Ms < LIST_P99_TARGET_MS,
+      passed: !failed && sent.p99Ms < LIST_P99_TARGET_MS && meetsSqlTarget(compared, SQL_TARGET),
       failed,
       lines: [
         `${WARMUP} lists untimed, then ${count} timed, on ${options.connections} connections`,
         '',
         `${phaseLine('room list (first page of 20, members, last message, unread counts)', sent, 200)}   target p99 < ${LIST_P99_TARGET_MS} ms`,
+        ...sqlLines(compared, plan, SQL_TARGET),
         '',
         `rooms on the first page ${first.rooms.length}, total ${first.pagination.total} of ${ROOMS}`,
-        `load average (1, 5, 15 min) before ${loadBefore}, after ${loadAfter}`,
+        ...lines,
       ],
     }
   })
@@ -354,6 +273,7 @@ export const roomSend: MeasuredScenario = {
   description: `POST ${ROOMS_PATH}/:roomId/messages by one member of ${ROOMS} rooms holding 200,000 messages`,
   requiresPostgres: true,
   serverEnv,
+  replaysSql: true,
   measure: measureSend,
 }
 
@@ -362,6 +282,7 @@ export const roomSearch: MeasuredScenario = {
   description: `GET ${ROOMS_PATH}/search?q=… by one member of ${ROOMS} rooms holding 200,000 messages`,
   requiresPostgres: true,
   serverEnv,
+  replaysSql: true,
   measure: measureSearch,
 }
 
@@ -370,5 +291,6 @@ export const roomList: MeasuredScenario = {
   description: `GET ${ROOMS_PATH} by one member of ${ROOMS} rooms holding 200,000 messages`,
   requiresPostgres: true,
   serverEnv,
+  replaysSql: true,
   measure: measureList,
 }

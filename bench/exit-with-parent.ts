@@ -1,5 +1,0 @@
-/**
- * Preloaded (`--import`) into every child of the bench: when the bench dies, even by SIGKILL, its end
- * of the IPC channel closes, and the child is sent the SIGTERM the bench would have sent.
- */
-process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'))
