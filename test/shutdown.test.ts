@@ -1,22 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { request } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from './helpers/app.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
 
 const ADMIN_TOKEN = 'shutdown-test-admin-token'
 const SHUTDOWN_DELAY_MS = 1500
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 interface Answer {
   status: number

@@ -1,22 +1,14 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { freePort } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
 
 const startCommand = npmScriptCommand('start')
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 interface Started {
   child: ChildProcess

@@ -72,7 +72,7 @@ export async function anotherInstance(t: TestApp): Promise<FastifyInstance> {
 }
 
 /** A port that was free a moment ago on 127.0.0.1. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }

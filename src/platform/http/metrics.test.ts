@@ -1,17 +1,8 @@
-import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { buildTestApp, freePort, type TestApp } from '../../../test/helpers/app.js'
 import { SYNC_DUE_CAMPAIGNS_JOB } from '../../modules/leads/lead-sync.service.js'
 
 const METRICS_TOKEN = 'metrics-token-0123456789'
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** The value of the first sample whose line starts with `prefix` (name and labels), or undefined. */
 function sample(text: string, prefix: string): number | undefined {
