@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import { upToEntries } from '../../platform/cache-bounds.js'
 import type { Database } from '../../platform/db/connection.js'
 import { type AppRow, findApp } from './apps.repository.js'
 
@@ -11,7 +12,7 @@ function cacheOf(db: Database): LRUCache<string, AppRow> {
   let cache = cachesByDatabase.get(db)
   if (!cache) {
     cache = new LRUCache({
-      max: 10_000,
+      ...upToEntries(10_000),
       ttl: APP_CACHE_MS,
       // A read that finds no app keeps nothing: lru-cache stores no undefined.
       fetchMethod: (id) => findApp(db, id),

@@ -3,6 +3,7 @@ import { createSigner } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
 import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
 import type { RevokedGrants } from '../../platform/auth/revoked-grants.js'
+import { upToEntries } from '../../platform/cache-bounds.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { FailureLimit } from '../../platform/http/limits.js'
@@ -70,7 +71,7 @@ const REFRESH_TOKEN_DAYS = 90
  */
 export function parentAccounts(): TokenDeps['parentAccountOf'] {
   const known = new LRUCache<string, { parent: string | null }, Database>({
-    max: 10_000,
+    ...upToEntries(10_000),
     ttl: 5 * 60_000,
     fetchMethod: async (accountId, _stale, { context: db }) => {
       const account = await getAccount(db, accountId)

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import { LRUCache } from 'lru-cache'
+import { upToEntries } from '../cache-bounds.js'
 import { isId } from '../db/ids.js'
 import type { Logger } from '../log/logger.js'
 import { closeRedis, duplicateRedis } from '../redis.js'
@@ -34,7 +35,7 @@ export interface RevokedGrantsOptions {
 
 export async function createRevokedGrants(options: RevokedGrantsOptions): Promise<RevokedGrants> {
   const known = new LRUCache<string, boolean>({
-    max: 100_000,
+    ...upToEntries(100_000),
     ttl: options.liveForMs,
     fetchMethod: async (grantId, _stale, { options: entry }) => {
       const revoked = await options.lookUp(grantId)
