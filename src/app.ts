@@ -90,7 +90,7 @@ import {
   guardedValidatorBuilder,
   registerJsonParser,
 } from './platform/http/request-guards.js'
-import { registerResponseHeaders } from './platform/http/response-headers.js'
+import { registerResponseHeaders, sendsDocument } from './platform/http/response-headers.js'
 import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
@@ -220,7 +220,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
   })
   await app.register(swagger, openApiOptions(SEEDED_SCOPES))
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiHooks: {
+      onRequest: (_request, reply, done) => {
+        sendsDocument(reply)
+        done()
+      },
+    },
+  })
 
   registerMetrics(
     app,

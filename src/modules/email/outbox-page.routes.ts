@@ -6,6 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { DomainError, Unauthorized } from '../../platform/http/errors.js'
+import { sendsDocument } from '../../platform/http/response-headers.js'
 import { type RouteSpec, routeOptions } from '../../platform/http/route-options.js'
 import { validationMessage } from '../../platform/http/validation-message.js'
 import { getSentSms, listSentSms } from '../reviews/sms-outbox.service.js'
@@ -92,6 +93,7 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       .send(body)
 
   app.addHook('onSend', async (_request, reply) => {
+    sendsDocument(reply)
     reply.header('cache-control', 'no-store')
     reply.header('referrer-policy', 'no-referrer')
   })

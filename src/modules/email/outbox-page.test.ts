@@ -6,6 +6,7 @@ import { launchChromium } from '../../../test/helpers/browser.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
 import { sentEmail } from '../../../test/helpers/inbound-email.js'
 import { chargeFor, reviewingTenant, sendRequestOfCharge } from '../../../test/helpers/reviews.js'
+import { DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newSession, SESSION_SECONDS } from './outbox-page.service.js'
 
@@ -174,6 +175,7 @@ describe('the outbox pages', () => {
     )
     expect(page.headers['x-frame-options']).toBe('DENY')
     expect(page.headers['cache-control']).toBe('no-store')
+    expect(page.headers).toMatchObject(DOCUMENT_SECURITY_HEADERS)
     expect((await get(t, OUTBOX, adminHeaders)).statusCode).toBe(200)
   })
 

@@ -7,6 +7,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
+import { sendsDocument } from '../../platform/http/response-headers.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { getUser } from '../accounts/accounts.service.js'
 import { accountsPage, consentPage, errorPage, type PageFrame, signInPage } from './authorize.pages.js'
@@ -58,6 +59,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   }
 
   app.addHook('onSend', async (_request, reply) => {
+    sendsDocument(reply)
     reply.header('content-security-policy', CSP)
     reply.header('x-frame-options', 'DENY')
     reply.header('cache-control', 'no-store')

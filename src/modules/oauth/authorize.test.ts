@@ -13,6 +13,7 @@ import {
   registerApp,
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
+import { DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const CALLBACK = 'https://hub.example.com/callback'
@@ -84,6 +85,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect(signIn.status).toBe(200)
     expect(signIn.html).toContain('Reporting Hub')
     expect(signIn.headers['content-security-policy']).toContain("frame-ancestors 'none'")
+    expect(signIn.headers).toMatchObject(DOCUMENT_SECURITY_HEADERS)
     expect(signIn.headers['set-cookie']).toMatch(
       /oauth_csrf=.+; Max-Age=900; Path=\/v1\/auth\/oauth; HttpOnly; Secure; SameSite=Strict/,
     )

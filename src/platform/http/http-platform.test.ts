@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { API_SECURITY_HEADERS, DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { registerErrorHandling } from './error-handler.js'
 import { Conflict } from './errors.js'
@@ -77,28 +78,19 @@ describe('the service shell', () => {
     ['an answer', '/status', 200],
     ['an unknown route', '/v1/nowhere', 404],
     ['a refused token', '/v1/e/changelog/posts', 401],
-  ] as const)('sends exactly the security header set on %s', async ([_case, url, status], { t }) => {
+  ] as const)('sends exactly the API security header set on %s', async ([_case, url, status], { t }) => {
     const response = await t.app.inject({ url, headers: { 'x-request-id': 'req-456' } })
     expect(response.statusCode).toBe(status)
     const { date, connection, 'content-type': _type, 'content-length': _length, ...rest } = response.headers
-    expect(rest).toStrictEqual({ ...SECURITY_HEADERS, 'x-request-id': 'req-456' })
+    expect(rest).toStrictEqual({ ...API_SECURITY_HEADERS, 'x-request-id': 'req-456' })
+  })
+
+  test("sends all of helmet's headers with the reference UI, an HTML page", async ({ t }) => {
+    const page = await t.app.inject({ url: '/docs/' })
+    expect(page.headers['content-type']).toContain('text/html')
+    expect(page.headers).toMatchObject({ ...API_SECURITY_HEADERS, ...DOCUMENT_SECURITY_HEADERS })
   })
 })
-
-/** helmet's defaults without Content-Security-Policy (a JSON API), name for name and value for value. */
-const SECURITY_HEADERS = {
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'origin-agent-cluster': '?1',
-  'referrer-policy': 'no-referrer',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
-  'x-content-type-options': 'nosniff',
-  'x-dns-prefetch-control': 'off',
-  'x-download-options': 'noopen',
-  'x-frame-options': 'SAMEORIGIN',
-  'x-permitted-cross-domain-policies': 'none',
-  'x-xss-protection': '0',
-}
 
 describe('error handler', () => {
   const logged: unknown[] = []
