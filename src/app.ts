@@ -94,6 +94,7 @@ import { registerResponseHeaders, sendsDocument } from './platform/http/response
 import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { requestLogger } from './platform/log/request-logger.js'
 import { serializeRequest } from './platform/log/request-serializer.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { closeRedis, createRedis } from './platform/redis.js'
@@ -125,6 +126,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       serializers: { err: serializeError, req: serializeRequest },
       ...(options.logStream && { stream: options.logStream }),
     },
+    childLoggerFactory: requestLogger,
     // A hop count is valid at run time though Fastify's types leave numbers out.
     trustProxy: config.trustProxy as boolean | string,
     // A caller's x-request-id is kept when it looks like one, so logs correlate across services.
