@@ -7,10 +7,12 @@
 export const API_SECURITY_HEADERS = {
   'cross-origin-resource-policy': 'same-origin',
   'referrer-policy': 'no-referrer',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'SAMEORIGIN',
 }
+
+/** Besides, on responses over HTTPS only (RFC 6797 section 7.2). */
+export const HSTS = { 'strict-transport-security': 'max-age=31536000; includeSubDomains' }
 
 /** HTML pages besides: the rest of helmet's defaults without Content-Security-Policy. */
 export const DOCUMENT_SECURITY_HEADERS = {

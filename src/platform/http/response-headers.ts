@@ -39,11 +39,14 @@ const API_HEADER_NAMES = [
   'x-content-type-options',
   'x-frame-options',
 ]
+/** Sent over HTTPS only: RFC 6797 section 7.2 forbids it over plain HTTP, where browsers ignore it anyway. */
+const HSTS = 'strict-transport-security'
 
 const headersWhere = (keep: (name: string) => boolean) =>
   Object.freeze(Object.fromEntries(Object.entries(HELMET_HEADERS).filter(([name]) => keep(name))))
 
-export const API_SECURITY_HEADERS = headersWhere((name) => API_HEADER_NAMES.includes(name))
+const API_SECURITY_HEADERS_HTTPS = headersWhere((name) => API_HEADER_NAMES.includes(name))
+const API_SECURITY_HEADERS_HTTP = headersWhere((name) => API_HEADER_NAMES.includes(name) && name !== HSTS)
 /** The rest of helmet's set, for HTML pages (which carry the API's set as every response does). */
 export const DOCUMENT_SECURITY_HEADERS = headersWhere((name) => !API_HEADER_NAMES.includes(name))
 
@@ -54,11 +57,14 @@ export function sendsDocument(reply: FastifyReply): void {
 
 /**
  * What every response carries: the API's security headers and the request id (the caller's, or ours), set
- * in one synchronous hook that also runs for 404s and errors.
+ * in one synchronous hook that also runs for 404s and errors. Behind a TLS proxy, `request.protocol` is the
+ * proxy's X-Forwarded-Proto when TRUST_PROXY trusts it.
  */
 export function registerResponseHeaders(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(API_SECURITY_HEADERS).header('x-request-id', request.id)
+    const secure = request.protocol === 'https'
+    reply.headers(secure ? API_SECURITY_HEADERS_HTTPS : API_SECURITY_HEADERS_HTTP)
+    reply.header('x-request-id', request.id)
     done()
   })
 }
