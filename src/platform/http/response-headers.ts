@@ -7,7 +7,7 @@ import helmet, { type HelmetOptions } from 'helmet'
  * none of them depends on the request, so writing fixed sets keeps helmet's values without running its
  * middleware chain per request.
  */
-export function helmetHeaders(options: Readonly<HelmetOptions>): Readonly<Record<string, string>> {
+function helmetHeaders(options: Readonly<HelmetOptions>): Readonly<Record<string, string>> {
   const headers: Record<string, string> = {}
   const recorder = {
     setHeader(name: string, value: string) {
@@ -48,7 +48,7 @@ const headersWhere = (keep: (name: string) => boolean) =>
 const API_SECURITY_HEADERS_HTTPS = headersWhere((name) => API_HEADER_NAMES.includes(name))
 const API_SECURITY_HEADERS_HTTP = headersWhere((name) => API_HEADER_NAMES.includes(name) && name !== HSTS)
 /** The rest of helmet's set, for HTML pages (which carry the API's set as every response does). */
-export const DOCUMENT_SECURITY_HEADERS = headersWhere((name) => !API_HEADER_NAMES.includes(name))
+const DOCUMENT_SECURITY_HEADERS = headersWhere((name) => !API_HEADER_NAMES.includes(name))
 
 /** Marks a reply as an HTML page: helmet's whole set. */
 export function sendsDocument(reply: FastifyReply): void {
