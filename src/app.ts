@@ -79,6 +79,10 @@ import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/d
 import { newId } from './platform/db/ids.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
+import {
+  type DeferredCompilations,
+  serializersCompiledOnFirstUse,
+} from './platform/http/compiled-on-first-use.js'
 import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
 import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
@@ -105,6 +109,8 @@ export interface BuildOptions {
   database?: DatabaseHandle
   /** Where log lines go instead of stdout (tests read them). */
   logStream?: { write(line: string): void }
+  /** Receives every route schema's compilation, put off to its first use (tests run them all). */
+  onDeferredCompilation?: DeferredCompilations
 }
 
 declare module 'fastify' {
@@ -139,7 +145,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Refusals made before routing (414, a bad URL) and validation (NUL, a PATCH setting nothing) answer
     // in the error envelope; see request-guards.ts.
     frameworkErrors,
-    schemaController: { compilersFactory: { buildValidator: guardedValidatorBuilder() } },
+    schemaController: {
+      compilersFactory: {
+        buildValidator: guardedValidatorBuilder(options.onDeferredCompilation),
+        buildSerializer: serializersCompiledOnFirstUse(options.onDeferredCompilation),
+      },
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // Before the database opens: a bad key stops the start at once, naming its variable.

@@ -3,17 +3,18 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { type BuildOptions, buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123'
 export const TEST_ADMIN_TOKEN = 'test-admin-token'
 
-/** How a test app is built besides its environment: `logStream` receives its log lines (see captureLogs). */
-export interface TestAppOptions {
-  logStream?: { write(line: string): void }
-}
+/**
+ * How a test app is built besides its environment: `logStream` receives its log lines (see captureLogs),
+ * `onDeferredCompilation` every route schema's compilation (see compiled-on-first-use.ts).
+ */
+export type TestAppOptions = Pick<BuildOptions, 'logStream' | 'onDeferredCompilation'>
 
 export interface TestApp {
   app: FastifyInstance
@@ -46,7 +47,7 @@ export async function buildTestApp(
   const database = await createTestDatabase()
   let app: FastifyInstance
   try {
-    app = await buildApp(config, { database: database.handle, logStream: options.logStream })
+    app = await buildApp(config, { ...options, database: database.handle })
     await app.ready()
   } catch (error) {
     // A service that refuses its configuration leaves no database behind.

@@ -1,5 +1,6 @@
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler'
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import { type DeferredCompilations, validatorCompiledOnFirstUse } from './compiled-on-first-use.js'
 
 /**
  * Input PostgreSQL cannot take, refused as a 400 naming the field before any route sees it: the NUL
@@ -201,12 +202,15 @@ function numericFields(schema: unknown): string[] {
     .map(([field]) => field)
 }
 
-/** Fastify's `schemaController.compilersFactory.buildValidator`: its Ajv compiler, each validator guarded. */
-export function guardedValidatorBuilder(): ValidatorFactory {
+/**
+ * Fastify's `schemaController.compilersFactory.buildValidator`: its Ajv compiler, each validator guarded and
+ * compiled on first use.
+ */
+export function guardedValidatorBuilder(deferred?: DeferredCompilations): ValidatorFactory {
   const build = AjvCompiler() as unknown as BuildValidator
   const guardedBuild: BuildValidator = (externalSchemas, options) => {
     const compile = build(externalSchemas, options)
-    return (route) => guarded(compile(route), route)
+    return (route) => validatorCompiledOnFirstUse(() => guarded(compile(route), route), deferred)
   }
   return guardedBuild as unknown as ValidatorFactory
 }
