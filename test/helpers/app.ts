@@ -58,9 +58,13 @@ export async function buildTestApp(
     app,
     config,
     database,
+    // The database is dropped even when closing fails (a test that closed the database itself).
     close: async () => {
-      await app.close()
-      await database.drop()
+      try {
+        await app.close()
+      } finally {
+        await database.drop()
+      }
     },
   }
 }

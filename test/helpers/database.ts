@@ -32,8 +32,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     handle,
     url: url.toString(),
     drop: async () => {
-      await handle.close()
-      await dropWhenDisconnected(serverUrl, name)
+      try {
+        await handle.close()
+      } finally {
+        await dropWhenDisconnected(serverUrl, name)
+      }
     },
   }
 }
