@@ -5,17 +5,13 @@ import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-/** How `npm start` runs the server: node's own flags and the script, as package.json says. */
-export interface StartCommand {
+/**
+ * How `npm start` runs the server: node's own flags and the script, as package.json says, with paths
+ * absolute so that the server can run from another directory (servers.ts: none with a `.env`).
+ */
+export interface StartCommand extends NodeScript {
   /** The `scripts.start` text, for the report. */
   text: string
-  /**
-   * node's arguments: its flags, the script, the script's arguments, with every path and module made
-   * absolute, so that the server can run from another directory (servers.ts: none with a `.env`).
-   */
-  nodeArgs: string[]
-  /** `tsx <script>`: the sources run as they are, nothing to build. */
-  fromSources: boolean
   /** package.json has a `prestart` (npm runs it before `start`). */
   prestart: boolean
 }
@@ -41,17 +37,23 @@ function absoluteValue(flag: string, value: string, repoRoot: string): string {
   return value
 }
 
+/** How npm runs one script with node: node's arguments, paths absolute, and whether it runs the sources. */
+export interface NodeScript {
+  /** node's flags, the script, the script's arguments, every path and module made absolute. */
+  nodeArgs: string[]
+  /** `tsx <script>`: the sources run as they are, nothing to build. */
+  fromSources: boolean
+}
+
 /**
- * `scripts.start` of package.json as node arguments: `node [flags] <script> [args]`, or `tsx <script>`
- * (node with `--import tsx`). Anything else (a shell pipeline, another program) is refused: the bench runs
- * the server with this process's own node, so that it measures what `npm start` runs.
+ * A package.json script as node arguments: `node [flags] <script> [args]`, or `tsx <script>` (node with
+ * `--import tsx`). Anything else (a shell pipeline, another program) is refused: the bench and the tests run
+ * it with this process's own node, so that they run what `npm run` runs.
  */
-export function parseStartScript(text: string, hasPrestart: boolean, repoRoot: string): StartCommand {
-  if (/[|&;<>()$`"'\\]/.test(text)) throw new Error(`scripts.start is not a plain command: ${text}`)
+export function parseNodeScript(text: string, repoRoot: string): NodeScript {
+  if (/[|&;<>()$`"'\\]/.test(text)) throw new Error(`script is not a plain command: ${text}`)
   const [program, ...words] = text.trim().split(/\s+/)
-  if (program !== 'node' && program !== 'tsx') {
-    throw new Error(`scripts.start runs neither node nor tsx: ${text}`)
-  }
+  if (program !== 'node' && program !== 'tsx') throw new Error(`script runs neither node nor tsx: ${text}`)
   const nodeFlags = program === 'tsx' ? ['--import', absoluteValue('--import', 'tsx', repoRoot)] : []
   let i = 0
   for (; i < words.length && words[i]?.startsWith('-'); i++) {
@@ -67,12 +69,10 @@ export function parseStartScript(text: string, hasPrestart: boolean, repoRoot: s
     }
   }
   const script = words[i]
-  if (!script) throw new Error(`scripts.start names no script: ${text}`)
+  if (!script) throw new Error(`script names no file to run: ${text}`)
   return {
-    text,
     nodeArgs: [...nodeFlags, resolve(repoRoot, script), ...words.slice(i + 1)],
     fromSources: program === 'tsx',
-    prestart: hasPrestart,
   }
 }
 
@@ -83,7 +83,7 @@ export async function readStartCommand(repoRoot: string): Promise<StartCommand> 
   }
   const start = manifest.scripts?.start
   if (!start) throw new Error('package.json has no scripts.start')
-  return parseStartScript(start, Boolean(manifest.scripts?.prestart), repoRoot)
+  return { text: start, ...parseNodeScript(start, repoRoot), prestart: Boolean(manifest.scripts?.prestart) }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { parseNodeScript } from '../../bench/start-command.js'
 
 /** The project's root: where package.json, dist/ and drizzle/ are. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -13,10 +14,7 @@ const scripts: Record<string, string> = JSON.parse(
  * (absolute), so tests run exactly what a user starts. The build (its `pre` script) ran in globalSetup.
  */
 export function npmScriptCommand(name: string): { command: string; args: string[] } {
-  const [program, ...args] = scripts[name]?.split(' ') ?? []
-  if (program !== 'node') throw new Error(`npm script ${name} does not start node: ${scripts[name]}`)
-  return {
-    command: process.execPath,
-    args: args.map((arg) => (arg.startsWith('-') ? arg : `${PROJECT_ROOT}/${arg}`)),
-  }
+  const { nodeArgs, fromSources } = parseNodeScript(scripts[name] ?? '', PROJECT_ROOT)
+  if (fromSources) throw new Error(`npm script ${name} runs the sources, not the build: ${scripts[name]}`)
+  return { command: process.execPath, args: nodeArgs }
 }
