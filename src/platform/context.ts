@@ -9,7 +9,7 @@ import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
 import type { Logger } from './log/logger.js'
 import type { Realtime } from './realtime/gateway.js'
-import type { ObjectStorage } from './storage/storage.js'
+import type { ObjectStorage } from './storage/object-storage.js'
 
 /** What every module is given: the platform services, passed explicitly (no container). */
 export interface Platform {

@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
-import type { ObjectStorage } from '../../platform/storage/storage.js'
+import type { ObjectStorage } from '../../platform/storage/object-storage.js'
 import {
   type CommunicationEventRow,
   type CommunicationFilters,

@@ -5,7 +5,7 @@ import type { Changes } from '../../platform/events/changes.js'
 import type { Events } from '../../platform/events/emit.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
-import type { ObjectStorage } from '../../platform/storage/storage.js'
+import type { ObjectStorage } from '../../platform/storage/object-storage.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import { findOrCreateContactByEmail } from '../accounts/contacts.service.js'
 import {

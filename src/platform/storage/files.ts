@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { dirname, resolve, sep } from 'node:path'
-import type { ObjectStorage } from './storage.js'
+import type { ObjectStorage } from './object-storage.js'
 
 /** Errors that mean "no object under this key" rather than a broken disk. */
 const MISSING = new Set(['ENOENT', 'ENOTDIR', 'EISDIR'])

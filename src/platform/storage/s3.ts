@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3'
 import type { Config } from '../../config.js'
-import type { ObjectStorage } from './storage.js'
+import type { ObjectStorage } from './object-storage.js'
 
 export type S3Settings = NonNullable<Config['storage']['s3']>
 

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../config.js'
-import { createObjectStorage, type ObjectStorage } from './storage.js'
+import type { ObjectStorage } from './object-storage.js'
+import { createObjectStorage } from './storage.js'
 
 // s3rver ships no type declarations; the little of it the test uses is typed here.
 interface S3rverServer {

@@ -1,22 +1,8 @@
 import { join } from 'node:path'
 import type { Config } from '../../config.js'
 import { createFileStorage } from './files.js'
+import type { ObjectStorage } from './object-storage.js'
 import { createS3Storage } from './s3.js'
-
-export interface StoredObject {
-  bucket: string
-  key: string
-  size: number
-}
-
-/** Where attachments' bytes live; the database keeps only their metadata. */
-export interface ObjectStorage {
-  put(key: string, body: Buffer, contentType?: string): Promise<StoredObject>
-  /** The object's bytes, or null when there is no object under the key. */
-  get(key: string): Promise<Buffer | null>
-  /** Removes the object; a missing one is not an error. */
-  delete(key: string): Promise<void>
-}
 
 /** S3 when S3_BUCKET is set, otherwise files under DATA_DIR/objects. */
 export function createObjectStorage(config: Config): ObjectStorage {
