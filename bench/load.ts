@@ -1,7 +1,7 @@
 import autocannon from 'autocannon'
 import type { BaselineResponse } from './baseline.js'
 import { type LatencyHistogram, latencyPercentile, newLatencyHistogram, recordLatency } from './latency.js'
-import type { BenchRequest } from './scenario.js'
+import type { BenchRequest, LoadOptions } from './scenario.js'
 
 const CAPTURE_TIMEOUT_MS = 15_000
 // Long enough for V8 to optimise the hot path before anything is counted.
@@ -9,11 +9,6 @@ export const WARMUP_SECONDS = 3
 // Short rounds, alternating server and baseline, so that a change of background load on the machine
 // falls on both sides instead of on whichever ran at that moment.
 export const ROUND_SECONDS = 2
-
-export interface LoadOptions {
-  connections: number
-  durationSeconds: number
-}
 
 export interface Measurement {
   requestsPerSecond: number

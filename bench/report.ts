@@ -1,6 +1,6 @@
 import type { BaselineResponse } from './baseline.js'
-import { type LoadOptions, type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
-import type { ComparedScenario } from './scenario.js'
+import { type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
+import type { ComparedScenario, LoadOptions } from './scenario.js'
 
 export interface Outcome {
   server: Measurement

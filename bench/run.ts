@@ -1,9 +1,15 @@
 import { parseArgs } from 'node:util'
 import { stopEverything } from './children.js'
-import { captureResponse, compare, type LoadOptions, WARMUP_SECONDS } from './load.js'
+import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
 import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
 import { formatReport, judge } from './report.js'
-import { type ComparedScenario, isMeasured, type MeasuredScenario, type Scenario } from './scenario.js'
+import {
+  type ComparedScenario,
+  isMeasured,
+  type LoadOptions,
+  type MeasuredScenario,
+  type Scenario,
+} from './scenario.js'
 import { scenarios } from './scenarios.js'
 import { REPO_ROOT, startBaseline, startServer } from './servers.js'
 import { newSqlRecording, type SqlRecording } from './sql-recording.js'

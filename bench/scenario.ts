@@ -1,4 +1,3 @@
-import type { LoadOptions } from './load.js'
 import type { SqlRecorder } from './sql-recording.js'
 
 /** The one request a scenario repeats on every connection. */
@@ -49,6 +48,12 @@ export interface ComparedScenario {
   serverEnv?: ServerEnv
   /** Seeds the server's database directly, which only PostgreSQL allows beside the server. */
   requiresPostgres?: boolean
+}
+
+/** How hard a run drives the server: `--connections` and `--duration`. */
+export interface LoadOptions {
+  connections: number
+  durationSeconds: number
 }
 
 /** The options of a run that a measured scenario reads. */
