@@ -1,55 +1,18 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
-import { getAccount } from '../accounts/accounts.service.js'
 import { type CommunicationEventRow, listEventsOf } from './communications.repository.js'
 import type { Communication, DeliveryEvent } from './communications.schemas.js'
 import { getCommunication } from './communications.service.js'
 import { deliveryStatus } from './delivery-status.service.js'
-import { listSentMailLines, type SentMailLineRow } from './outbox-page.repository.js'
+import { listSentMailLines, type SentMailLineRow } from './sent-mail.repository.js'
 import { type AttachmentMetadata, MODULE_TAGS } from './tables.js'
 
-/** How long a session made from the admin token lasts. */
-export const SESSION_SECONDS = 12 * 3600
-
-/** Signs a session's expiry with the admin token as the key: a new ADMIN_TOKEN ends every session. */
-const sessionSignature = (adminToken: string, expires: string) =>
-  createHmac('sha256', adminToken).update(`admin-outbox-session:${expires}`).digest('base64url')
-
-/** A session cookie's value, `<expiry in Unix seconds>.<signature>`: it never holds the token itself. */
-export function newSession(adminToken: string, now: Date): string {
-  const expires = String(Math.floor(now.getTime() / 1000) + SESSION_SECONDS)
-  return `${expires}.${sessionSignature(adminToken, expires)}`
-}
-
-/** Whether the cookie's value is a session signed with this admin token and not yet expired. */
-export function isLiveSession(adminToken: string, value: string | undefined, now: Date): boolean {
-  const [expires, signature, ...rest] = (value ?? '').split('.')
-  if (!expires || !signature || rest.length > 0 || !/^\d{1,12}$/.test(expires)) return false
-  const expected = Buffer.from(sessionSignature(adminToken, expires))
-  const given = Buffer.from(signature)
-  // timingSafeEqual needs equal lengths; a length differing says nothing about the key.
-  const signed = given.length === expected.length && timingSafeEqual(given, expected)
-  return signed && Number(expires) * 1000 > now.getTime()
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest()
-
-/** The sign-in form's check: compared as digests, in constant time. */
-export const isAdminToken = (adminToken: string, given: string) =>
-  timingSafeEqual(digest(given), digest(adminToken))
-
-/** The accounts' names by id (an account since deleted has none). */
-export async function accountNames(
-  db: Database,
-  accountIds: (string | undefined)[],
-): Promise<Map<string, string>> {
-  const ids = new Set(accountIds.filter((id) => id !== undefined))
-  const accounts = await Promise.all([...ids].map((id) => getAccount(db, id)))
-  return new Map(accounts.flatMap((account) => (account ? [[account._id, account.name] as const] : [])))
-}
+/*
+ * The mail every account sent, as the operator reads it (the outbox page, src/modules/outbox): a list across
+ * accounts and one message whole. The page is another module's; what a sent message is stays here.
+ */
 
 /** A line of the sent-mail list. */
 export interface SentMailLine {

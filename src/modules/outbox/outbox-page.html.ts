@@ -1,8 +1,8 @@
 import type { Pagination } from '../../platform/http/envelope.js'
 import { escapeHtml } from '../../platform/http/html.js'
+import type { SentMail, SentMailLine } from '../email/sent-mail.service.js'
 import type { SentSms } from '../reviews/sms-outbox.service.js'
 import { DEFAULT_LIMIT } from './outbox-page.schemas.js'
-import type { SentMail, SentMailLine } from './outbox-page.service.js'
 
 /**
  * The operator's outbox pages: server-rendered, no script, no outside asset. Every value is escaped by `html`;

@@ -9,8 +9,9 @@ import { DomainError, Unauthorized } from '../../platform/http/errors.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
 import { type RouteSpec, routeOptions } from '../../platform/http/route-options.js'
 import { validationMessage } from '../../platform/http/validation-message.js'
+import { readAttachment } from '../email/communications.service.js'
+import { getSentMail, getSentMailHtml, listSentMail } from '../email/sent-mail.service.js'
 import { getSentSms, listSentSms } from '../reviews/sms-outbox.service.js'
-import { readAttachment } from './communications.service.js'
 import {
   errorPage,
   mailListPage,
@@ -30,11 +31,8 @@ import {
 } from './outbox-page.schemas.js'
 import {
   accountNames,
-  getSentMail,
-  getSentMailHtml,
   isAdminToken,
   isLiveSession,
-  listSentMail,
   newSession,
   SESSION_SECONDS,
 } from './outbox-page.service.js'
