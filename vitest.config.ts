@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // Fixtures are run by the tests that need them (test/fixtures/dependency-rules holds code named *.test.ts).
+    exclude: [...configDefaults.exclude, 'test/fixtures/**'],
     // Each file opens its own database (an in-memory PGlite, or its own PostgreSQL database).
     pool: 'forks',
     // Two files at once even on two cores (vitest's default is cores - 1, one here): most of a file's time
