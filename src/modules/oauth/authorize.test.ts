@@ -196,6 +196,27 @@ describe('authorization code flow: /authorize pages and /token', () => {
     )
   })
 
+  // A deliberate difference from the spec (docs/decisions.md): its Errors table says to redirect with
+  // unauthorized_client, but an unknown client has no redirect URI this server can trust.
+  test("shows an unknown client_id an HTML page saying 'Invalid Client ID' and redirects nowhere, not to the redirect_uri it gave (RFC 6749 4.1.2.1)", async ({
+    t,
+  }) => {
+    for (const redirectUri of [CALLBACK, 'https://evil.example.com/callback']) {
+      const page = await browser(t.app).open({
+        response_type: 'code',
+        client_id: '0123456789abcdef01234567',
+        redirect_uri: redirectUri,
+        state: 'xyz-123',
+      })
+      expect(page.status, redirectUri).toBe(400)
+      expect(page.headers.location, redirectUri).toBeUndefined()
+      expect(page.headers['content-type']).toBe('text/html; charset=utf-8')
+      expect(page.html).toContain('Invalid Client ID')
+      expect(page.html).toContain('unauthorized_client')
+      expect(page.html).not.toContain(redirectUri)
+    }
+  })
+
   test("redirects with the spec's errors, the state and the issuer", async ({ t, oauthApp: client }) => {
     const { authorizeQuery } = flowOf(t, client)
     const inactive = await registerApp(t.app, { active: false })
