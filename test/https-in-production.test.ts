@@ -30,10 +30,11 @@ const REFUSED = { success: false, errno: 400, message: 'HTTPS is required' }
 const REFUSED_OAUTH = { error: 'invalid_request', error_description: 'HTTPS is required' }
 const FROM_A_PROXY = { 'x-forwarded-proto': 'https' }
 
-/** The authorization server's endpoints, and the webhooks providers call, as the OpenAPI document names them. */
+/**
+ * The authorization server's endpoints but its public discovery documents, and the webhooks providers call,
+ * as the OpenAPI document names them.
+ */
 const REQUIRING_HTTPS = [
-  'GET /.well-known/jwks.json',
-  'GET /.well-known/oauth-authorization-server',
   'GET /v1/auth/oauth/findUsers',
   'GET /v1/auth/oauth/authorize',
   'POST /v1/auth/oauth/authorize',
@@ -160,6 +161,13 @@ describe('HTTPS in production, no proxy trusted', () => {
         expect(response.json(), post.url as string).toEqual(REFUSED)
       }
     }
+  })
+
+  test('serves the discovery documents over plain HTTP: public, no credential in them', async ({ t }) => {
+    const jwks = await t.app.inject({ url: '/.well-known/jwks.json' })
+    expect(jwks.json().keys).toHaveLength(1)
+    const metadata = await t.app.inject({ url: '/.well-known/oauth-authorization-server' })
+    expect(metadata.json().token_endpoint).toBe('https://platform.example.com/v1/auth/oauth/token')
   })
 
   test('shows the refusal of an authorization page as a page, setting no cookie and redirecting nowhere', async ({

@@ -4,7 +4,12 @@ import { routeOptions } from '../../platform/http/route-options.js'
 import { Jwks, ServerMetadata } from './metadata.schemas.js'
 import { serverMetadata } from './metadata.service.js'
 
-/** What the authorization server publishes of itself: its keys and its metadata. */
+/**
+ * What the authorization server publishes of itself: its keys and its metadata. Served over plain HTTP in
+ * production too, unlike the server's other routes: public documents, no credential in the request or the
+ * answer, which an attacker on a plain HTTP path would forge without asking us; what they name is https
+ * (PUBLIC_BASE_URL is, in production).
+ */
 export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   app.get(
     '/.well-known/jwks.json',
@@ -13,7 +18,6 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       summary: 'Public keys of OAuth access tokens (ES256): the current key first, then previous ones',
       tags: ['oauth'],
       access: 'public',
-      requiresHttps: true,
       response: { 200: Jwks },
       errors: [400],
     }),
@@ -31,7 +35,6 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       summary: 'Authorization server metadata (RFC 8414)',
       tags: ['oauth'],
       access: 'public',
-      requiresHttps: true,
       response: { 200: ServerMetadata },
       errors: [400],
     }),
