@@ -84,6 +84,7 @@ import {
   serializersCompiledOnFirstUse,
 } from './platform/http/compiled-on-first-use.js'
 import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
+import { requireHttpsWhereDeclared } from './platform/http/https-required.js'
 import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerMetrics } from './platform/http/metrics.js'
@@ -220,6 +221,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerJsonParser(app)
   guardEveryQuery(app)
   registerResponseHeaders(app)
+  if (config.nodeEnv === 'production') requireHttpsWhereDeclared(app)
   await registerRateLimit(app, redis)
   registerAuth(app, {
     tokens,

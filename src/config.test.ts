@@ -3,22 +3,10 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { PRODUCTION_ENV as PRODUCTION } from '../test/helpers/production.js'
 import { ConfigError, loadConfig } from './config.js'
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'config-test-'))
-
-/** Everything production needs, as an operator would set it. */
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  ADMIN_TOKEN: 'a'.repeat(20),
-  JWT_SECRET: 's'.repeat(32),
-  SECRETS_ENCRYPTION_KEY: 'f'.repeat(64),
-  OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString(),
-  EDGE_SIGNING_SECRET: 'e'.repeat(32),
-  PUBLIC_BASE_URL: 'https://api.example.com',
-}
 
 describe('configuration', () => {
   it('starts a bare development machine with generated secrets, reused on restart', () => {
@@ -125,6 +113,36 @@ describe('configuration', () => {
       publicKey,
       privateKey: undefined,
     })
+  })
+
+  it.each([
+    'http://api.example.com',
+    'http://10.0.0.5:3000',
+    'http://127.example.com',
+    'http://localhost.example.com',
+    'http://[::2]:3000',
+  ])('refuses production with the plain HTTP PUBLIC_BASE_URL %s, which is not loopback', (publicBaseUrl) => {
+    expect(() => loadConfig({ ...PRODUCTION, DATA_DIR: tempDir(), PUBLIC_BASE_URL: publicBaseUrl })).toThrow(
+      new ConfigError(
+        'PUBLIC_BASE_URL must be https:// in production (http:// only for localhost, 127.0.0.0/8 or [::1])',
+      ),
+    )
+  })
+
+  it.each([
+    'https://api.example.com',
+    'http://localhost:3000',
+    'http://127.0.0.1:3000',
+    'http://127.10.20.30',
+    'http://[::1]:3000',
+  ])('starts production with the PUBLIC_BASE_URL %s, HTTPS or loopback', (publicBaseUrl) => {
+    const config = loadConfig({ ...PRODUCTION, DATA_DIR: tempDir(), PUBLIC_BASE_URL: publicBaseUrl })
+    expect(config.publicBaseUrl).toBe(publicBaseUrl)
+  })
+
+  it('takes any http:// PUBLIC_BASE_URL outside production', () => {
+    const config = loadConfig({ DATA_DIR: tempDir(), PUBLIC_BASE_URL: 'http://api.example.com' })
+    expect(config.publicBaseUrl).toBe('http://api.example.com')
   })
 
   it('keeps a generated secrets key for stored credentials, and reads mail settings', () => {

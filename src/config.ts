@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 
 /** The one typed configuration, read from the environment and validated at start. */
@@ -149,6 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const secrets = production ? undefined : devSecrets(dataDir)
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`
+  if (production) requireHttpsPublicUrl(publicBaseUrl)
 
   return {
     nodeEnv,
@@ -305,6 +307,24 @@ function requireProductionSettings(env: Env): void {
     throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)
   }
 }
+
+/**
+ * The spec requires HTTPS for the authorization and webhook endpoints in production, and PUBLIC_BASE_URL is
+ * the OAuth issuer and the address every provider is given: it is https there, or loopback (a production
+ * build tried on one machine), which is never reached from outside it.
+ */
+function requireHttpsPublicUrl(publicBaseUrl: string): void {
+  const { protocol, hostname } = new URL(publicBaseUrl)
+  if (protocol === 'http:' && !isLoopback(hostname)) {
+    throw new ConfigError(
+      'PUBLIC_BASE_URL must be https:// in production (http:// only for localhost, 127.0.0.0/8 or [::1])',
+    )
+  }
+}
+
+/** A URL's hostname (the URL parser writes 127.1 as 127.0.0.1, and IPv6 in brackets) on loopback. */
+const isLoopback = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || (isIPv4(hostname) && hostname.startsWith('127.'))
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const value = env[name] || fallback

@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify'
-import { adminHeaders } from './app.js'
+import { adminHeaders, type TestApp } from './app.js'
 
 export const AUTHORIZE = '/v1/auth/oauth/authorize'
 export const TOKEN = '/v1/auth/oauth/token'
 export const PASSWORD = 'correct horse battery'
+/** The redirect URI registerApp registers by default. */
+export const CALLBACK = 'https://hub.example.com/callback'
 
 export interface RegisteredApp {
   _id: string
@@ -19,7 +21,7 @@ export async function registerApp(app: FastifyInstance, overrides: Record<string
     headers: adminHeaders,
     payload: {
       name: 'Reporting Hub',
-      redirect_uris: ['https://hub.example.com/callback'],
+      redirect_uris: [CALLBACK],
       scopes: ['crm.contacts.read', 'analytics.read', 'sites.read'],
       active: true,
       ...overrides,
@@ -171,4 +173,42 @@ export function postAsClient(
       client_secret: client.client_secret,
     }).toString(),
   })
+}
+
+/**
+ * The test's calls to the pages and /token, as `client`: `authorizeQuery` asks for a code to CALLBACK (three
+ * scopes, one the default app may not have, and a state), `authorize` signs in as `email` through the pages
+ * and allows (choosing `accountId` when given), `exchange` trades the code at /token.
+ */
+export function flowOf(t: TestApp, client: RegisteredApp) {
+  const authorizeQuery = (overrides: Record<string, string> = {}) => ({
+    response_type: 'code',
+    client_id: client._id,
+    redirect_uri: CALLBACK,
+    scope: 'crm.contacts.read sites.read billing.read',
+    state: 'xyz-123',
+    ...overrides,
+  })
+
+  /** Signs in as `email` through the pages and allows; the code and the redirect it came in. */
+  async function authorize(
+    email: string,
+    query: Record<string, string> = authorizeQuery(),
+    accountId?: string,
+  ) {
+    const b = browser(t.app)
+    const signIn = await b.open(query)
+    let page = await b.post('', { token: signIn.token, email, password: PASSWORD })
+    if (accountId) page = await b.post('/account', { token: page.token, account_id: accountId })
+    const decided = await allowIfAsked(b, page)
+    const location = redirected(decided.headers)
+    return { code: location.searchParams.get('code') as string, location, status: decided.status }
+  }
+
+  const exchange = (code: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t.app, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, ...extra }, [
+      client._id,
+      client.client_secret,
+    ])
+  return { authorizeQuery, authorize, exchange }
 }

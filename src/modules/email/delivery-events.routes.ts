@@ -44,6 +44,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',
         tags: ['email'],
         access: 'public',
+        requiresHttps: true,
         headers: signatureHeaders({
           [SIGNATURE_HEADER]:
             'The base64 DER ECDSA P-256 / SHA-256 signature of the timestamp header followed by the body, ' +

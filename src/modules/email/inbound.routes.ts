@@ -47,6 +47,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
           'service sent.',
         tags: ['email'],
         access: 'public',
+        requiresHttps: true,
         consumes: ['multipart/form-data', 'application/json'],
         response: { 200: Received },
         errors: [400, 413],

@@ -31,6 +31,7 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       summary: "Meta's check of the callback URL: hub.challenge echoed when hub.verify_token is ours",
       tags: ['leads'],
       access: 'public',
+      requiresHttps: true,
       querystring: VerificationQuery,
       response: { 200: PlainText('hub.challenge, as sent') },
       errors: [400, 403],
@@ -48,6 +49,7 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
         summary: 'Lead events: verified, stored, answered EVENT_RECEIVED; each leadgen change filed by a job',
         tags: ['leads'],
         access: 'public',
+        requiresHttps: true,
         headers: signatureHeaders({
           'x-hub-signature':
             '`sha1=<hex HMAC-SHA1 of the body with SOCIALNET_APP_SECRET>`; 403 without a valid one',

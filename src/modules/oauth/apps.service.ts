@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
@@ -58,9 +59,7 @@ const hashClientSecret = (secretsKey: Buffer | undefined, secret: string): strin
 
 /** Whether `secret` is the app's current client secret (compared as keyed hashes, in constant time). */
 export function clientSecretMatches(secretsKey: Buffer | undefined, app: AppRow, secret: string): boolean {
-  const given = Buffer.from(hashClientSecret(secretsKey, secret), 'hex')
-  const stored = Buffer.from(app.clientSecretHash, 'hex')
-  return given.length === stored.length && timingSafeEqual(given, stored)
+  return isSameSecret(hashClientSecret(secretsKey, secret), app.clientSecretHash)
 }
 
 /** A new secret and its hash: 256 random bits, shown to the caller once and kept only as the hash. */

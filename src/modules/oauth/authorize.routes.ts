@@ -5,6 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
+import { HttpsRequired } from '../../platform/http/https-required.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
@@ -35,7 +36,9 @@ const Page = (description: string) => ({
   content: { 'text/html': { schema: Type.String() } },
 })
 const pageErrors = {
-  400: Page('The request cannot go on: the page says why (an unknown client, an expired page, …)'),
+  400: Page(
+    'The request cannot go on: the page says why (an unknown client, an expired page, plain HTTP in production, …)',
+  ),
   429: Page('Too many requests from this address'),
 }
 
@@ -69,11 +72,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   const html = (reply: FastifyReply, status: number, body: string) =>
     reply.status(status).type('text/html; charset=utf-8').send(body)
 
-  // The per-IP limit answers a person with a page like the others, not the API's JSON; the rest goes on to
-  // the service's error handler.
+  // The per-IP limit, and plain HTTP in production, answer a person with a page like the others, not the
+  // API's JSON; the rest goes on to the service's error handler.
   app.setErrorHandler((error, request, reply) => {
-    if (!(error instanceof DomainError && error.statusCode === 429)) throw error
     const locale = localeOf((request.query as { user_locale?: unknown } | undefined)?.user_locale)
+    if (error instanceof HttpsRequired) {
+      return html(reply, 400, errorPage(locale, 'invalid_request', pageText(locale, 'httpsRequired')))
+    }
+    if (!(error instanceof DomainError && error.statusCode === 429)) throw error
     return html(reply, 429, errorPage(locale, 'too_many_requests', pageText(locale, 'tooMany')))
   })
 
@@ -122,6 +128,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       summary: 'Start an authorization: the sign-in page',
       tags: ['oauth'],
       access: 'public',
+      requiresHttps: true,
       response: {
         200: Page('The sign-in page'),
         302: {
@@ -161,6 +168,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       summary: 'The sign-in form (email, password, token)',
       tags: ['oauth'],
       access: 'public',
+      requiresHttps: true,
       response: {
         200: Page('The account choice, or the consent page'),
         303: { type: 'null', description: 'To the app with a code: consent was given before' },
@@ -210,6 +218,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       summary: 'The account chosen by a user of several (account_id, token)',
       tags: ['oauth'],
       access: 'public',
+      requiresHttps: true,
       response: {
         200: Page('The consent page'),
         303: { type: 'null', description: 'To the app with a code: consent was given before' },
@@ -236,6 +245,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       summary: 'The decision on the consent page (decision: allow or deny, token)',
       tags: ['oauth'],
       access: 'public',
+      requiresHttps: true,
       response: {
         303: { type: 'null', description: 'To the app: with a code, or with access_denied' },
         400: pageErrors[400],

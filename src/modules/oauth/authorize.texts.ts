@@ -23,6 +23,7 @@ const en = {
   errorTitle: 'This request cannot continue',
   expired: 'This page has expired. Start again from the app.',
   tooMany: 'Too many attempts. Wait a minute and try again.',
+  httpsRequired: 'HTTPS is required. Open this page at its https:// address.',
 }
 
 const es: typeof en = {
@@ -46,6 +47,7 @@ const es: typeof en = {
   errorTitle: 'Esta solicitud no puede continuar',
   expired: 'Esta página ha caducado. Vuelve a empezar desde la aplicación.',
   tooMany: 'Demasiados intentos. Espera un minuto y vuelve a probar.',
+  httpsRequired: 'Se requiere HTTPS. Abre esta página en su dirección https://.',
 }
 
 export type PageTextKey = keyof typeof en

@@ -17,6 +17,7 @@ export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         summary: 'Users whose email contains `email`, each with the accounts they belong to',
         tags: ['oauth'],
         access: 'admin',
+        requiresHttps: true,
         querystring: FindUsersQuery,
         response: { 200: PageEnvelope(FoundUser) },
         errors: [400, 401],

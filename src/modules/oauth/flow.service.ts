@@ -1,5 +1,6 @@
-import { hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hkdfSync, randomBytes } from 'node:crypto'
 import { jwtVerify, SignJWT } from 'jose'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import { Unavailable } from '../../platform/http/errors.js'
 import type { Locale } from './authorize.texts.js'
 
@@ -67,9 +68,6 @@ export async function readFlow(
   } catch {
     throw new FlowExpired('flow token invalid or expired')
   }
-  const expected = Buffer.from(flow.csrf)
-  const given = Buffer.from(csrfCookie)
-  if (expected.length !== given.length || !timingSafeEqual(expected, given))
-    throw new FlowExpired('CSRF cookie does not match the flow')
+  if (!isSameSecret(csrfCookie, flow.csrf)) throw new FlowExpired('CSRF cookie does not match the flow')
   return flow
 }

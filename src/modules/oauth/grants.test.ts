@@ -1,7 +1,17 @@
 import { describe, expect } from 'vitest'
-import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { obtainTokens, type RegisteredApp, registerApp } from '../../../test/helpers/oauth.js'
+import {
+  browser,
+  createUser,
+  flowOf,
+  obtainTokens,
+  PASSWORD,
+  type RegisteredApp,
+  redirected,
+  registerApp,
+  tokenRequest,
+} from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const GRANTS = '/v1/auth/oauth/grants'
@@ -49,5 +59,71 @@ describe('the grants API', () => {
     )
     const left = await t.app.inject({ url: GRANTS, headers: owner.headers })
     expect(left.json().data).not.toContainEqual(expect.objectContaining({ client_id: client._id }))
+  })
+})
+
+describe('remembered consent', () => {
+  let freshId: string
+
+  // A user who has allowed nothing yet, in the sub-account (an agency's client of the owner account).
+  test.beforeAll(async ({ t, subAccount }) => {
+    freshId = (await createUser(t.app, 'fresh@flow.example', [subAccount.accountId]))._id
+  })
+
+  test('remembers consent per app, user and account, asks again for new scopes, and forgets a revoked grant', async ({
+    t,
+    oauthApp: client,
+    subAccount,
+  }) => {
+    const { authorizeQuery, exchange } = flowOf(t, client)
+    const signIn = async (scope: string) => {
+      const b = browser(t.app)
+      const page = await b.open(authorizeQuery({ scope }))
+      return {
+        b,
+        page: await b.post('', { token: page.token, email: 'fresh@flow.example', password: PASSWORD }),
+      }
+    }
+    const first = await signIn('crm.contacts.read')
+    expect(first.page.status).toBe(200)
+    const code = redirected(
+      (await first.b.post('/consent', { token: first.page.token, decision: 'allow' })).headers,
+    ).searchParams.get('code') as string
+    const again = await signIn('crm.contacts.read')
+    expect(again.page.status).toBe(303)
+    expect(redirected(again.page.headers).searchParams.get('code')).toBeTruthy()
+    expect((await signIn('crm.contacts.read analytics.read')).page.status).toBe(200)
+
+    const token = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/admin/tokens',
+        headers: adminHeaders,
+        payload: { user_id: freshId, account_id: subAccount.accountId },
+      })
+    ).json().data.token as string
+    const grants = () => t.app.inject({ url: '/v1/auth/oauth/grants', headers: bearer(token) })
+    expect((await grants()).json().data).toEqual([
+      {
+        client_id: client._id,
+        app_name: 'Reporting Hub',
+        scopes: ['crm.contacts.read'],
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    ])
+    const tokens = (await exchange(code)).json()
+    const revoke = () =>
+      t.app.inject({ method: 'DELETE', url: `/v1/auth/oauth/grants/${client._id}`, headers: bearer(token) })
+    expect((await revoke()).json()).toEqual({ success: true, message: 'SUCCESS', data: { revoked: true } })
+    expect((await grants()).json().data).toEqual([])
+    const refreshed = await tokenRequest(
+      t.app,
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      [client._id, client.client_secret],
+    )
+    expect(refreshed.json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await signIn('crm.contacts.read')).page.status).toBe(200)
+    expect((await revoke()).statusCode).toBe(404)
   })
 })

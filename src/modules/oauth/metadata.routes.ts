@@ -4,7 +4,12 @@ import { routeOptions } from '../../platform/http/route-options.js'
 import { Jwks, ServerMetadata } from './metadata.schemas.js'
 import { serverMetadata } from './metadata.service.js'
 
-/** What the authorization server publishes of itself: its keys and its metadata. */
+/**
+ * What the authorization server publishes of itself: its keys and its metadata. Served over plain HTTP in
+ * production too, unlike the server's other routes: public documents, no credential in the request or the
+ * answer, which an attacker on a plain HTTP path would forge without asking us; what they name is https
+ * (PUBLIC_BASE_URL is, in production).
+ */
 export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   app.get(
     '/.well-known/jwks.json',

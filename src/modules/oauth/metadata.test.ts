@@ -8,6 +8,8 @@ import { loadOAuthKeys } from '../../platform/auth/oauth-keys.js'
 
 const p256 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' })
 
+test.override('appEnv', { PUBLIC_BASE_URL: 'https://platform.example.com' })
+
 describe('OAuth signing keys and /.well-known/jwks.json', () => {
   test('publishes the public half of the generated key, which verifies what the private half signs', async ({
     t,
@@ -73,5 +75,23 @@ describe('OAuth key configuration', () => {
       await expect(loadOAuthKeys(config)).rejects.toThrow(new ConfigError(message))
     }
     await expect(buildTestApp({ OAUTH_SIGNING_KEY: rsa })).rejects.toBeInstanceOf(ConfigError)
+  })
+})
+
+describe('authorization server metadata', () => {
+  test('describes itself at /.well-known/oauth-authorization-server (RFC 8414)', async ({ t }) => {
+    const response = await t.app.inject({ url: '/.well-known/oauth-authorization-server' })
+    expect(response.json()).toMatchObject({
+      issuer: 'https://platform.example.com',
+      authorization_endpoint: 'https://platform.example.com/v1/auth/oauth/authorize',
+      token_endpoint: 'https://platform.example.com/v1/auth/oauth/token',
+      revocation_endpoint: 'https://platform.example.com/v1/auth/oauth/revoke',
+      jwks_uri: 'https://platform.example.com/.well-known/jwks.json',
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+    })
+    expect(response.json().scopes_supported).toHaveLength(13)
   })
 })

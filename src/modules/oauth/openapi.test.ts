@@ -8,6 +8,7 @@ interface Operation {
   tags?: string[]
   summary?: string
   security?: Record<string, string[]>[]
+  'x-requires-https'?: boolean
   requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> }
   responses: Record<string, { content?: Record<string, { schema: unknown }> }>
 }
@@ -105,6 +106,22 @@ describe('the OAuth operations in /docs/json', () => {
     expect(unsupported.json()).toEqual({
       error: 'unsupported_grant_type',
       error_description: 'Only authorization_code and refresh_token are supported',
+    })
+  })
+
+  test('marks the authorization server, not its discovery documents or the admin API, as requiring HTTPS, and serves it over plain HTTP outside production', async ({
+    t,
+  }) => {
+    const doc = (await t.app.inject({ url: '/docs/json' })).json() as Document
+    const marked = ({ path }: { path: string }) => path.startsWith('/v1/auth/oauth/')
+    const oauth = operations(doc).filter(({ path }) => isOAuthPath(path))
+    const requiring = oauth.filter(({ operation }) => operation['x-requires-https'])
+    expect(requiring.length).toBe(10)
+    expect(oauth.filter((operation) => marked(operation) !== requiring.includes(operation))).toEqual([])
+    // NODE_ENV=test here: plain HTTP is served (test/https-in-production.test.ts has production).
+    expect((await t.app.inject({ url: '/v1/auth/oauth/findUsers?email=x' })).statusCode).toBe(401)
+    expect((await tokenRequest(t.app, { grant_type: 'password', client_id: 'x' })).json()).toMatchObject({
+      error: 'invalid_client',
     })
   })
 

@@ -10,6 +10,7 @@ import {
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import {
   createUser,
+  flowOf,
   obtainCode,
   obtainTokens,
   postAsClient,
@@ -167,3 +168,37 @@ async function expectRefusedByTheOtherWithin(
   expect((await contacts(other, access_token)).statusCode).toBe(401)
   expect((await introspect(other, client, access_token)).json()).toEqual({ active: false })
 }
+
+describe('the revocation endpoint (RFC 7009)', () => {
+  test.beforeAll(async ({ t, subAccount }) => {
+    await createUser(t.app, 'solo@flow.example', [subAccount.accountId])
+  })
+
+  test('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown and foreign tokens', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const revoke = (token: string, as: RegisteredApp = client) => postAsClient(t.app, 'revoke', { token }, as)
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
+
+    const other = await registerApp(t.app)
+    expect((await revoke(tokens.refresh_token, other)).statusCode).toBe(200)
+    const stillGood = await refresh(tokens.refresh_token)
+    expect(stillGood.statusCode).toBe(200)
+
+    expect((await revoke(stillGood.json().refresh_token)).statusCode).toBe(200)
+    expect((await refresh(stillGood.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    // The grace period of the first token ends with the revocation too.
+    expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+
+    expect((await revoke('never-issued')).statusCode).toBe(200)
+    expect((await revoke(tokens.access_token)).json()).toMatchObject({ error: 'unsupported_token_type' })
+    expect((await revoke('')).json()).toMatchObject({ error: 'invalid_request' })
+  })
+})

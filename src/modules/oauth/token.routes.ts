@@ -79,7 +79,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     if (error instanceof DomainError && error.statusCode === 429) {
       return reply.status(429).send({ error: 'too_many_requests', error_description: error.message })
     }
-    // Fastify's own 4xx (a body that is not valid JSON, too large, an unknown content type).
+    // Fastify's own 4xx (a body that is not valid JSON, too large, an unknown content type), and the
+    // platform's refusal of plain HTTP in production (400 `HTTPS is required`).
     const { statusCode, message } = error as { statusCode?: number; message?: string }
     if (statusCode && statusCode >= 400 && statusCode < 500) {
       return reply.status(400).send({ error: 'invalid_request', error_description: message ?? 'Bad request' })
@@ -121,6 +122,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
         tags: ['oauth'],
         access: 'public',
+        requiresHttps: true,
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenRequestBody,
         // 503: OAUTH_SIGNING_KEY is not set.
@@ -145,6 +147,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         summary: "Whether one of the calling client's tokens is active, and what it grants (RFC 7662)",
         tags: ['oauth'],
         access: 'public',
+        requiresHttps: true,
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenStatusRequestBody,
         response: { 200: Introspection, ...oauthErrorResponses(400, 401, 429) },
@@ -168,6 +171,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
         tags: ['oauth'],
         access: 'public',
+        requiresHttps: true,
         consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenStatusRequestBody,
         response: {

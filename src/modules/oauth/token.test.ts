@@ -5,8 +5,11 @@ import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import {
   allowIfAsked,
   browser,
+  CALLBACK,
   createUser,
+  flowOf,
   PASSWORD,
+  postAsClient,
   type RegisteredApp,
   redirected,
   registerApp,
@@ -19,12 +22,12 @@ import { CLIENT_AUTH_FAILURES } from './client-auth.service.js'
 import { oauthAuditEvents } from './tables.js'
 
 /**
- * /token cases ported from the test suites of reference authorization servers that authorize.test.ts does
- * not cover: PKCE downgrades, two client authentication methods at once, unknown clients and codes,
- * missing parameters, refresh tokens of other clients or past their 90 days, and a code raced twice.
+ * The token endpoint (with introspection and CORS, which its routes serve too): first cases ported from
+ * the test suites of reference authorization servers (PKCE downgrades, two client authentication methods at
+ * once, unknown clients and codes, missing parameters, refresh tokens of other clients or past their 90
+ * days, a code raced twice), then the code and refresh grants and client authentication as an app uses them.
  */
 
-const CALLBACK = 'https://hub.example.com/callback'
 const EMAIL = 'tokens@cases.example'
 
 const pkcePair = () => {
@@ -441,5 +444,226 @@ describe('token endpoint edge cases', () => {
     // The later refresh (within the grace period) revoked the token the earlier one gave.
     const next = await Promise.all(answers.map((answer) => refresh(answer.json().refresh_token)))
     expect(next.map((answer) => answer.statusCode).sort()).toEqual([200, 400])
+  })
+})
+
+/** The user signs in to the sub-account (an agency's client: its parent is the owner account). */
+describe('the code and refresh grants, client authentication, introspection and CORS', () => {
+  test.beforeAll(async ({ t, subAccount }) => {
+    await createUser(t.app, 'solo@flow.example', [subAccount.accountId])
+  })
+
+  test('uses a code once: a replay is invalid_grant and revokes the tokens the code gave', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const { code } = await authorize('solo@flow.example')
+    const first = (await exchange(code)).json()
+    const replay = await exchange(code)
+    expect(replay.statusCode).toBe(400)
+    expect(replay.json()).toMatchObject({ error: 'invalid_grant' })
+    const refresh = await tokenRequest(
+      t.app,
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      [client._id, client.client_secret],
+    )
+    expect(refresh.json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  test('refuses a code for another redirect URI, after 10 minutes, or of another client', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const mismatch = await authorize('solo@flow.example')
+    expect(
+      (await exchange(mismatch.code, { redirect_uri: 'https://hub.example.com/other' })).json(),
+    ).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'redirect_uri does not match the authorization request',
+    })
+    const other = await registerApp(t.app, { redirect_uris: [CALLBACK] })
+    const stolen = await authorize('solo@flow.example')
+    const asOther = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code: stolen.code, redirect_uri: CALLBACK },
+      [other._id, other.client_secret],
+    )
+    expect(asOther.json()).toMatchObject({ error: 'invalid_grant' })
+    const late = await authorize('solo@flow.example')
+    await t.app.platform.db.execute(
+      `update oauth_codes set expires_at = now() - interval '1 second' where used_at is null` as never,
+    )
+    expect((await exchange(late.code)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  test('authenticates clients by Basic or body fields, answering invalid_client with WWW-Authenticate', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize } = flowOf(t, client)
+    const { code } = await authorize('solo@flow.example')
+    const wrong = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK },
+      [client._id, 'not-the-secret'],
+    )
+    expect(wrong.statusCode).toBe(401)
+    expect(wrong.headers['www-authenticate']).toMatch(/^Basic realm="oauth"/)
+    expect(wrong.json()).toMatchObject({ error: 'invalid_client' })
+    const inBody = await tokenRequest(t.app, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: CALLBACK,
+      client_id: client._id,
+      client_secret: client.client_secret,
+    })
+    expect(inBody.statusCode).toBe(200)
+    const noSecret = await tokenRequest(t.app, {
+      grant_type: 'refresh_token',
+      refresh_token: 'x',
+      client_id: client._id,
+    })
+    expect(noSecret.json()).toMatchObject({ error: 'invalid_client' })
+    const grant = await tokenRequest(t.app, { grant_type: 'password' }, [client._id, client.client_secret])
+    expect(grant.json()).toMatchObject({ error: 'unsupported_grant_type' })
+    expect((await tokenRequest(t.app, {}, [client._id, client.client_secret])).json()).toMatchObject({
+      error: 'invalid_request',
+    })
+  })
+
+  test('requires S256 PKCE of a public app and checks the verifier', async ({ t, oauthApp: client }) => {
+    const { authorize } = flowOf(t, client)
+    const spa = await registerApp(t.app, { public: true, redirect_uris: ['http://127.0.0.1:5173/cb'] })
+    const verifier = randomBytes(32).toString('base64url')
+    const challenge = createHash('sha256').update(verifier).digest('base64url')
+    const query = {
+      response_type: 'code',
+      client_id: spa._id,
+      redirect_uri: 'http://127.0.0.1:5173/cb',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    }
+    const withoutPkce = await browser(t.app).open({ ...query, code_challenge: '', code_challenge_method: '' })
+    expect(redirected(withoutPkce.headers).searchParams.get('error')).toBe('invalid_request')
+
+    const exchangeAs = (code: string, codeVerifier: string) =>
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'http://127.0.0.1:5173/cb',
+        client_id: spa._id,
+        code_verifier: codeVerifier,
+      })
+    const wrong = await authorize('solo@flow.example', query)
+    expect((await exchangeAs(wrong.code, randomBytes(32).toString('base64url'))).json()).toMatchObject({
+      error: 'invalid_grant',
+    })
+    const right = await authorize('solo@flow.example', query)
+    const tokens = await exchangeAs(right.code, verifier)
+    expect(tokens.statusCode).toBe(200)
+    expect(tokens.json().scope).toBe('crm.contacts.read analytics.read sites.read')
+  })
+
+  test('rotates refresh tokens, allows the previous one within the grace period, and revokes the grant after it', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const { code } = await authorize('solo@flow.example')
+    const first = (await exchange(code)).json()
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const second = await refresh(first.refresh_token)
+    expect(second.statusCode).toBe(200)
+    expect(second.json()).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'crm.contacts.read sites.read',
+    })
+    expect(second.json().refresh_token).not.toBe(first.refresh_token)
+
+    // A client that lost that answer retries with the first token: allowed, and the lost one is revoked.
+    const retried = await refresh(first.refresh_token)
+    expect(retried.statusCode).toBe(200)
+    expect((await refresh(second.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+
+    // Past the grace period the first token is taken as stolen: the whole grant goes.
+    await t.app.platform.db.execute(
+      `update oauth_refresh_tokens set replaced_at = now() - interval '2 minutes' where replaced_at is not null` as never,
+    )
+    expect((await refresh(first.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await refresh(retried.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  test("introspects the calling client's tokens (RFC 7662), and nobody else's", async ({
+    t,
+    oauthApp: client,
+    owner,
+    subAccount,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const introspect = (token: string, as: RegisteredApp = client) =>
+      postAsClient(t.app, 'introspect', { token }, as)
+    const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
+    const access = await introspect(tokens.access_token)
+    expect(access.headers['cache-control']).toBe('no-store')
+    expect(access.json()).toMatchObject({
+      active: true,
+      token_type: 'Bearer',
+      scope: 'crm.contacts.read sites.read',
+      client_id: client._id,
+      account_id: subAccount.accountId,
+      parent_account: owner.accountId,
+      iss: 'https://platform.example.com',
+      exp: expect.any(Number),
+      jti: expect.any(String),
+    })
+    expect((await introspect(tokens.refresh_token)).json()).toMatchObject({
+      active: true,
+      token_type: 'refresh_token',
+      scope: 'crm.contacts.read sites.read',
+      account_id: subAccount.accountId,
+    })
+    const other = await registerApp(t.app)
+    expect((await introspect(tokens.access_token, other)).json()).toEqual({ active: false })
+    expect((await introspect(tokens.refresh_token, other)).json()).toEqual({ active: false })
+    expect((await introspect('garbage')).json()).toEqual({ active: false })
+    await postAsClient(t.app, 'revoke', { token: tokens.refresh_token }, client)
+    expect((await introspect(tokens.refresh_token)).json()).toEqual({ active: false })
+  })
+
+  test('answers CORS preflights on /token only', async ({ t }) => {
+    const preflight = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/v1/auth/oauth/token',
+      headers: { origin: 'https://spa.example.com', 'access-control-request-method': 'POST' },
+    })
+    expect(preflight.statusCode).toBe(204)
+    expect(preflight.headers['access-control-allow-origin']).toBe('*')
+    const answer = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/oauth/token',
+      headers: { origin: 'https://spa.example.com', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=refresh_token',
+    })
+    expect(answer.headers['access-control-allow-origin']).toBe('*')
+    for (const url of ['/v1/auth/oauth/revoke', '/v1/auth/oauth/introspect']) {
+      const other = await t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://spa.example.com', 'access-control-request-method': 'POST' },
+      })
+      expect(other.headers['access-control-allow-origin'], url).toBeUndefined()
+    }
+    const page = await t.app.inject({
+      url: '/v1/auth/oauth/authorize',
+      headers: { origin: 'https://spa.example.com' },
+    })
+    expect(page.headers['access-control-allow-origin']).toBeUndefined()
   })
 })

@@ -28,6 +28,7 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         summary: 'Square orders: a COMPLETED order of a claimed location schedules review requests',
         tags: ['reviews'],
         access: 'public',
+        requiresHttps: true,
         headers: signatureHeaders({
           'x-square-hmacsha256-signature':
             'The base64 HMAC-SHA256 with SQUARE_WEBHOOK_SIGNATURE_KEY of SQUARE_WEBHOOK_URL followed by the ' +

@@ -31,6 +31,7 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         summary: 'Stripe payments: a succeeded charge schedules review requests, a refund cancels them',
         tags: ['reviews'],
         access: 'public',
+        requiresHttps: true,
         headers: signatureHeaders({
           [SIGNATURE_HEADER]:
             '`t=<Unix seconds>,v1=<hex HMAC-SHA256 of "t.body" with STRIPE_WEBHOOK_SECRET>`, at most 5 ' +

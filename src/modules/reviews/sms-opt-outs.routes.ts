@@ -46,6 +46,7 @@ export const smsOptOutsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         summary: "Twilio's webhook for replies to review SMS: STOP opts the number out, START back in",
         tags: ['reviews'],
         access: 'public',
+        requiresHttps: true,
         consumes: ['application/x-www-form-urlencoded'],
         headers: signatureHeaders({
           [TWILIO_SIGNATURE_HEADER]:

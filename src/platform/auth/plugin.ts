@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { isSameSecret } from '../crypto/constant-time.js'
 import { Forbidden, Unauthorized } from '../http/errors.js'
 import { isAccessToken } from './access-tokens.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
@@ -47,10 +47,7 @@ export function bearerToken(request: FastifyRequest): string {
   return token
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest()
-
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
-  const adminDigest = digest(options.adminToken)
   app.decorateRequest('auth', null as unknown as AuthContext)
 
   async function authenticateApp(request: FastifyRequest, reply: FastifyReply, token: string) {
@@ -101,7 +98,6 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   })
 
   app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
-    if (!timingSafeEqual(digest(bearerToken(request)), adminDigest))
-      throw new Unauthorized('invalid admin token')
+    if (!isSameSecret(bearerToken(request), options.adminToken)) throw new Unauthorized('invalid admin token')
   })
 }

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { isSameSecret } from '../crypto/constant-time.js'
 import { errorBody } from './envelope.js'
 
 /** What `/metrics` reads at each scrape, besides what it counts itself. */
@@ -58,12 +58,6 @@ function createRegistry(sources: MetricsSources, app: FastifyInstance): Registry
   return registry
 }
 
-function sameToken(given: string | undefined, expected: string): boolean {
-  const a = Buffer.from(given ?? '')
-  const b = Buffer.from(`Bearer ${expected}`)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
 /**
  * Prometheus metrics: each request's duration by route pattern, method and status, and what
  * `MetricsSources` reads at scrape time. Served on METRICS_PORT when set, else at `GET /metrics` behind
@@ -106,9 +100,9 @@ export function registerMetrics(
     })
     return
   }
-  const token = settings.token as string
+  const expected = `Bearer ${settings.token as string}`
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    if (!sameToken(request.headers.authorization, token)) {
+    if (!isSameSecret(request.headers.authorization, expected)) {
       return reply.status(401).send(errorBody(401, 'METRICS_TOKEN required as a bearer token'))
     }
     return reply.type(registry.contentType).send(await registry.metrics())

@@ -21,6 +21,12 @@ export interface RouteSpec extends FastifySchema {
   access: RouteAccess
   /** Each is documented with the shared error envelope. */
   errors: readonly number[]
+  /**
+   * An authorization or webhook endpoint, which the spec says requires HTTPS in production: there a request
+   * that did not come over HTTPS is refused with 400 `HTTPS is required` (https-required.ts). Documented as
+   * `x-requires-https` on the operation, with the 400 among its errors.
+   */
+  requiresHttps?: true
   /** Route config besides the OAuth scope (a rate limit). */
   config?: FastifyContextConfig
 }
@@ -46,25 +52,32 @@ function securityOf(access: RouteAccess): { [scheme: string]: string[] }[] {
 
 /**
  * The options of a route, from its spec: the schema with `security` and the error responses added, and
- * the config with the OAuth scope. Spread it into the route's options beside its own hooks.
+ * the config with the OAuth scope and whether HTTPS is required. Spread it into the route's options beside
+ * its own hooks.
  */
 export function routeOptions<const S extends RouteSpec>(
   spec: S,
 ): {
   config?: FastifyContextConfig
-  schema: Omit<S, 'access' | 'errors' | 'config' | 'response'> & {
+  schema: Omit<S, 'access' | 'errors' | 'config' | 'response' | 'requiresHttps'> & {
     response: S['response'] & ReturnType<typeof errorResponses<S['errors'][number]>>
   }
 } {
-  const { access, errors, config, response, ...schema } = spec
-  const routeConfig = typeof access === 'object' ? { ...config, oauthScope: access.oauthScope } : config
+  const { access, errors, config, response, requiresHttps, ...schema } = spec
+  const routeConfig = {
+    ...config,
+    ...(typeof access === 'object' && { oauthScope: access.oauthScope }),
+    ...(requiresHttps && { requiresHttps }),
+  }
   return {
     // No `config` key without one, so that spreading these options never drops another's config.
-    ...(routeConfig && { config: routeConfig }),
+    ...(Object.keys(routeConfig).length > 0 && { config: routeConfig }),
     schema: {
       ...schema,
+      ...(requiresHttps && { 'x-requires-https': true }),
       security: securityOf(access),
-      response: { ...errorResponses(...errors), ...(response as object) },
+      // A route answering in its own form (RFC 6749 JSON, a page) documents its 400 in `response`.
+      response: { ...errorResponses(...errors, ...(requiresHttps ? [400] : [])), ...(response as object) },
     },
   }
 }
