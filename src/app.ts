@@ -134,8 +134,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ...(options.logStream && { stream: options.logStream }),
     },
     childLoggerFactory: requestLogger,
-    // A hop count is valid at run time though Fastify's types leave numbers out.
-    trustProxy: config.trustProxy as boolean | string,
+    trustProxy: config.trustProxy,
     // A caller's x-request-id is kept when it looks like one, so logs correlate across services.
     requestIdHeader: false,
     genReqId: (request) => {

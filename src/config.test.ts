@@ -160,13 +160,25 @@ describe('configuration', () => {
   })
 
   it('reads provider settings with their defaults', () => {
-    const config = loadConfig({ DATA_DIR: tempDir(), LISTINGS_API_VERSION: '20240101', TRUST_PROXY: '1' })
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      LISTINGS_API_VERSION: '20240101',
+      TRUST_PROXY: '10.0.0.0/8, loopback',
+    })
     expect(config.listings).toEqual({
       apiUrl: 'https://api.yextapis.com',
       apiKey: undefined,
       version: '20240101',
     })
-    expect(config.trustProxy).toBe(1)
+    expect(config.trustProxy).toBe('10.0.0.0/8, loopback')
+  })
+
+  it('refuses a TRUST_PROXY hop count, which Fastify would trust for nothing', () => {
+    expect(() => loadConfig({ DATA_DIR: tempDir(), TRUST_PROXY: '1' })).toThrow(
+      new ConfigError(
+        "TRUST_PROXY must be true, false or the proxies' addresses (e.g. 10.0.0.0/8, loopback): a hop count is not trusted",
+      ),
+    )
   })
 
   it('reads the Square settings, the signed URL kept exactly as registered, and the pool size', () => {

@@ -15,7 +15,7 @@ export interface Config {
   databasePoolSize: number
   redisUrl: string | undefined
   publicBaseUrl: string
-  trustProxy: boolean | number | string
+  trustProxy: boolean | string
   adminToken: string
   jwt: { secret: string | undefined; publicKey: string | undefined; privateKey: string | undefined }
   conversationSocketUrl: string | undefined
@@ -378,8 +378,17 @@ function secretsKey(raw: string | undefined): Buffer | undefined {
   return key
 }
 
-function trustProxy(raw: string | undefined): boolean | number | string {
+/**
+ * Fastify trusts nothing for a hop count (it cannot verify the immediate peer with one, so it fails closed):
+ * `TRUST_PROXY=1` would silently leave `https` and client addresses unread behind the proxy, and every
+ * endpoint that requires HTTPS in production refused. A count is refused at start instead.
+ */
+function trustProxy(raw: string | undefined): boolean | string {
   if (!raw || raw === 'false') return false
   if (raw === 'true') return true
-  return /^\d+$/.test(raw) ? Number(raw) : raw
+  if (/^\d+$/.test(raw))
+    throw new ConfigError(
+      "TRUST_PROXY must be true, false or the proxies' addresses (e.g. 10.0.0.0/8, loopback): a hop count is not trusted",
+    )
+  return raw
 }
