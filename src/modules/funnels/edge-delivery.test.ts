@@ -38,7 +38,14 @@ describe('the edge signature', () => {
     tampered.set('pathname', '/sale/other')
     const added = new URLSearchParams(query)
     added.set('isPreview', 'true')
-    for (const search of [without('_sig'), without('_ts'), tampered, added]) {
+    // The right signature, but not as lowercase hex of 64 digits.
+    const sig = query.get('_sig') as string
+    const malformed = [sig.toUpperCase(), sig.slice(0, 62), `${sig}00`].map((other) => {
+      const copy = new URLSearchParams(query)
+      copy.set('_sig', other)
+      return copy
+    })
+    for (const search of [without('_sig'), without('_ts'), tampered, added, ...malformed]) {
       refused.push(await t.app.inject({ url: `${EDGE_STEP_PATH}?${search}` }))
     }
     // Signed for another path, or as a POST: the method and the path are part of what is signed.
