@@ -1,11 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { routeNotFound } from '../../platform/http/error-handler.js'
+import { byAccount } from '../../platform/http/rate-limit.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { PostsPage, PostsQuery } from './changelog.schemas.js'
 import { listChangelogPosts } from './changelog.service.js'
 
-export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/**
+ * The spec anticipates 429 for when the feed is active, each call then reaching the upstream changelog:
+ * a budget per account, as the listings proxy has.
+ */
+const CHANGELOG_CALLS_PER_MINUTE = 120
+
+/**
+ * The feed's routes. Their errors, and the 404 of a path under the feed that no route answers, are in the
+ * spec's changelog envelope `{ status: false, errno, message, additional_info }`.
+ */
+const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  app.setNotFoundHandler(routeNotFound('status'))
   app.get(
-    '/changelog/posts',
+    '/posts',
     {
       onRequest: app.authenticate,
       ...routeOptions({
@@ -15,9 +28,18 @@ export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
         access: 'bearer',
         querystring: PostsQuery,
         response: { 200: PostsPage },
-        errors: [400, 401, 403],
+        errors: [400, 401, 403, 429, 500],
+        errorEnvelope: 'status',
+        config: {
+          rateLimit: { max: CHANGELOG_CALLS_PER_MINUTE, timeWindow: '1 minute', keyGenerator: byAccount },
+        },
       }),
     },
     async (request) => listChangelogPosts(request.query.page, request.query.per_page),
   )
+}
+
+/** The changelog feed, under `/changelog`: a prefix of its own, for its own not-found answer. */
+export const changelogRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  await app.register(feedRoutes, { prefix: '/changelog' })
 }

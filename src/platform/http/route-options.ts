@@ -1,6 +1,6 @@
-import { type TOptional, type TString, Type } from '@sinclair/typebox'
+import { type TOptional, type TString, type TUnsafe, Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifySchema } from 'fastify'
-import { errorResponses } from './envelope.js'
+import { type ErrorEnvelopeName, type ErrorEnvelopeOf, errorResponses } from './envelope.js'
 
 /**
  * Who may call a route: `admin`, the admin API's token (ADMIN_TOKEN); `bearer`, a platform JWT;
@@ -19,8 +19,10 @@ export interface RouteSpec extends FastifySchema {
   summary: string
   tags: readonly string[]
   access: RouteAccess
-  /** Each is documented with the shared error envelope. */
+  /** Each is documented with the route's error envelope. */
   errors: readonly number[]
+  /** The envelope the route's errors answer in, when the spec gives it another than `success`. */
+  errorEnvelope?: ErrorEnvelopeName
   /** Route config besides the OAuth scope (a rate limit). */
   config?: FastifyContextConfig
 }
@@ -46,25 +48,30 @@ function securityOf(access: RouteAccess): { [scheme: string]: string[] }[] {
 
 /**
  * The options of a route, from its spec: the schema with `security` and the error responses added, and
- * the config with the OAuth scope. Spread it into the route's options beside its own hooks.
+ * the config with the OAuth scope and the error envelope. Spread it into the route's options beside its
+ * own hooks.
  */
 export function routeOptions<const S extends RouteSpec>(
   spec: S,
 ): {
   config?: FastifyContextConfig
-  schema: Omit<S, 'access' | 'errors' | 'config' | 'response'> & {
-    response: S['response'] & ReturnType<typeof errorResponses<S['errors'][number]>>
+  schema: Omit<S, 'access' | 'errors' | 'errorEnvelope' | 'config' | 'response'> & {
+    response: S['response'] & Record<S['errors'][number], TUnsafe<ErrorEnvelopeOf<S['errorEnvelope']>>>
   }
 } {
-  const { access, errors, config, response, ...schema } = spec
-  const routeConfig = typeof access === 'object' ? { ...config, oauthScope: access.oauthScope } : config
+  const { access, errors, errorEnvelope, config, response, ...schema } = spec
+  const routeConfig: FastifyContextConfig = {
+    ...config,
+    ...(typeof access === 'object' && { oauthScope: access.oauthScope }),
+    ...(errorEnvelope && { errorEnvelope }),
+  }
   return {
     // No `config` key without one, so that spreading these options never drops another's config.
-    ...(routeConfig && { config: routeConfig }),
+    ...(Object.keys(routeConfig).length > 0 && { config: routeConfig }),
     schema: {
       ...schema,
       security: securityOf(access),
-      response: { ...errorResponses(...errors), ...(response as object) },
+      response: { ...errorResponses(errors, errorEnvelope as S['errorEnvelope']), ...(response as object) },
     },
   }
 }
