@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest'
+import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
@@ -21,35 +22,37 @@ describe('changelog feed', () => {
   })
 })
 
+/** A GET's status code and JSON body, to compare whole. */
+async function answerTo(t: TestApp, url: string, headers?: { authorization: string }) {
+  const response = await t.app.inject({ url, headers })
+  return { statusCode: response.statusCode, body: response.json() }
+}
+
+/** An error answer in the spec's changelog envelope. */
+const changelogError = (errno: number, message: string, more: { additional_info?: unknown } = {}) => ({
+  statusCode: errno,
+  body: { status: false, errno, message, ...more },
+})
+
 describe("changelog errors, in the spec's changelog envelope { status: false, errno, message, additional_info }", () => {
   test('rejects a bad page with a 400 naming the field', async ({ t, owner }) => {
-    const response = await t.app.inject({ url: '/v1/e/changelog/posts?page=0', headers: owner.headers })
-    expect(response.statusCode).toBe(400)
-    expect(response.json()).toStrictEqual({
-      status: false,
-      errno: 400,
-      message: 'page must be >= 1',
-      additional_info: expect.anything(),
-    })
-    const perPage = await t.app.inject({ url: '/v1/e/changelog/posts?per_page=abc', headers: owner.headers })
-    expect(perPage.json()).toMatchObject({ status: false, errno: 400, message: 'per_page must be integer' })
+    const details = { additional_info: expect.anything() }
+    expect(await answerTo(t, '/v1/e/changelog/posts?page=0', owner.headers)).toStrictEqual(
+      changelogError(400, 'page must be >= 1', details),
+    )
+    expect(await answerTo(t, '/v1/e/changelog/posts?per_page=abc', owner.headers)).toStrictEqual(
+      changelogError(400, 'per_page must be integer', details),
+    )
   })
 
   test('requires a bearer token', async ({ t }) => {
-    const response = await t.app.inject({ url: '/v1/e/changelog/posts' })
-    expect(response.statusCode).toBe(401)
-    expect(response.json()).toStrictEqual({
-      status: false,
-      errno: 401,
-      message: 'Unauthorized',
-      additional_info: 'missing Authorization header',
+    expect(await answerTo(t, '/v1/e/changelog/posts')).toStrictEqual(
+      changelogError(401, 'Unauthorized', { additional_info: 'missing Authorization header' }),
+    )
+    const forged = await answerTo(t, '/v1/integrations/changelog/posts', {
+      authorization: 'Bearer not-a-token',
     })
-    const forged = await t.app.inject({
-      url: '/v1/integrations/changelog/posts',
-      headers: { authorization: 'Bearer not-a-token' },
-    })
-    expect(forged.statusCode).toBe(401)
-    expect(forged.json()).toMatchObject({ status: false, errno: 401, message: 'Unauthorized' })
+    expect(forged).toStrictEqual(changelogError(401, 'Unauthorized', { additional_info: expect.anything() }))
   })
 
   test('limits each account to 120 calls a minute', async ({ t, owner }) => {
@@ -59,28 +62,19 @@ describe("changelog errors, in the spec's changelog envelope { status: false, er
       expect(response.statusCode).toBe(200)
     }
     const limited = await t.app.inject({ url: '/v1/e/changelog/posts', headers: busy.headers })
-    expect(limited.statusCode).toBe(429)
-    expect(limited.json()).toStrictEqual({
-      status: false,
-      errno: 429,
-      message: 'Too many requests',
-      additional_info: { retry_after: expect.any(Number) },
-    })
     expect(limited.headers['retry-after']).toBeDefined()
-    const other = await t.app.inject({ url: '/v1/e/changelog/posts', headers: owner.headers })
-    expect(other.statusCode).toBe(200)
+    expect({ statusCode: limited.statusCode, body: limited.json() }).toStrictEqual(
+      changelogError(429, 'Too many requests', { additional_info: { retry_after: expect.any(Number) } }),
+    )
+    expect((await answerTo(t, '/v1/e/changelog/posts', owner.headers)).statusCode).toBe(200)
   })
 
   test.for(['/v1/e/changelog/unknown', '/v1/integrations/changelog/posts/1'])(
     'answers a path under the feed that no route answers, %s, with a 404',
     async (url, { t, owner }) => {
-      const response = await t.app.inject({ url, headers: owner.headers })
-      expect(response.statusCode).toBe(404)
-      expect(response.json()).toStrictEqual({
-        status: false,
-        errno: 404,
-        message: `Route GET ${url} not found`,
-      })
+      expect(await answerTo(t, url, owner.headers)).toStrictEqual(
+        changelogError(404, `Route GET ${url} not found`),
+      )
     },
   )
 
@@ -96,14 +90,16 @@ describe("changelog errors, in the spec's changelog envelope { status: false, er
   })
 
   test('leaves the errors of every other route in the shared envelope', async ({ t }) => {
-    const unauthorized = await t.app.inject({ url: '/v1/e/mailprovider/dnd' })
-    expect(unauthorized.statusCode).toBe(401)
-    expect(unauthorized.json()).toMatchObject({ success: false, errno: 401, message: 'Unauthorized' })
-    expect(unauthorized.json()).not.toHaveProperty('status')
+    const unauthorized = await answerTo(t, '/v1/e/mailprovider/dnd')
+    expect(unauthorized).toMatchObject({
+      statusCode: 401,
+      body: { success: false, errno: 401, message: 'Unauthorized' },
+    })
+    expect(unauthorized.body).not.toHaveProperty('status')
     // A path beside the feed's prefix is not under it.
-    const beside = await t.app.inject({ url: '/v1/e/changelogs' })
+    const beside = await answerTo(t, '/v1/e/changelogs')
     expect(beside.statusCode).toBe(404)
-    expect(beside.json()).toStrictEqual({
+    expect(beside.body).toStrictEqual({
       success: false,
       errno: 404,
       message: 'Route GET /v1/e/changelogs not found',
