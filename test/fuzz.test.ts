@@ -175,7 +175,7 @@ describe('fuzzing every operation of /docs/json', () => {
         calls++
         if (
           response.statusCode >= 500 ||
-          (response.statusCode >= 400 && !answersInEnvelope(documented.path, response))
+          (response.statusCode >= 400 && !answersInEnvelope(documented, response))
         ) {
           failures.push(
             `${documented.name} with ${label}: ${response.statusCode} ${response.body.slice(0, 200)}`,

@@ -27,6 +27,7 @@ export type Operation = {
   parameters?: Parameter[]
   requestBody?: { content?: Record<string, { schema?: Schema }> }
   security?: Record<string, string[]>[]
+  responses?: Record<string, unknown>
 }
 export interface Input {
   path: Record<string, string>
@@ -136,15 +137,22 @@ export function bodySchemaOf(operation: Operation): { schema: Schema; contentTyp
 /** OAuth endpoints answer in RFC 6749's error format, and the sign-in pages as HTML: not the envelope. */
 const OAUTH_PROTOCOL = /^\/v1\/auth\/oauth\/(authorize|token|introspect|revoke)/
 
-/** Every refusal is the spec's error envelope, wherever it is made (framework, validation, route). */
+/**
+ * Every refusal is in the error envelope the operation documents, wherever it is made (framework, validation,
+ * route): the spec's `{ success: false, errno, message }`, or `{ status: false, … }` where its error answers
+ * name the StatusErrorEnvelope (the changelog feed's).
+ */
 export function answersInEnvelope(
-  path: string,
+  { path, operation }: DocumentedOperation,
   response: { headers: Record<string, unknown>; json: () => unknown },
 ): boolean {
   if (OAUTH_PROTOCOL.test(path)) return true
   if (!String(response.headers['content-type']).startsWith('application/json')) return false
   const body = response.json() as Record<string, unknown>
-  return body.success === false && typeof body.errno === 'number' && typeof body.message === 'string'
+  const flag = JSON.stringify(operation.responses ?? {}).includes('StatusErrorEnvelope')
+    ? 'status'
+    : 'success'
+  return body[flag] === false && typeof body.errno === 'number' && typeof body.message === 'string'
 }
 
 /** The `message` of a JSON answer; undefined for HTML, text or a body without one. */

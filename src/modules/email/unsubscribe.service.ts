@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { addToDoNotDisturb } from './do-not-disturb.service.js'
@@ -30,9 +31,7 @@ export function unsubscribeToken(key: Buffer | undefined, accountId: string, ema
 
 function readToken(key: Buffer | undefined, token: string): { accountId: string; email: string } {
   const [payload = '', signature = ''] = token.split('.')
-  const expected = key ? mac(key, payload) : undefined
-  const given = Buffer.from(signature, 'base64url')
-  if (!expected || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+  if (!key || !isSameSecret(Buffer.from(signature, 'base64url'), mac(key, payload))) {
     throw new Invalid('Invalid unsubscribe link')
   }
   const { a, e } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { a: string; e: string }

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { Invalid, NotFound, Unauthorized } from '../../platform/http/errors.js'
@@ -33,10 +34,10 @@ export function signEdgeRequest(
   ts: string | number,
   params: Record<string, unknown>,
 ): string {
-  return hmacOf(secret, edgeSigningText(method, path, ts, params)).toString('hex')
+  return createHmac('sha256', secret)
+    .update(edgeSigningText(method, path, ts, params))
+    .digest('hex')
 }
-
-const hmacOf = (secret: string, text: string) => createHmac('sha256', secret).update(text).digest()
 
 export interface SignedRequest {
   method: string
@@ -55,7 +56,8 @@ export function verifyEdgeSignature(secret: string, request: SignedRequest): voi
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
     throw new Unauthorized('missing signature')
   }
-  const { _sig: sig, _ts: ts } = params as Record<string, unknown>
+  const fields = params as Record<string, unknown>
+  const { _sig: sig, _ts: ts } = fields
   if (typeof sig !== 'string' || !SIGNATURE.test(sig) || (typeof ts !== 'string' && typeof ts !== 'number')) {
     throw new Unauthorized('missing signature')
   }
@@ -63,11 +65,8 @@ export function verifyEdgeSignature(secret: string, request: SignedRequest): voi
   if (!Number.isInteger(seconds) || Math.abs(request.nowSeconds - seconds) > EDGE_SIGNATURE_WINDOW_SECONDS) {
     throw new Unauthorized('stale signature')
   }
-  const expected = hmacOf(
-    secret,
-    edgeSigningText(request.method, request.path, ts, params as Record<string, unknown>),
-  )
-  if (!timingSafeEqual(expected, Buffer.from(sig, 'hex'))) {
+  // `sig` is lowercase hex (SIGNATURE), as `signEdgeRequest` writes it: the two compare as text.
+  if (!isSameSecret(sig, signEdgeRequest(secret, request.method, request.path, ts, fields))) {
     throw new Unauthorized('bad signature')
   }
 }

@@ -27,8 +27,7 @@ async function conversation(t: TestApp, owner: Tenant) {
     url: `${ROOMS}/${roomId}/messages/${gone._id}`,
     headers: ada.headers,
   })
-  await appendSystemMessage(t.app.platform.db, {
-    accountId: owner.accountId,
+  await appendSystemMessage(t.app.platform.db, owner.accountId, {
     roomId,
     senderId: owner.conversationId,
     content: 'Grace Hopper was made an admin',

@@ -10,7 +10,7 @@ import {
 } from './membership.repository.js'
 import { findMemberRole } from './room-access.repository.js'
 import { type RoomCaller, requireRoomMember } from './room-access.service.js'
-import { inRoomTransaction, type RoomEventDeps } from './room-events.js'
+import { inRoomTransaction, type RoomEventDeps, type RoomEvents } from './room-events.js'
 import { deleteRoomRow, updateRoom } from './rooms.repository.js'
 import type { Room } from './rooms.schemas.js'
 import {
@@ -53,6 +53,26 @@ async function ownerSuccessor(tx: Database, accountId: string, roomId: string): 
 }
 
 /**
+ * The events of a member gone from the room (it left, or was removed): `room:member_removed` for the
+ * remaining members and the one gone (its own client drops the room), then `room:updated` (`members`).
+ */
+async function stageMemberRemoved(
+  tx: Database,
+  events: RoomEvents,
+  accountId: string,
+  roomId: string,
+  gone: string,
+): Promise<void> {
+  const members = await findMemberIds(tx, accountId, roomId)
+  await events.stage(tx, {
+    event: 'room:member_removed',
+    data: { room_id: roomId, conversation_id: gone },
+    recipients: [...members, gone],
+  })
+  await stageRoomUpdated(tx, events, accountId, roomId, 'members')
+}
+
+/**
  * The caller leaves a group room; an owner who leaves hands the room to its `ownerSuccessor`, and the
  * last one out deletes the room. The room row stays locked throughout, so concurrent departures keep
  * exactly one owner.
@@ -81,13 +101,7 @@ export function leaveRoom(
       await postSystemMessage(tx, events, caller, room.id, `${nameOf(successor)} is now the owner`)
       await stageRoomUpdated(tx, events, accountId, room.id, 'roles')
     }
-    const members = await findMemberIds(tx, accountId, room.id)
-    await events.stage(tx, {
-      event: 'room:member_removed',
-      data: { room_id: room.id, conversation_id: me },
-      recipients: [...members, me],
-    })
-    await stageRoomUpdated(tx, events, accountId, room.id, 'members')
+    await stageMemberRemoved(tx, events, accountId, room.id, me)
     const view = await loadRoom(tx, accountId, room.id)
     return { _id: view._id, name: view.name, members: view.members }
   })
@@ -204,13 +218,7 @@ export function removeMember(
     await deleteMember(tx, accountId, room.id, target)
     const nameOf = await displayNames(tx, accountId, [me, target])
     await postSystemMessage(tx, events, caller, room.id, `${nameOf(me)} removed ${nameOf(target)}`)
-    const members = await findMemberIds(tx, accountId, room.id)
-    await events.stage(tx, {
-      event: 'room:member_removed',
-      data: { room_id: room.id, conversation_id: target },
-      recipients: [...members, target],
-    })
-    await stageRoomUpdated(tx, events, accountId, room.id, 'members')
+    await stageMemberRemoved(tx, events, accountId, room.id, target)
     return loadRoom(tx, accountId, room.id)
   })
 }

@@ -11,7 +11,6 @@ export const messageColumns = messageColumnsWithVector
 export type MessageRow = Omit<typeof roomMessages.$inferSelect, 'searchVector'>
 
 export interface NewMessage {
-  accountId: string
   roomId: string
   senderId: string
   kind: MessageKind
@@ -84,12 +83,17 @@ const appendStatement = preparedStatement<{
  * members are current when the caller holds the room row's lock from an earlier statement, as membership
  * changes take it too.
  */
-export async function appendMessage(tx: Database, message: NewMessage): Promise<AppendedMessage | undefined> {
+export async function appendMessage(
+  tx: Database,
+  accountId: string,
+  message: NewMessage,
+): Promise<AppendedMessage | undefined> {
   const id = newId()
-  const [row] = await appendStatement(tx, { id, ...message })
+  const [row] = await appendStatement(tx, { id, accountId, ...message })
   if (!row) return undefined
   return {
     ...message,
+    accountId,
     id,
     seq: row.seq,
     createdAt: new Date(row.created_ms),
@@ -105,9 +109,10 @@ export async function appendMessage(tx: Database, message: NewMessage): Promise<
 /** A system message about a change, in a room the caller has locked (so it exists). */
 export async function appendSystemMessage(
   tx: Database,
+  accountId: string,
   message: Omit<NewMessage, 'kind'>,
 ): Promise<AppendedMessage> {
-  const row = await appendMessage(tx, { ...message, kind: 'system' })
+  const row = await appendMessage(tx, accountId, { ...message, kind: 'system' })
   if (!row) throw new Error(`appendSystemMessage: room ${message.roomId} not found`)
   return row
 }
@@ -208,7 +213,7 @@ export async function markMessageDeleted(
     .set({
       lastMessageId: sql`(
         select m.id from ${roomMessages} m
-        where m.room_id = ${message.roomId} and m.deleted_at is null
+        where m.account_id = ${accountId} and m.room_id = ${message.roomId} and m.deleted_at is null
         order by m.seq desc limit 1
       )`,
     })

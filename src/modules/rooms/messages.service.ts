@@ -76,8 +76,7 @@ export function sendMessage(
 ): Promise<Message> {
   return inRoomTransaction(deps, caller.accountId, async (tx, roomEvents) => {
     await lockRoomForWrite(tx, caller, roomId)
-    const row = await appendMessage(tx, {
-      accountId: caller.accountId,
+    const row = await appendMessage(tx, caller.accountId, {
       roomId,
       senderId: caller.conversationId,
       kind: 'user',

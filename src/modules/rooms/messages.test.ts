@@ -280,8 +280,7 @@ describe('editing and deleting messages', () => {
   test("nobody changes another member's message or a system message: 403", async ({ t, owner }) => {
     const { ada, roomId } = await team(t, owner)
     const message = await post(t, ada, roomId, 'mine')
-    const system = await appendSystemMessage(t.app.platform.db, {
-      accountId: owner.accountId,
+    const system = await appendSystemMessage(t.app.platform.db, owner.accountId, {
       roomId,
       senderId: owner.conversationId,
       content: 'Owner renamed the room',

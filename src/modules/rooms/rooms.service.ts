@@ -97,8 +97,7 @@ export async function postSystemMessage(
   roomId: string,
   content: string,
 ): Promise<MessageRow> {
-  const message = await appendSystemMessage(tx, {
-    accountId: caller.accountId,
+  const message = await appendSystemMessage(tx, caller.accountId, {
     roomId,
     senderId: caller.conversationId,
     content,

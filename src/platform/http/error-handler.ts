@@ -1,32 +1,53 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ErrorEnvelope, errorBody } from './envelope.js'
+import {
+  ErrorEnvelope,
+  type ErrorEnvelopeName,
+  errorBody,
+  errorBodyIn,
+  StatusErrorEnvelope,
+} from './envelope.js'
 import { DomainError } from './errors.js'
 import { validationMessage } from './validation-message.js'
 
-/** The one place where errors become HTTP responses in the error envelope. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The envelope of the route's errors, when its spec gives another than `success` (see `routeOptions`). */
+    errorEnvelope?: ErrorEnvelopeName
+  }
+}
+
+/** The one place where errors become HTTP responses, in the error envelope of the route that failed. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.addSchema(ErrorEnvelope)
+  app.addSchema(StatusErrorEnvelope)
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
-    if (error instanceof DomainError) {
-      return reply
-        .status(error.statusCode)
-        .send(errorBody(error.statusCode, error.message, error.additionalInfo))
-    }
+    const envelope = request.routeOptions.config.errorEnvelope ?? 'success'
+    const send = (status: number, message: string, additionalInfo?: unknown) =>
+      reply.status(status).send(errorBodyIn(envelope, status, message, additionalInfo))
+    if (error instanceof DomainError) return send(error.statusCode, error.message, error.additionalInfo)
     if (error.validation) {
       const { message, details } = validationMessage(error.validation, error.validationContext)
-      return reply.status(400).send(errorBody(400, message, details))
+      return send(400, message, details)
     }
     const status = error.statusCode ?? (isMalformedMultipart(request, error) ? 400 : 500)
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send(errorBody(status, error.message))
-    }
+    if (status >= 400 && status < 500) return send(status, error.message)
     request.log.error({ err: error }, 'unhandled error')
-    return reply.status(500).send(errorBody(500, 'Internal Server Error'))
+    return send(500, 'Internal Server Error')
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
-  })
+  app.setNotFoundHandler(routeNotFound('success'))
+}
+
+/**
+ * The 404 of a path no route answers, in the error envelope of the area the path falls in: the service's
+ * (`success`), or, set with `setNotFoundHandler` in a plugin under the area's prefix, the area's own.
+ */
+export function routeNotFound(envelope: ErrorEnvelopeName) {
+  return (request: FastifyRequest, reply: FastifyReply) => {
+    reply
+      .status(404)
+      .send(errorBodyIn(envelope, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Domain errors: services throw these with the spec's message; one error handler turns them into
- * the error envelope `{ success: false, errno, message, additional_info? }`.
+ * the error envelope `{ success: false, errno, message, additional_info? }` (or the route's own, see
+ * `errorEnvelope` in `routeOptions`).
  */
 export class DomainError extends Error {
   constructor(

@@ -16,6 +16,16 @@ async function limitedApp(redis: Redis | undefined, key: string): Promise<Fastif
       ok: true,
     }),
   )
+  app.get(
+    '/limited-status',
+    {
+      config: {
+        errorEnvelope: 'status',
+        rateLimit: { max: 1, timeWindow: '1 minute', keyGenerator: () => `${key}-status` },
+      },
+    },
+    async () => ({ ok: true }),
+  )
   app.get('/open', async () => ({ ok: true }))
   await app.ready()
   return app
@@ -36,6 +46,18 @@ describe('rate limits in memory', () => {
     expect(refused.json()).toMatchObject({ success: false, errno: 429, message: 'Too many requests' })
     expect(refused.headers['retry-after']).toBeDefined()
     expect(await statuses([app], '/open', 5)).toEqual([200, 200, 200, 200, 200])
+    await app.close()
+  })
+
+  it('answers 429 in the error envelope the route names', async () => {
+    const app = await limitedApp(undefined, 'k')
+    expect(await statuses([app], '/limited-status', 2)).toEqual([200, 429])
+    expect((await app.inject({ url: '/limited-status' })).json()).toStrictEqual({
+      status: false,
+      errno: 429,
+      message: 'Too many requests',
+      additional_info: { retry_after: expect.any(Number) },
+    })
     await app.close()
   })
 })

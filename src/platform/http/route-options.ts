@@ -1,6 +1,6 @@
-import { type TOptional, type TString, Type } from '@sinclair/typebox'
+import { type TOptional, type TString, type TUnsafe, Type } from '@sinclair/typebox'
 import type { FastifyContextConfig, FastifySchema } from 'fastify'
-import { errorResponses } from './envelope.js'
+import { type ErrorEnvelopeName, type ErrorEnvelopeOf, errorResponses } from './envelope.js'
 
 /**
  * Who may call a route: `admin`, the admin API's token (ADMIN_TOKEN); `bearer`, a platform JWT;
@@ -19,7 +19,7 @@ export interface RouteSpec extends FastifySchema {
   summary: string
   tags: readonly string[]
   access: RouteAccess
-  /** Each is documented with the shared error envelope. */
+  /** Each is documented with the route's error envelope. */
   errors: readonly number[]
   /**
    * An authorization or webhook endpoint, which the spec says requires HTTPS in production: there a request
@@ -27,6 +27,8 @@ export interface RouteSpec extends FastifySchema {
    * `x-requires-https` on the operation, with the 400 among its errors.
    */
   requiresHttps?: true
+  /** The envelope the route's errors answer in, when the spec gives it another than `success`. */
+  errorEnvelope?: ErrorEnvelopeName
   /** Route config besides the OAuth scope (a rate limit). */
   config?: FastifyContextConfig
 }
@@ -52,22 +54,23 @@ function securityOf(access: RouteAccess): { [scheme: string]: string[] }[] {
 
 /**
  * The options of a route, from its spec: the schema with `security` and the error responses added, and
- * the config with the OAuth scope and whether HTTPS is required. Spread it into the route's options beside
- * its own hooks.
+ * the config with the OAuth scope, whether HTTPS is required and the error envelope. Spread it into the
+ * route's options beside its own hooks.
  */
 export function routeOptions<const S extends RouteSpec>(
   spec: S,
 ): {
   config?: FastifyContextConfig
-  schema: Omit<S, 'access' | 'errors' | 'config' | 'response' | 'requiresHttps'> & {
-    response: S['response'] & ReturnType<typeof errorResponses<S['errors'][number]>>
+  schema: Omit<S, 'access' | 'errors' | 'errorEnvelope' | 'config' | 'response' | 'requiresHttps'> & {
+    response: S['response'] & Record<S['errors'][number], TUnsafe<ErrorEnvelopeOf<S['errorEnvelope']>>>
   }
 } {
-  const { access, errors, config, response, requiresHttps, ...schema } = spec
-  const routeConfig = {
+  const { access, errors, errorEnvelope, config, response, requiresHttps, ...schema } = spec
+  const routeConfig: FastifyContextConfig = {
     ...config,
     ...(typeof access === 'object' && { oauthScope: access.oauthScope }),
     ...(requiresHttps && { requiresHttps }),
+    ...(errorEnvelope && { errorEnvelope }),
   }
   return {
     // No `config` key without one, so that spreading these options never drops another's config.
@@ -77,7 +80,10 @@ export function routeOptions<const S extends RouteSpec>(
       ...(requiresHttps && { 'x-requires-https': true }),
       security: securityOf(access),
       // A route answering in its own form (RFC 6749 JSON, a page) documents its 400 in `response`.
-      response: { ...errorResponses(...errors, ...(requiresHttps ? [400] : [])), ...(response as object) },
+      response: {
+        ...errorResponses(requiresHttps ? [...errors, 400] : errors, errorEnvelope as S['errorEnvelope']),
+        ...(response as object),
+      },
     },
   }
 }
