@@ -1,9 +1,11 @@
 import { createHmac, randomInt } from 'node:crypto'
-import { sql } from 'drizzle-orm'
-import { expect, vi } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { expect } from 'vitest'
+import { leads } from '../../src/modules/leads/tables.js'
 import type { FakeGraphApi } from '../fakes/graph-api.js'
 import type { TestApp } from './app.js'
 import type { Tenant } from './fixtures.js'
+import { jobsSettled } from './jobs.js'
 
 /** The Meta app every leads test runs with. */
 export const LEADS_APP = {
@@ -91,26 +93,14 @@ export function signedLeadPost(body: object | string, appSecret: string = LEADS_
   }
 }
 
-/** Polls `check` until it passes (10 s at most): jobs run in the background. */
-export const eventually = <T>(check: () => T | Promise<T>) =>
-  vi.waitFor(check, { timeout: 10_000, interval: 100 })
-
 let sequence = 0
 /** A fresh Graph id: digits, as Meta's are. */
 export const graphId = () => `${Date.now()}${++sequence}${randomInt(10)}`
 export const emailFor = (name: string) => `${name}-${graphId()}@example.com`
 
-/** The rows of a raw `db.execute`. */
-export const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
-
 /** Waits until no sync of the campaign is queued or running: its first one reads Graph too. */
 export const campaignSyncSettled = (t: TestApp, campaignId: string) =>
-  eventually(async () => {
-    const pending = await t.app.platform.db.execute(
-      sql`select 1 from pgboss.job where data ->> 'campaign_id' = ${campaignId} and state in ('created', 'retry', 'active')`,
-    )
-    expect(rowsOf(pending)).toHaveLength(0)
-  })
+  jobsSettled(t, 'campaign_id', campaignId)
 
 /** A page and lead form of the tenant's, its Meta user and page tokens, and the campaign claiming them. */
 export async function seller(
@@ -160,3 +150,14 @@ export async function leadsOf(t: TestApp, tenant: Tenant, campaignId: string) {
   expect(response.statusCode).toBe(200)
   return response.json().data as Record<string, unknown>[]
 }
+
+/** The lead stored for a `leadgen_id`, as the database holds it; throws while there is none. */
+export async function storedLead(t: TestApp, leadgenId: string) {
+  const [row] = await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId))
+  if (!row) throw new Error(`lead ${leadgenId} is not stored`)
+  return row
+}
+
+/** Graph's requests for the lead itself (`GET /{leadgen-id}`). */
+export const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
+  graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))

@@ -6,6 +6,8 @@ import { test } from '../../../test/helpers/tenant-test.js'
 import { FORM_ALREADY_CLAIMED } from './campaigns.service.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
+// Built in a hook (hook timeout), not within the first test's time.
+test.beforeAll(({ t, graph }) => expect(t.config.leads.graphApiUrl).toBe(graph.url))
 
 let nextForm = 1000
 /** A page and form no other test of the file uses. */

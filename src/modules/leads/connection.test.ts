@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { type FakeServer, startFakeServer } from '../../../test/fakes/http-server.js'
 import { captureLogs, type TestApp } from '../../../test/helpers/app.js'
 import { anId, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import { createLeadCampaign, leadsEnv, storeLeadsToken } from '../../../test/helpers/leads.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
@@ -16,6 +17,8 @@ test.override('appEnv', ({ graph, socketService }) => ({
   ...leadsEnv(graph.url),
   CONVERSATION_SOCKET_URL: socketService.url,
 }))
+// Built in a hook (hook timeout), not within the first test's time.
+test.beforeAll(({ t, graph }) => expect(t.config.leads.graphApiUrl).toBe(graph.url))
 
 const disconnect = (t: TestApp, tenant: Tenant, source = 'socialnet-leads', prefix = '/v1/e') =>
   t.app.inject({
@@ -129,16 +132,14 @@ describe('disconnecting', () => {
     ).toEqual([true, true])
 
     // The platform event and the app webhook.
-    await vi.waitFor(
-      () =>
-        expect(socketService.emitted()).toContainEqual({
-          account_id: stranger.accountId,
-          event: SOCIALNET_DISCONNECTED,
-          data: response.json().data,
-        }),
-      { timeout: 10_000 },
+    await eventually(() =>
+      expect(socketService.emitted()).toContainEqual({
+        account_id: stranger.accountId,
+        event: SOCIALNET_DISCONNECTED,
+        data: response.json().data,
+      }),
     )
-    await vi.waitFor(() => expect(receiver.requests).toHaveLength(1), { timeout: 10_000 })
+    await eventually(() => expect(receiver.requests).toHaveLength(1))
     const [request] = receiver.requests
     const notification = new Webhook((app as typeof app & { webhook_secret: string }).webhook_secret).verify(
       request?.body as string,
