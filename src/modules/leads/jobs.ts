@@ -1,12 +1,13 @@
 import type { Platform } from '../../platform/context.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { leadsDepsOf } from './connection.service.js'
+import { leadsDepsOf } from './deps.js'
 import { captureLead, type EnqueueCapture } from './lead-capture.service.js'
 import {
   queueDueSyncs,
   runQueuedSync,
   SYNC_CAMPAIGN_JOB,
   SYNC_DUE_CAMPAIGNS_JOB,
+  type SyncJob,
 } from './lead-sync.service.js'
 import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'
 
@@ -19,10 +20,6 @@ export const CAPTURE_LEAD_JOB = 'leads.capture-lead'
 
 interface LeadEventJob {
   event_id: string
-}
-interface SyncJob {
-  account_id: string
-  campaign_id: string
 }
 export interface CaptureLeadJob {
   lead_id: string

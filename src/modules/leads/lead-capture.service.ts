@@ -6,9 +6,10 @@ import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
-import { type CampaignRow, findCampaign } from './campaigns.repository.js'
+import { findCampaign } from './campaigns.repository.js'
 import { CAMPAIGN_NOT_FOUND } from './campaigns.service.js'
-import { type LeadsDeps, RECORD_NOT_FOUND, TOKEN_INVALID, withPageToken } from './connection.service.js'
+import { SocialTokenMissing, withPageToken } from './connection.service.js'
+import type { LeadsDeps } from './deps.js'
 import { fetchLead, GraphError, type GraphLead } from './graph.js'
 import {
   findLead,
@@ -20,7 +21,6 @@ import {
   recordFetchFailure,
 } from './lead-capture.repository.js'
 import type { Lead, LeadsQuery } from './lead-capture.schemas.js'
-import { type LeadToRecord, recordLead } from './lead-webhook.service.js'
 import { LEAD_CREATED, notifyAccount } from './notifications.js'
 
 /** The spec's standard lead field names: read from `field_data` into a lead's `fields`. */
@@ -44,7 +44,8 @@ export const STANDARD_LEAD_FIELDS: ReadonlySet<string> = new Set([
   'job_title',
 ])
 
-/** Why a lead is `failed` (besides TOKEN_INVALID); `fetch_failed: <Graph's message>` for other errors. */
+/** Why a lead is `failed`; `fetch_failed: <Graph's message>` for Graph's other errors. */
+export const TOKEN_INVALID = 'token_invalid'
 export const TOKEN_MISSING = 'token_missing'
 export const THROTTLED = 'throttled'
 export const FETCH_FAILED = 'fetch_failed'
@@ -116,8 +117,11 @@ function contactOf(fields: Record<string, string>) {
   return phone ? { phone, name } : undefined
 }
 
-/** Captures the locked lead from its data: the contact saved, the lead recorded, the account told. */
-async function captureLocked(
+/**
+ * Captures the lead, locked by the caller's transaction (lockLead), from its data: the contact saved, the
+ * lead recorded, the account told.
+ */
+export async function captureLockedLead(
   deps: CaptureDeps,
   tx: Database,
   lead: LeadRow,
@@ -168,35 +172,7 @@ export function captureLeadData(
 ): Promise<CaptureOutcome> {
   return inTransaction(deps.db, async (tx) => {
     const lead = await lockLead(tx, leadId)
-    return lead ? captureLocked(deps, tx, lead, graphLead) : 'not_found'
-  })
-}
-
-/**
- * The sync's path for a lead read from the campaign's form: filed through the same de-duplication as the
- * webhook's (`source: 'sync'`) and captured from the data read, in one transaction.
- */
-export function recordAndCaptureLead(
-  deps: CaptureDeps,
-  campaign: Pick<CampaignRow, 'id' | 'accountId' | 'pageId' | 'formId'>,
-  graphLead: GraphLead,
-): Promise<{ leadId: string; created: boolean; outcome: CaptureOutcome }> {
-  const createdTime = new Date(graphLead.created_time)
-  const lead: LeadToRecord = {
-    leadgenId: graphLead.id,
-    pageId: campaign.pageId,
-    formId: graphLead.form_id ?? campaign.formId,
-    adId: graphLead.ad_id,
-    adgroupId: graphLead.adgroup_id,
-    createdTime: Number.isNaN(createdTime.getTime()) ? new Date() : createdTime,
-    source: 'sync',
-  }
-  return inTransaction(deps.db, async (tx) => {
-    const { lead: row, created } = await recordLead(tx, lead, campaign)
-    const locked = await lockLead(tx, row.id)
-    if (!locked || locked.campaignId !== campaign.id)
-      return { leadId: row.id, created, outcome: 'other_campaign' }
-    return { leadId: row.id, created, outcome: await captureLocked(deps, tx, locked, graphLead) }
+    return lead ? captureLockedLead(deps, tx, lead, graphLead) : 'not_found'
   })
 }
 
@@ -209,7 +185,6 @@ export async function queueLeadsWaitingForToken(
   accountId: string,
   enqueueCapture: EnqueueCapture,
 ): Promise<number> {
-  // TOKEN_INVALID is read here, not at load: connection.service.ts imports this module back.
   const ids = await receiveFailedLeadsAgain(tx, accountId, [TOKEN_INVALID, TOKEN_MISSING])
   for (const id of ids) await enqueueCapture(tx, id)
   return ids.length
@@ -251,8 +226,7 @@ interface FetchFailure {
 const briefly = (message: string) => message.replace(/\s+/g, ' ').slice(0, 200)
 
 function failureOf(error: unknown): FetchFailure {
-  if (error instanceof Invalid && error.message === RECORD_NOT_FOUND)
-    return { reason: TOKEN_MISSING, retry: false }
+  if (error instanceof SocialTokenMissing) return { reason: TOKEN_MISSING, retry: false }
   if (error instanceof GraphError) {
     if (error.tokenInvalid) return { reason: TOKEN_INVALID, retry: false }
     if (error.throttled) return { reason: THROTTLED, retry: true, retryAfterMs: error.retryAfterMs }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { leadsDepsOf } from './connection.service.js'
+import { leadsDepsOf } from './deps.js'
 import { RegisterWebhookBody, RegisterWebhookResponse } from './registration.schemas.js'
 import { registerWebhook } from './registration.service.js'
 

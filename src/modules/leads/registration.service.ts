@@ -2,7 +2,8 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid, Unavailable, UpstreamFailed } from '../../platform/http/errors.js'
 import { ProviderUnreachable } from '../../platform/providers/http-client.js'
 import { findCampaign, setSubscriptionStatus } from './campaigns.repository.js'
-import { type LeadsDeps, pageTokenOf, requireConnection } from './connection.service.js'
+import { pageTokenOf, requireConnection } from './connection.service.js'
+import type { LeadsDeps } from './deps.js'
 import {
   createPageWebhookSubscription,
   GraphAppNotConfigured,
