@@ -56,9 +56,10 @@ export const MAX_CAPTURE_ATTEMPTS = 8
 const FIRST_BACKOFF_MS = 30_000
 const MAX_BACKOFF_MS = 3_600_000
 
-/** Queues a lead's capture in `tx`; `retry` for a later attempt after a failed fetch. */
+/** Queues the capture of the account's lead in `tx`; `retry` for a later attempt after a failed fetch. */
 export type EnqueueCapture = (
   tx: Database,
+  accountId: string,
   leadId: string,
   retry?: { startAfter: Date; attempt: number },
 ) => Promise<unknown>
@@ -70,7 +71,6 @@ export type CaptureOutcome =
   | 'no_contact_details'
   | 'unclaimed'
   | 'other_campaign'
-  | 'not_found'
 
 export const leadView = (row: LeadRow): Lead => ({
   _id: row.id,
@@ -135,7 +135,7 @@ export async function captureLockedLead(
   const kept = { fieldData, fields, adId: lead.adId ?? graphLead.ad_id ?? null }
   const logged = { lead_id: lead.id, account_id: lead.accountId }
   if (!person) {
-    await recordCapture(tx, lead.id, {
+    await recordCapture(tx, lead.accountId, lead.id, {
       ...kept,
       status: 'failed',
       reason: NO_CONTACT_DETAILS,
@@ -149,7 +149,7 @@ export async function captureLockedLead(
     return 'no_contact_details'
   }
   const contact = await saveContactFromSource(tx, deps.changes, lead.accountId, person)
-  const row = await recordCapture(tx, lead.id, {
+  const row = await recordCapture(tx, lead.accountId, lead.id, {
     ...kept,
     status: 'captured',
     reason: null,
@@ -162,21 +162,6 @@ export async function captureLockedLead(
 }
 
 /**
- * Captures a stored lead from its data already in hand (fetched by id, or read from its form by the sync),
- * in one transaction with the lead locked: a lead captured already is left as it is.
- */
-export function captureLeadData(
-  deps: CaptureDeps,
-  leadId: string,
-  graphLead: GraphLead,
-): Promise<CaptureOutcome> {
-  return inTransaction(deps.db, async (tx) => {
-    const lead = await lockLead(tx, leadId)
-    return lead ? captureLockedLead(deps, tx, lead, graphLead) : 'not_found'
-  })
-}
-
-/**
  * The leads of the account that failed for want of a valid token (TOKEN_INVALID, TOKEN_MISSING: failures no
  * retry mends), queued again now that a new one was stored.
  */
@@ -186,21 +171,22 @@ export async function queueLeadsWaitingForToken(
   enqueueCapture: EnqueueCapture,
 ): Promise<number> {
   const ids = await receiveFailedLeadsAgain(tx, accountId, [TOKEN_INVALID, TOKEN_MISSING])
-  for (const id of ids) await enqueueCapture(tx, id)
+  for (const id of ids) await enqueueCapture(tx, accountId, id)
   return ids.length
 }
 
 export type CaptureJobDeps = LeadsDeps & { enqueueCapture: EnqueueCapture }
 
 /**
- * The capture job: the lead fetched by id with its page's token (outside any transaction), then captured.
- * A fetch that fails is recorded on the lead (`failed`, with its reason) and, when a later attempt may
- * succeed, queued again with backoff; nothing is dropped.
+ * The capture job: the account's lead fetched by id with its page's token (outside any transaction), then
+ * captured in one transaction with the lead locked (a lead captured meanwhile is left as it is). A fetch
+ * that fails is recorded on the lead (`failed`, with its reason) and, when a later attempt may succeed,
+ * queued again with backoff; nothing is dropped.
  */
-export async function captureLead(deps: CaptureJobDeps, leadId: string): Promise<void> {
-  const lead = await findLead(deps.db, leadId)
-  if (!lead?.accountId || !lead.campaignId || lead.status === 'captured') return
-  const campaign = await findCampaign(deps.db, lead.accountId, lead.campaignId)
+export async function captureLead(deps: CaptureJobDeps, accountId: string, leadId: string): Promise<void> {
+  const lead = await findLead(deps.db, accountId, leadId)
+  if (!lead?.campaignId || lead.status === 'captured') return
+  const campaign = await findCampaign(deps.db, accountId, lead.campaignId)
   if (!campaign) return
   let graphLead: GraphLead
   try {
@@ -209,10 +195,13 @@ export async function captureLead(deps: CaptureJobDeps, leadId: string): Promise
       fetchLead(deps.graph, lead.leadgenId, pageToken, deps.log),
     )
   } catch (error) {
-    await recordFailedFetch(deps, lead, failureOf(error))
+    await recordFailedFetch(deps, accountId, lead.id, failureOf(error))
     return
   }
-  await captureLeadData(deps, lead.id, graphLead)
+  await inTransaction(deps.db, async (tx) => {
+    const locked = await lockLead(tx, accountId, lead.id)
+    if (locked) await captureLockedLead(deps, tx, locked, graphLead)
+  })
 }
 
 interface FetchFailure {
@@ -242,23 +231,28 @@ function failureOf(error: unknown): FetchFailure {
 export const captureBackoffMs = (attempts: number) =>
   Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
 
-async function recordFailedFetch(deps: CaptureJobDeps, lead: LeadRow, failure: FetchFailure): Promise<void> {
+async function recordFailedFetch(
+  deps: CaptureJobDeps,
+  accountId: string,
+  leadId: string,
+  failure: FetchFailure,
+): Promise<void> {
   await inTransaction(deps.db, async (tx) => {
-    const attempts = await recordFetchFailure(tx, lead.id, failure.reason, failure.retry)
+    const attempts = await recordFetchFailure(tx, accountId, leadId, failure.reason, failure.retry)
     if (attempts === undefined) return
     const retryInMs =
       failure.retry && attempts < MAX_CAPTURE_ATTEMPTS
         ? (failure.retryAfterMs ?? captureBackoffMs(attempts))
         : undefined
     if (retryInMs !== undefined)
-      await deps.enqueueCapture(tx, lead.id, {
+      await deps.enqueueCapture(tx, accountId, leadId, {
         startAfter: new Date(Date.now() + retryInMs),
         attempt: attempts,
       })
     deps.log.warn(
       {
-        lead_id: lead.id,
-        account_id: lead.accountId,
+        lead_id: leadId,
+        account_id: accountId,
         reason: failure.reason,
         attempts,
         retry_in_ms: retryInMs ?? null,

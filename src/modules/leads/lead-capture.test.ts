@@ -264,6 +264,9 @@ describe('lead capture', () => {
       const lead = await storedLead(t, leadgenId)
       const [due, ...more] = await waitingJobStarts(t, capturesOf(lead.id))
       expect(more).toEqual([])
+      // The retry names the lead's account, as every capture job does: the capture's queries filter on it.
+      const ofAccount = { name: CAPTURE_LEAD_JOB, field: 'account_id', value: owner.accountId }
+      expect(await waitingJobStarts(t, ofAccount)).toEqual([due])
       expect(due?.getTime()).toBeGreaterThanOrEqual(before + delayMs - 1_000)
       expect(due?.getTime()).toBeLessThanOrEqual(Date.now() + delayMs + 1_000)
 

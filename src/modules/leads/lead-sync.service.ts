@@ -135,7 +135,7 @@ function recordAndCaptureLead(
   }
   return inTransaction(deps.db, async (tx) => {
     const { lead: row } = await recordLead(tx, lead, campaign)
-    const locked = await lockLead(tx, row.id)
+    const locked = await lockLead(tx, campaign.accountId, row.id)
     if (!locked || locked.campaignId !== campaign.id) return 'other_campaign'
     return captureLockedLead(deps, tx, locked, graphLead)
   })

@@ -232,7 +232,7 @@ export async function fileLeadEvent(
     for (const change of changes) {
       const campaign = await findLiveCampaignOfForm(tx, change.pageId, change.formId)
       const { lead, created, filed } = await recordLead(tx, change, campaign)
-      if (filed) await deps.enqueueCapture(tx, lead.id)
+      if (filed && campaign) await deps.enqueueCapture(tx, campaign.accountId, lead.id)
       if (created && !campaign)
         deps.log.info(
           { lead_id: lead.id, page_id: change.pageId, form_id: change.formId },
