@@ -1,10 +1,10 @@
 import { createHmac, randomInt } from 'node:crypto'
 import { eq } from 'drizzle-orm'
 import { expect } from 'vitest'
-import { leads } from '../../src/modules/leads/tables.js'
+import { leads, socialnetTokens } from '../../src/modules/leads/tables.js'
 import type { FakeGraphApi } from '../fakes/graph-api.js'
 import type { TestApp } from './app.js'
-import type { Tenant } from './fixtures.js'
+import type { RouteCall, Tenant } from './fixtures.js'
 import { jobsSettled } from './jobs.js'
 
 /** The Meta app every leads test runs with. */
@@ -161,3 +161,40 @@ export async function storedLead(t: TestApp, leadgenId: string) {
 /** Graph's requests for the lead itself (`GET /{leadgen-id}`). */
 export const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
   graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
+
+/** What an account holds in the leads module: its campaigns as it lists them (deleted ones too), its tokens. */
+async function leadsHeldBy(t: TestApp, tenant: Tenant) {
+  const listed = await t.app.inject({
+    url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100',
+    headers: tenant.headers,
+  })
+  expect(listed.statusCode).toBe(200)
+  const tokens = await t.app.platform.db
+    .select()
+    .from(socialnetTokens)
+    .where(eq(socialnetTokens.accountId, tenant.accountId))
+  return { campaigns: listed.json().data as { _id: string }[], tokens }
+}
+
+/**
+ * Cross-account isolation for a leads route that names no resource of the owner's in its path (it acts on the
+ * caller's own account: a token stored or disconnected, campaigns created or listed, a webhook registered
+ * for a campaign id in the body), whose answer to another account is therefore not a 404: the stranger's
+ * call answers without any of the owner's ids and leaves the owner's campaigns and tokens as they were.
+ */
+export async function expectUntouchedByOtherAccounts(
+  t: TestApp,
+  call: RouteCall,
+  owner: Tenant,
+  stranger: Tenant,
+): Promise<void> {
+  const before = await leadsHeldBy(t, owner)
+  // An account with nothing to lose proves nothing.
+  expect(before.campaigns.length, 'the owner holds a campaign').toBeGreaterThan(0)
+  expect(before.tokens.length, 'the owner holds a token').toBeGreaterThan(0)
+  const answer = await t.app.inject({ ...call, headers: stranger.headers })
+  expect(answer.statusCode, `${call.method} ${call.url} as another account`).toBeLessThan(500)
+  const ownerIds = [owner.accountId, ...before.campaigns.map((c) => c._id), ...before.tokens.map((r) => r.id)]
+  for (const id of ownerIds) expect(answer.body, `${call.method} ${call.url} shows ${id}`).not.toContain(id)
+  expect(await leadsHeldBy(t, owner)).toEqual(before)
+}

@@ -5,7 +5,13 @@ import { type FakeServer, startFakeServer } from '../../../test/fakes/http-serve
 import { captureLogs, type TestApp } from '../../../test/helpers/app.js'
 import { anId, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
-import { createLeadCampaign, leadsEnv, storeLeadsToken } from '../../../test/helpers/leads.js'
+import {
+  createLeadCampaign,
+  expectUntouchedByOtherAccounts,
+  leadsEnv,
+  seller,
+  storeLeadsToken,
+} from '../../../test/helpers/leads.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { RECORD_NOT_FOUND } from './connection.service.js'
@@ -155,14 +161,29 @@ describe('disconnecting', () => {
     expect((await disconnect(t, stranger)).json().message).toBe(RECORD_NOT_FOUND)
   })
 
-  test("leaves other accounts' tokens and campaigns alone", async ({ t, owner, subAccount }) => {
-    await storeLeadsToken(t, owner, 'owner-token-2')
-    const campaign = await createLeadCampaign(t, owner, '888', '1')
-    // Not even the account's own sub-account reaches it.
-    expect((await disconnect(t, subAccount)).json().message).toBe(RECORD_NOT_FOUND)
-    expect((await storedTokens(t, owner.accountId)).filter((token) => token.deleted === null)).toHaveLength(1)
-    const listed = await t.app.inject({ url: '/v1/e/socialnet/campaigns', headers: owner.headers })
-    expect(listed.json().data.map((c: { _id: string }) => c._id)).toContain(campaign)
+  test("another account's token stored or disconnected leaves this account's token and campaigns alone", async ({
+    t,
+    graph,
+    owner,
+    stranger,
+    subAccount,
+  }) => {
+    await seller(t, graph, owner)
+    const store = {
+      method: 'POST' as const,
+      url: '/v1/e/socialnet/auth/token',
+      payload: { source: 'socialnet-leads', access_token: 'another-account-token', expires_in: 0 },
+    }
+    const disconnecting = {
+      method: 'DELETE' as const,
+      url: '/v1/e/socialnet/auth/delete?source=socialnet-leads',
+    }
+    // Not even the account's own sub-account reaches it: with no token of its own, then with one.
+    for (const other of [subAccount, stranger]) {
+      await expectUntouchedByOtherAccounts(t, disconnecting, owner, other)
+      await expectUntouchedByOtherAccounts(t, store, owner, other)
+      await expectUntouchedByOtherAccounts(t, disconnecting, owner, other)
+    }
   })
 
   test('another source leaves the campaigns alive', async ({ t, bystander }) => {

@@ -1,7 +1,7 @@
 import { expect } from 'vitest'
 import { startFakeGraphApi } from '../../../test/fakes/graph-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { LEADS_APP, leadsEnv } from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
@@ -156,6 +156,11 @@ test("account_id may name the caller's account or its sub-account; another accou
     const response = await listForms(t, owner, { pageaccesstoken: PAGE_TOKEN, account_id: accountId })
     expect(response.statusCode, response.body).toBe(200)
   }
+  const ownersForms = {
+    method: 'GET' as const,
+    url: `/v1/e/socialnet/accounts/${PAGE_ID}/leadforms?${new URLSearchParams({ pageaccesstoken: PAGE_TOKEN, account_id: owner.accountId })}`,
+  }
+  await expectHiddenFromOtherAccounts(t.app, ownersForms, owner, stranger)
   for (const accountId of [stranger.accountId, '0123456789abcdef01234567']) {
     const response = await listForms(t, owner, { pageaccesstoken: PAGE_TOKEN, account_id: accountId })
     expect(response.statusCode).toBe(404)

@@ -6,6 +6,7 @@ import { anId, createTenant, type Tenant } from '../../../test/helpers/fixtures.
 import {
   campaignOf,
   createLeadCampaign,
+  expectUntouchedByOtherAccounts,
   graphId,
   LEADS_APP,
   leadsEnv,
@@ -185,6 +186,12 @@ test("a campaign not found in the caller's account (unknown, another's, deleted)
     // Answered from the database alone: Graph is not called.
     expect(graphCalls(graph, from)).toEqual([])
   }
+  const registerOthers = {
+    method: 'POST' as const,
+    url: '/v1/integrations/socialnet/accounts/webhook',
+    payload: { campaign_id: others.campaignId },
+  }
+  await expectUntouchedByOtherAccounts(t, registerOthers, other, tenant)
   expect(await registrationsOf(t, tenant.accountId, own.campaignId)).toHaveLength(0)
   expect(await registrationsOf(t, tenant.accountId, others.campaignId)).toHaveLength(0)
   expect(await registrationsOf(t, other.accountId, others.campaignId)).toHaveLength(0)
