@@ -21,7 +21,9 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       body: RegisterWebhookBody,
       response: { 200: RegisterWebhookResponse },
-      errors: [400, 401, 403, 502, 503],
+      // Every failure of the registration is the spec's 400 ERROR_CREATING_WEBHOOK; 503 only when
+      // SECRETS_ENCRYPTION_KEY is unset, as on every route that keeps a token.
+      errors: [400, 401, 403, 503],
     }),
     async (request) => {
       const deps = {

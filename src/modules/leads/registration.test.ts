@@ -14,6 +14,7 @@ import {
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { ERROR_CREATING_WEBHOOK, GRAPH_UNREACHABLE } from './registration.service.js'
 import { leadWebhookRegistrations, socialnetTokens } from './tables.js'
 
 // Meta verifies the callback by calling it over HTTP before it accepts a subscription, so the service
@@ -270,7 +271,7 @@ test('without a bearer token: 401', async ({ t }) => {
 const OWN_APP = { timeout: 90_000 }
 
 test(
-  'Meta app or verify token unset: 503 naming the variables, and Graph is not called',
+  "Meta app or verify token unset: the spec's 400 ERROR_CREATING_WEBHOOK naming the variables, and Graph is not called",
   OWN_APP,
   async ({ graph }) => {
     const cases: { env: Record<string, string>; named: string[]; unnamed: string[] }[] = [
@@ -292,8 +293,14 @@ test(
         const { campaignId } = await seller(t, graph, tenant)
         const from = graph.requests.length
         const response = await register(t, tenant, campaignId)
-        expect(response.statusCode).toBe(503)
-        const { message } = response.json()
+        expect(response.json()).toStrictEqual({
+          success: false,
+          errno: 400,
+          message: ERROR_CREATING_WEBHOOK,
+          additional_info: { message: expect.stringContaining('not configured') },
+        })
+        expect(response.statusCode).toBe(400)
+        const { message } = response.json().additional_info
         for (const name of named) expect(message).toContain(name)
         for (const name of unnamed) expect(message).not.toContain(name)
         expect(graph.requests.length).toBe(from)
@@ -304,25 +311,41 @@ test(
   },
 )
 
-test('Graph unreachable: 502 ERROR_CREATING_WEBHOOK', OWN_APP, async () => {
-  // A port that was listening a moment ago and no longer is: nothing answers there.
-  const gone = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
-  await gone.close()
-  const t = await buildTestApp(leadsEnv(gone.url))
-  try {
-    const tenant = await createTenant(t.app)
-    const { campaignId } = await seller(t, gone, tenant)
-    const response = await register(t, tenant, campaignId)
-    expect(response.statusCode).toBe(502)
-    expect(response.json()).toMatchObject({
-      errno: 502,
-      message: 'ERROR_CREATING_WEBHOOK',
-      additional_info: { message: expect.stringContaining('/oauth/access_token') },
-    })
-  } finally {
-    await t.close()
-  }
-})
+// Deliberate (docs/decisions.md): the spec's errno 400 for every registration failure, Graph not answering
+// included, rather than the 502 the service's other providers answer when unreachable.
+test(
+  "Graph unreachable: the spec's 400 ERROR_CREATING_WEBHOOK, additional_info saying Graph could not be reached",
+  OWN_APP,
+  async () => {
+    // A port that was listening a moment ago and no longer is: nothing answers there.
+    const gone = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
+    await gone.close()
+    const t = await buildTestApp(leadsEnv(gone.url))
+    try {
+      const tenant = await createTenant(t.app)
+      const { campaignId } = await seller(t, gone, tenant)
+      const response = await register(t, tenant, campaignId)
+      expect(response.statusCode).toBe(400)
+      expect(response.json()).toStrictEqual({
+        success: false,
+        errno: 400,
+        message: ERROR_CREATING_WEBHOOK,
+        additional_info: {
+          message: expect.stringMatching(`^${GRAPH_UNREACHABLE}: GET .*/oauth/access_token`),
+        },
+      })
+      expect(await registrationsOf(t, tenant.accountId, campaignId)).toHaveLength(0)
+      // The route's documented answers say so too: 400, and no 502.
+      const documented = (await t.app.inject({ url: '/docs/json' })).json().paths[
+        '/v1/e/socialnet/accounts/webhook'
+      ].post.responses
+      expect(Object.keys(documented)).toContain('400')
+      expect(Object.keys(documented)).not.toContain('502')
+    } finally {
+      await t.close()
+    }
+  },
+)
 
 test('logs the registration once, with account, campaign and page, and never a token', OWN_APP, async () => {
   // A fake of its own that does not call back, so the app need not listen: its log is read here.
