@@ -162,6 +162,14 @@ export async function storedLead(t: TestApp, leadgenId: string) {
 export const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
   graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
 
+/** The account's token records as stored (sealed), deleted ones too, oldest first. */
+export const storedTokens = (t: TestApp, accountId: string) =>
+  t.app.platform.db
+    .select()
+    .from(socialnetTokens)
+    .where(eq(socialnetTokens.accountId, accountId))
+    .orderBy(socialnetTokens.createdAt)
+
 /** What an account holds in the leads module: its campaigns as it lists them (deleted ones too), its tokens. */
 async function leadsHeldBy(t: TestApp, tenant: Tenant) {
   const listed = await t.app.inject({
@@ -169,11 +177,10 @@ async function leadsHeldBy(t: TestApp, tenant: Tenant) {
     headers: tenant.headers,
   })
   expect(listed.statusCode).toBe(200)
-  const tokens = await t.app.platform.db
-    .select()
-    .from(socialnetTokens)
-    .where(eq(socialnetTokens.accountId, tenant.accountId))
-  return { campaigns: listed.json().data as { _id: string }[], tokens }
+  return {
+    campaigns: listed.json().data as { _id: string }[],
+    tokens: await storedTokens(t, tenant.accountId),
+  }
 }
 
 /**

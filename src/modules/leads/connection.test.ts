@@ -1,15 +1,15 @@
-import { sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { type FakeServer, startFakeServer } from '../../../test/fakes/http-server.js'
 import { captureLogs, type TestApp } from '../../../test/helpers/app.js'
 import { anId, createTenant, type RouteCall, type Tenant } from '../../../test/helpers/fixtures.js'
-import { eventually, rowsOf } from '../../../test/helpers/jobs.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import {
   createLeadCampaign,
   expectUntouchedByOtherAccounts,
   leadsEnv,
   seller,
+  storedTokens,
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
@@ -33,13 +33,6 @@ const disconnect = (t: TestApp, tenant: Tenant, source = 'socialnet-leads', pref
     headers: tenant.headers,
   })
 
-const storedTokens = async (t: TestApp, accountId: string) =>
-  rowsOf<{ access_token: string; deleted: Date | null; status: string }>(
-    await t.app.platform.db.execute(
-      sql`select access_token, deleted, status from socialnet_tokens where account_id = ${accountId} order by created_at`,
-    ),
-  )
-
 describe('the lead ads connection (token record)', () => {
   test('stores the token sealed and never returns it', async ({ t, owner }) => {
     const record = await storeLeadsToken(t, owner, 'EAAB-owner-user-token', 3600)
@@ -57,8 +50,8 @@ describe('the lead ads connection (token record)', () => {
       updated_at: expect.any(String),
     })
     const [stored] = await storedTokens(t, owner.accountId)
-    expect(stored?.access_token).toMatch(/^v1\./)
-    expect(stored?.access_token).not.toContain('EAAB-owner-user-token')
+    expect(stored?.accessToken).toMatch(/^v1\./)
+    expect(stored?.accessToken).not.toContain('EAAB-owner-user-token')
     expect(JSON.stringify(logs.lines)).not.toContain('EAAB-owner-user-token')
   })
 

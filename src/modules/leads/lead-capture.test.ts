@@ -1,4 +1,3 @@
-import { and, eq, isNull } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import {
@@ -19,6 +18,7 @@ import {
   seller,
   signedLeadPost,
   storedLead,
+  storedTokens,
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
@@ -26,7 +26,6 @@ import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { CAPTURE_LEAD_JOB } from './jobs.js'
 import { captureBackoffMs, MAX_CAPTURE_ATTEMPTS } from './lead-capture.service.js'
-import { socialnetTokens } from './tables.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
 
@@ -57,13 +56,9 @@ const leadReaches = (t: TestApp, leadgenId: string, expected: Record<string, unk
 /** The lead's capture jobs: when each waiting one is due, or made due now (no sleeping). */
 const capturesOf = (leadId: string) => ({ name: CAPTURE_LEAD_JOB, field: 'lead_id', value: leadId })
 
-const liveToken = async (t: TestApp, tenant: Tenant) => {
-  const [row] = await t.app.platform.db
-    .select()
-    .from(socialnetTokens)
-    .where(and(eq(socialnetTokens.accountId, tenant.accountId), isNull(socialnetTokens.deleted)))
-  return row
-}
+/** The account's live token record, as stored. */
+const liveToken = async (t: TestApp, tenant: Tenant) =>
+  (await storedTokens(t, tenant.accountId)).find((token) => token.deleted === null)
 
 describe('GET /v1/e/socialnet/campaigns/:id/leads', () => {
   test('lists the leads newest first, paginated, by status and created_time; also of a deleted campaign', async ({
