@@ -22,7 +22,12 @@ import {
   subscribeAppToPage,
 } from './graph.js'
 import { lockLead } from './lead-capture.repository.js'
-import { type CaptureDeps, type CaptureOutcome, captureLockedLead } from './lead-capture.service.js'
+import {
+  type CaptureDeps,
+  type CaptureOutcome,
+  captureLockedLead,
+  NO_CONTACT_DETAILS,
+} from './lead-capture.service.js'
 import { syncStartsAfter } from './lead-sync.repository.js'
 import type { SyncOutcome } from './lead-sync.schemas.js'
 import { type LeadToRecord, recordLead } from './lead-webhook.service.js'
@@ -173,7 +178,8 @@ export async function syncCampaign(
   if (!(await claimSync(deps.db, accountId, campaignId, new Date(Date.now() - SYNC_HOLD_MS))))
     throw new Conflict(SYNC_ALREADY_RUNNING)
   try {
-    const startsAfter = await syncStartsAfter(deps.db, accountId, campaignId)
+    // A lead without contact details stays so however often it is read again.
+    const startsAfter = await syncStartsAfter(deps.db, accountId, campaignId, NO_CONTACT_DETAILS)
     const after = startsAfter ? new Date(startsAfter.getTime() - SYNC_OVERLAP_MS) : undefined
     const listed = await withPageToken(deps, campaign, (pageToken) =>
       listFormLeads(deps.graph, campaign.formId, pageToken, after, deps.log),
