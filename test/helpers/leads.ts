@@ -170,7 +170,7 @@ export const storedTokens = (t: TestApp, accountId: string) =>
     .where(eq(socialnetTokens.accountId, accountId))
     .orderBy(socialnetTokens.createdAt)
 
-/** What an account holds in the leads module: its campaigns as it lists them (deleted ones too), its tokens. */
+/** What an account holds in the leads module: its campaigns as listed (deleted ones too), its tokens. */
 async function leadsHeldBy(t: TestApp, tenant: Tenant) {
   const listed = await t.app.inject({
     url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100',

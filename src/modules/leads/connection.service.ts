@@ -21,10 +21,9 @@ import { exchangeForLongLivedToken, GraphError, getPageToken } from './graph.js'
 import { notifyAccount, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from './notifications.js'
 import { SOCIALNET_LEADS } from './tables.js'
 
-/** The spec's "Social token missing": errno 400. */
 export const RECORD_NOT_FOUND = 'Record Not found!'
 
-/** The spec's "Social token missing": the account has no live token for the source (400 `Record Not found!`). */
+/** The spec's "Social token missing" (errno 400 `Record Not found!`): no live token of the source. */
 export class SocialTokenMissing extends Invalid {
   constructor() {
     super(RECORD_NOT_FOUND)

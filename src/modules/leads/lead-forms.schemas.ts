@@ -43,9 +43,9 @@ export const LeadForm = Type.Object({
 export type LeadForm = Static<typeof LeadForm>
 
 /**
- * A 400: the shared error envelope. When Graph refused the page token, `message` is Graph's and the spec's
- * provider error object `{ message, type, code }` is both `additional_info` and, for `type` and `code`, beside
- * the envelope's fields.
+ * A 400: the shared error envelope. When Graph refused the page token, `message` is Graph's, and the spec's
+ * provider error object `{ message, type, code }` is `additional_info` and, for `type` and `code`, also
+ * beside the envelope's fields.
  */
 export const LeadFormsRefusal = Type.Object(
   {

@@ -19,10 +19,11 @@ const EVENT_WRITES_IN_FLIGHT = 4
 const EVENTS_PER_WRITE = 100
 
 /**
- * Keeps verified lead events: each call answers its event's id once the event is committed. No account: an
- * event is stored as Meta posted it, before its pages are matched to any campaign, and it may name several. Events posted
+ * Keeps verified lead events: each call answers its event's id once the event is committed. Events posted
  * while earlier ones are being written go together in the next insert (one prepared statement in
- * autocommit, so one commit for all), the only statement before Meta is answered (docs/decisions.md).
+ * autocommit, so one commit for all), the only statement before Meta is answered (docs/decisions.md). No
+ * account: an event is kept as Meta posted it, before its pages are matched to any campaign (it may name
+ * several).
  */
 export function leadEventWriter(db: Database): (payload: unknown) => Promise<string> {
   const write = gatherWrites<{ id: string; payload: string }>(
@@ -58,7 +59,7 @@ export async function markLeadWebhookEventProcessed(db: Database, id: string): P
   await db.update(leadWebhookEvents).set({ processedAt: new Date() }).where(eq(leadWebhookEvents.id, id))
 }
 
-/** Events still unprocessed that were received before `before`, oldest first. No account: a periodic sweep. */
+/** Events still unprocessed that were received before `before`, oldest first. No account: a sweep. */
 export async function findUnprocessedBefore(db: Database, before: Date, limit: number): Promise<string[]> {
   const rows = await db
     .select({ id: leadWebhookEvents.id })
