@@ -1,9 +1,11 @@
 import { createHmac, randomInt } from 'node:crypto'
-import { sql } from 'drizzle-orm'
-import { expect, vi } from 'vitest'
+import { eq } from 'drizzle-orm'
+import { expect } from 'vitest'
+import { leads, socialnetTokens } from '../../src/modules/leads/tables.js'
 import type { FakeGraphApi } from '../fakes/graph-api.js'
 import type { TestApp } from './app.js'
-import type { Tenant } from './fixtures.js'
+import type { RouteCall, Tenant } from './fixtures.js'
+import { jobsSettled } from './jobs.js'
 
 /** The Meta app every leads test runs with. */
 export const LEADS_APP = {
@@ -91,26 +93,14 @@ export function signedLeadPost(body: object | string, appSecret: string = LEADS_
   }
 }
 
-/** Polls `check` until it passes (10 s at most): jobs run in the background. */
-export const eventually = <T>(check: () => T | Promise<T>) =>
-  vi.waitFor(check, { timeout: 10_000, interval: 100 })
-
 let sequence = 0
 /** A fresh Graph id: digits, as Meta's are. */
 export const graphId = () => `${Date.now()}${++sequence}${randomInt(10)}`
 export const emailFor = (name: string) => `${name}-${graphId()}@example.com`
 
-/** The rows of a raw `db.execute`. */
-export const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
-
 /** Waits until no sync of the campaign is queued or running: its first one reads Graph too. */
 export const campaignSyncSettled = (t: TestApp, campaignId: string) =>
-  eventually(async () => {
-    const pending = await t.app.platform.db.execute(
-      sql`select 1 from pgboss.job where data ->> 'campaign_id' = ${campaignId} and state in ('created', 'retry', 'active')`,
-    )
-    expect(rowsOf(pending)).toHaveLength(0)
-  })
+  jobsSettled(t, 'campaign_id', campaignId)
 
 /** A page and lead form of the tenant's, its Meta user and page tokens, and the campaign claiming them. */
 export async function seller(
@@ -159,4 +149,59 @@ export async function leadsOf(t: TestApp, tenant: Tenant, campaignId: string) {
   })
   expect(response.statusCode).toBe(200)
   return response.json().data as Record<string, unknown>[]
+}
+
+/** The lead stored for a `leadgen_id`, as the database holds it; throws while there is none. */
+export async function storedLead(t: TestApp, leadgenId: string) {
+  const [row] = await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId))
+  if (!row) throw new Error(`lead ${leadgenId} is not stored`)
+  return row
+}
+
+/** Graph's requests for the lead itself (`GET /{leadgen-id}`). */
+export const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
+  graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
+
+/** The account's token records as stored (sealed), deleted ones too, oldest first. */
+export const storedTokens = (t: TestApp, accountId: string) =>
+  t.app.platform.db
+    .select()
+    .from(socialnetTokens)
+    .where(eq(socialnetTokens.accountId, accountId))
+    .orderBy(socialnetTokens.createdAt)
+
+/** What an account holds in the leads module: its campaigns as listed (deleted ones too), its tokens. */
+async function leadsHeldBy(t: TestApp, tenant: Tenant) {
+  const listed = await t.app.inject({
+    url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100',
+    headers: tenant.headers,
+  })
+  expect(listed.statusCode).toBe(200)
+  return {
+    campaigns: listed.json().data as { _id: string }[],
+    tokens: await storedTokens(t, tenant.accountId),
+  }
+}
+
+/**
+ * Cross-account isolation for a leads route that names no resource of the owner's in its path (it acts on the
+ * caller's own account: a token stored or disconnected, campaigns created or listed, a webhook registered
+ * for a campaign id in the body), whose answer to another account is therefore not a 404: the stranger's
+ * call answers without any of the owner's ids and leaves the owner's campaigns and tokens as they were.
+ */
+export async function expectUntouchedByOtherAccounts(
+  t: TestApp,
+  call: RouteCall,
+  owner: Tenant,
+  stranger: Tenant,
+): Promise<void> {
+  const before = await leadsHeldBy(t, owner)
+  // An account with nothing to lose proves nothing.
+  expect(before.campaigns.length, 'the owner holds a campaign').toBeGreaterThan(0)
+  expect(before.tokens.length, 'the owner holds a token').toBeGreaterThan(0)
+  const answer = await t.app.inject({ ...call, headers: stranger.headers })
+  expect(answer.statusCode, `${call.method} ${call.url} as another account`).toBeLessThan(500)
+  const ownerIds = [owner.accountId, ...before.campaigns.map((c) => c._id), ...before.tokens.map((r) => r.id)]
+  for (const id of ownerIds) expect(answer.body, `${call.method} ${call.url} shows ${id}`).not.toContain(id)
+  expect(await leadsHeldBy(t, owner)).toEqual(before)
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import type { Database } from '../../src/platform/db/connection.js'
-import { rowsOf } from './leads.js'
+import { rowsOf } from './jobs.js'
 import {
   baseInput,
   bodySchemaOf,

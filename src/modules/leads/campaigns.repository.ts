@@ -59,7 +59,10 @@ export async function findCampaignView(
   return row && { ...row.campaign, lastLeadAt: row.lastLeadAt }
 }
 
-/** The live campaign claiming a page and form, whichever account holds it: where a lead belongs. */
+/**
+ * The live campaign claiming a page and form: where a lead belongs. No account: by the provider's page and
+ * form ids, as Meta's webhook posts them; one live campaign claims them across all accounts.
+ */
 export async function findLiveCampaignOfForm(
   db: Database,
   pageId: string,
@@ -178,7 +181,10 @@ export async function releaseSync(db: Database, accountId: string, id: string): 
     .where(ofAccount(accountId, id))
 }
 
-/** Live campaigns whose last sync finished before `before` (or never ran), oldest first. */
+/**
+ * Live campaigns whose last sync finished before `before` (or never ran), oldest first. No account: the
+ * periodic sweep across accounts.
+ */
 export async function findCampaignsDueForSync(
   db: Database,
   before: Date,

@@ -1,11 +1,18 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
-import { anId, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
-import { leadsEnv } from '../../../test/helpers/leads.js'
+import {
+  anId,
+  expectHiddenFromOtherAccounts,
+  type RouteCall,
+  type Tenant,
+} from '../../../test/helpers/fixtures.js'
+import { expectUntouchedByOtherAccounts, leadsEnv, seller } from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { FORM_ALREADY_CLAIMED } from './campaigns.service.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
+// Built in a hook (hook timeout), not within the first test's time.
+test.beforeAll(({ t, graph }) => expect(t.config.leads.graphApiUrl).toBe(graph.url))
 
 let nextForm = 1000
 /** A page and form no other test of the file uses. */
@@ -96,12 +103,23 @@ describe('lead campaigns', () => {
     expect(paged.pagination).toEqual({ total: 3, page: 2, limit: 2, pages: 2 })
   })
 
-  test("hides another account's campaigns", async ({ t, owner, stranger }) => {
-    const id = (await create(t, owner, freshForm())).json().data._id
-    expect((await list(t, stranger)).data.map((campaign: { _id: string }) => campaign._id)).not.toContain(id)
+  test("hides another account's campaigns: listed, created or deleted by another account", async ({
+    t,
+    graph,
+    owner,
+    stranger,
+  }) => {
+    const { pageId, formId, campaignId } = await seller(t, graph, owner)
+    const calls: RouteCall[] = [
+      { method: 'GET', url: '/v1/e/socialnet/campaigns?include_deleted=true&limit=100' },
+      // The owner's page and form: 409 without a word of whose campaign holds them.
+      { method: 'POST', url: '/v1/e/socialnet/campaigns', payload: { page_id: pageId, form_id: formId } },
+      { method: 'POST', url: '/v1/integrations/socialnet/campaigns', payload: freshForm() },
+    ]
+    for (const call of calls) await expectUntouchedByOtherAccounts(t, call, owner, stranger)
     await expectHiddenFromOtherAccounts(
       t.app,
-      { method: 'DELETE', url: `/v1/e/socialnet/campaigns/${id}` },
+      { method: 'DELETE', url: `/v1/e/socialnet/campaigns/${campaignId}` },
       owner,
       stranger,
     )

@@ -1,16 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import type { Database } from '../../platform/db/connection.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Disconnected, DisconnectQuery, StoreTokenBody, TokenRecord } from './connection.schemas.js'
-import { disconnect, leadsDepsOf, storeToken } from './connection.service.js'
+import { disconnect, storeToken } from './connection.service.js'
+import { leadsDepsOf } from './deps.js'
 import { queueLeadCapture } from './jobs.js'
 import { LEADS_WRITE } from './lead-access.service.js'
+import { queueLeadsWaitingForToken } from './lead-capture.service.js'
 
 /** The account's connection to Meta: its stored user token (`socialnet-leads`), and disconnecting it. */
 export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const deps = leadsDepsOf(platform)
   const enqueueCapture = queueLeadCapture(platform.queue)
+  const storeDeps = {
+    ...deps,
+    queueLeadsWaitingForToken: (tx: Database, accountId: string) =>
+      queueLeadsWaitingForToken(tx, accountId, enqueueCapture),
+  }
   app.addHook('onRequest', app.authenticate)
 
   app.post(
@@ -26,7 +34,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       errors: [400, 401, 403, 503],
     }),
     async (request, reply) => {
-      const record = await storeToken({ ...deps, enqueueCapture }, request.auth, request.body)
+      const record = await storeToken(storeDeps, request.auth, request.body)
       return reply.status(201).send(ok(record))
     },
   )

@@ -1,9 +1,7 @@
-import type { Platform } from '../../platform/context.js'
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid, Unavailable } from '../../platform/http/errors.js'
-import type { Logger } from '../../platform/log/logger.js'
 import {
   type CampaignRow,
   markAccountCampaignsDeleted,
@@ -18,39 +16,19 @@ import {
   upsertLiveToken,
 } from './connection.repository.js'
 import type { Disconnected, StoreTokenBody, TokenRecord } from './connection.schemas.js'
-import { exchangeForLongLivedToken, GraphError, type GraphSettings, getPageToken } from './graph.js'
-import { queueLeadsWaitingForToken } from './lead-capture.service.js'
-import {
-  type Notifier,
-  notifyAccount,
-  SOCIALNET_DISCONNECTED,
-  SOCIALNET_TOKEN_INVALID,
-} from './notifications.js'
+import type { LeadsDeps } from './deps.js'
+import { exchangeForLongLivedToken, GraphError, getPageToken } from './graph.js'
+import { notifyAccount, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from './notifications.js'
 import { SOCIALNET_LEADS } from './tables.js'
 
-/** The spec's "Social token missing": errno 400. */
 export const RECORD_NOT_FOUND = 'Record Not found!'
-/** Why a token is marked invalid when Graph answered code 190. */
-export const TOKEN_INVALID = 'token_invalid'
 
-/** What the leads module's features are given: the database, Graph, the sealing key and the notifier. */
-export interface LeadsDeps extends Notifier {
-  db: Database
-  log: Logger
-  graph: GraphSettings
-  /** SECRETS_ENCRYPTION_KEY, which seals the stored user and page tokens. */
-  secretsKey: Buffer | undefined
+/** The spec's "Social token missing" (errno 400 `Record Not found!`): no live token of the source. */
+export class SocialTokenMissing extends Invalid {
+  constructor() {
+    super(RECORD_NOT_FOUND)
+  }
 }
-
-/** The leads module's dependencies from the platform's. */
-export const leadsDepsOf = (platform: Platform): LeadsDeps => ({
-  db: platform.db,
-  log: platform.log,
-  graph: platform.config.leads,
-  secretsKey: platform.config.secretsKey,
-  events: platform.events,
-  changes: platform.changes,
-})
 
 function sealingKey(deps: Pick<LeadsDeps, 'secretsKey'>): Buffer {
   if (!deps.secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: tokens cannot be kept')
@@ -76,10 +54,13 @@ const tokenView = (row: TokenRow): TokenRecord => ({
 
 /**
  * `POST /socialnet/auth/token`: keeps the account's connected token, sealed (never returned or logged). A
- * new `socialnet-leads` token also queues the leads that failed while the old one was invalid.
+ * new `socialnet-leads` token also queues, in the same transaction, the leads that waited for one
+ * (`queueLeadsWaitingForToken`, the capture's: how many).
  */
 export async function storeToken(
-  deps: LeadsDeps & { enqueueCapture: (tx: Database, leadId: string) => Promise<unknown> },
+  deps: Pick<LeadsDeps, 'db' | 'log' | 'secretsKey'> & {
+    queueLeadsWaitingForToken: (tx: Database, accountId: string) => Promise<number>
+  },
   auth: { account_id: string; uid: string },
   body: StoreTokenBody,
 ): Promise<TokenRecord> {
@@ -93,7 +74,7 @@ export async function storeToken(
       expiresAt: expiryOf(body.expires_in),
     })
     if (body.source === SOCIALNET_LEADS) {
-      const queued = await queueLeadsWaitingForToken(tx, auth.account_id, deps.enqueueCapture)
+      const queued = await deps.queueLeadsWaitingForToken(tx, auth.account_id)
       if (queued > 0)
         deps.log.info(
           { account_id: auth.account_id, leads: queued },
@@ -106,7 +87,7 @@ export async function storeToken(
 
 /** The spec's 400 `Record Not found!` when the account has no `socialnet-leads` token stored. */
 export async function requireConnection(db: Database, accountId: string): Promise<void> {
-  if (!(await findLiveToken(db, accountId, SOCIALNET_LEADS))) throw new Invalid(RECORD_NOT_FOUND)
+  if (!(await findLiveToken(db, accountId, SOCIALNET_LEADS))) throw new SocialTokenMissing()
 }
 
 /**
@@ -115,14 +96,14 @@ export async function requireConnection(db: Database, accountId: string): Promis
  */
 export async function connectedUserToken(deps: LeadsDeps, accountId: string): Promise<string> {
   const record = await findLiveToken(deps.db, accountId, SOCIALNET_LEADS)
-  if (!record) throw new Invalid(RECORD_NOT_FOUND)
+  if (!record) throw new SocialTokenMissing()
   const key = sealingKey(deps)
   let token: string
   try {
     token = openSecret(key, record.accessToken)
   } catch {
     // Sealed under another SECRETS_ENCRYPTION_KEY: as good as missing until the account connects again.
-    throw new Invalid(RECORD_NOT_FOUND)
+    throw new SocialTokenMissing()
   }
   if (!record.expiresAt || record.expiresAt > new Date()) return token
   const exchanged = await exchangeForLongLivedToken(deps.graph, token, deps.log).catch((error: unknown) =>
@@ -193,7 +174,7 @@ export async function pageTokenOf(
 export async function disconnect(deps: LeadsDeps, accountId: string, source: string): Promise<Disconnected> {
   return inTransaction(deps.db, async (tx) => {
     const row = await softDeleteLiveToken(tx, accountId, source)
-    if (!row?.deleted) throw new Invalid(RECORD_NOT_FOUND)
+    if (!row?.deleted) throw new SocialTokenMissing()
     const campaignsDeleted = source === SOCIALNET_LEADS ? await markAccountCampaignsDeleted(tx, accountId) : 0
     const disconnected = { source, deleted: row.deleted.toISOString(), campaigns_deleted: campaignsDeleted }
     await notifyAccount(deps, tx, accountId, SOCIALNET_DISCONNECTED, disconnected)

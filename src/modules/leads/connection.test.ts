@@ -1,10 +1,17 @@
-import { sql } from 'drizzle-orm'
 import { Webhook } from 'standardwebhooks'
-import { afterAll, beforeAll, describe, expect, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { type FakeServer, startFakeServer } from '../../../test/fakes/http-server.js'
 import { captureLogs, type TestApp } from '../../../test/helpers/app.js'
-import { anId, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createLeadCampaign, leadsEnv, storeLeadsToken } from '../../../test/helpers/leads.js'
+import { anId, createTenant, type RouteCall, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
+import {
+  createLeadCampaign,
+  expectUntouchedByOtherAccounts,
+  leadsEnv,
+  seller,
+  storedTokens,
+  storeLeadsToken,
+} from '../../../test/helpers/leads.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { RECORD_NOT_FOUND } from './connection.service.js'
@@ -16,6 +23,8 @@ test.override('appEnv', ({ graph, socketService }) => ({
   ...leadsEnv(graph.url),
   CONVERSATION_SOCKET_URL: socketService.url,
 }))
+// Built in a hook (hook timeout), not within the first test's time.
+test.beforeAll(({ t, graph }) => expect(t.config.leads.graphApiUrl).toBe(graph.url))
 
 const disconnect = (t: TestApp, tenant: Tenant, source = 'socialnet-leads', prefix = '/v1/e') =>
   t.app.inject({
@@ -23,13 +32,6 @@ const disconnect = (t: TestApp, tenant: Tenant, source = 'socialnet-leads', pref
     url: `${prefix}/socialnet/auth/delete?source=${source}`,
     headers: tenant.headers,
   })
-
-const storedTokens = async (t: TestApp, accountId: string) =>
-  (
-    (await t.app.platform.db.execute(
-      sql`select access_token, deleted, status from socialnet_tokens where account_id = ${accountId} order by created_at`,
-    )) as unknown as { rows: { access_token: string; deleted: Date | null; status: string }[] }
-  ).rows
 
 describe('the lead ads connection (token record)', () => {
   test('stores the token sealed and never returns it', async ({ t, owner }) => {
@@ -48,8 +50,8 @@ describe('the lead ads connection (token record)', () => {
       updated_at: expect.any(String),
     })
     const [stored] = await storedTokens(t, owner.accountId)
-    expect(stored?.access_token).toMatch(/^v1\./)
-    expect(stored?.access_token).not.toContain('EAAB-owner-user-token')
+    expect(stored?.accessToken).toMatch(/^v1\./)
+    expect(stored?.accessToken).not.toContain('EAAB-owner-user-token')
     expect(JSON.stringify(logs.lines)).not.toContain('EAAB-owner-user-token')
   })
 
@@ -129,16 +131,14 @@ describe('disconnecting', () => {
     ).toEqual([true, true])
 
     // The platform event and the app webhook.
-    await vi.waitFor(
-      () =>
-        expect(socketService.emitted()).toContainEqual({
-          account_id: stranger.accountId,
-          event: SOCIALNET_DISCONNECTED,
-          data: response.json().data,
-        }),
-      { timeout: 10_000 },
+    await eventually(() =>
+      expect(socketService.emitted()).toContainEqual({
+        account_id: stranger.accountId,
+        event: SOCIALNET_DISCONNECTED,
+        data: response.json().data,
+      }),
     )
-    await vi.waitFor(() => expect(receiver.requests).toHaveLength(1), { timeout: 10_000 })
+    await eventually(() => expect(receiver.requests).toHaveLength(1))
     const [request] = receiver.requests
     const notification = new Webhook((app as typeof app & { webhook_secret: string }).webhook_secret).verify(
       request?.body as string,
@@ -154,14 +154,29 @@ describe('disconnecting', () => {
     expect((await disconnect(t, stranger)).json().message).toBe(RECORD_NOT_FOUND)
   })
 
-  test("leaves other accounts' tokens and campaigns alone", async ({ t, owner, subAccount }) => {
-    await storeLeadsToken(t, owner, 'owner-token-2')
-    const campaign = await createLeadCampaign(t, owner, '888', '1')
-    // Not even the account's own sub-account reaches it.
-    expect((await disconnect(t, subAccount)).json().message).toBe(RECORD_NOT_FOUND)
-    expect((await storedTokens(t, owner.accountId)).filter((token) => token.deleted === null)).toHaveLength(1)
-    const listed = await t.app.inject({ url: '/v1/e/socialnet/campaigns', headers: owner.headers })
-    expect(listed.json().data.map((c: { _id: string }) => c._id)).toContain(campaign)
+  test("another account's token stored or disconnected leaves this account's token and campaigns alone", async ({
+    t,
+    graph,
+    owner,
+    stranger,
+    subAccount,
+  }) => {
+    await seller(t, graph, owner)
+    const store = {
+      method: 'POST' as const,
+      url: '/v1/e/socialnet/auth/token',
+      payload: { source: 'socialnet-leads', access_token: 'another-account-token', expires_in: 0 },
+    }
+    const disconnecting = {
+      method: 'DELETE' as const,
+      url: '/v1/e/socialnet/auth/delete?source=socialnet-leads',
+    }
+    // Not even the account's own sub-account reaches it: with no token of its own, then with one.
+    for (const other of [subAccount, stranger]) {
+      await expectUntouchedByOtherAccounts(t, disconnecting, owner, other)
+      await expectUntouchedByOtherAccounts(t, store, owner, other)
+      await expectUntouchedByOtherAccounts(t, disconnecting, owner, other)
+    }
   })
 
   test('another source leaves the campaigns alive', async ({ t, bystander }) => {
@@ -177,5 +192,67 @@ describe('disconnecting', () => {
     expect(response.json().data).toMatchObject({ source: 'socialnet-pages', campaigns_deleted: 0 })
     const listed = await t.app.inject({ url: '/v1/e/socialnet/campaigns', headers: bystander.headers })
     expect(listed.json().data.map((c: { _id: string }) => c._id)).toContain(campaign)
+  })
+})
+
+// Deliberate (docs/decisions.md): the spec's token record shows `token { access_token, token_type,
+// expires_in }`; a stored Meta token is a credential, so no answer of the service ever carries it.
+describe('the access token is never answered', () => {
+  test('the token record shows token_type and expires_in only, and no leads route answers the user or page token', async ({
+    t,
+    graph,
+    socketService,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const { pageId, userToken, pageToken, campaignId } = await seller(t, graph, tenant)
+    const record = await storeLeadsToken(t, tenant, userToken, 3600)
+    expect(record.token).toStrictEqual({ token_type: 'bearer', expires_in: 3600 })
+    expect(record).not.toHaveProperty('access_token')
+
+    // Every account-scoped leads route, each answering as it does for this account.
+    const calls: [RouteCall, number][] = [
+      [
+        {
+          method: 'POST',
+          url: '/v1/integrations/socialnet/auth/token',
+          payload: { source: 'socialnet-leads', access_token: userToken, expires_in: 0 },
+        },
+        201,
+      ],
+      [{ method: 'GET', url: '/v1/e/socialnet/campaigns?include_deleted=true' }, 200],
+      [{ method: 'GET', url: `/v1/e/socialnet/campaigns/${campaignId}/leads` }, 200],
+      [{ method: 'POST', url: `/v1/e/socialnet/campaigns/${campaignId}/sync` }, 200],
+      // Meta cannot reach this app to verify the callback: Graph's refusal, answered with Graph's message.
+      [
+        { method: 'POST', url: '/v1/e/socialnet/accounts/webhook', payload: { campaign_id: campaignId } },
+        400,
+      ],
+      [
+        { method: 'GET', url: `/v1/e/socialnet/accounts/${pageId}/leadforms?pageaccesstoken=${pageToken}` },
+        200,
+      ],
+      [{ method: 'POST', url: '/v1/e/socialnet/campaigns', payload: { page_id: pageId, form_id: '1' } }, 201],
+      [{ method: 'DELETE', url: `/v1/e/socialnet/campaigns/${campaignId}` }, 200],
+      [{ method: 'DELETE', url: '/v1/e/socialnet/auth/delete?source=socialnet-leads' }, 200],
+    ]
+    for (const [call, status] of calls) {
+      const answer = await t.app.inject({ ...call, headers: tenant.headers })
+      expect(answer.statusCode, `${call.method} ${call.url}: ${answer.body}`).toBe(status)
+      for (const secret of [userToken, pageToken])
+        expect(answer.body, `${call.method} ${call.url}`).not.toContain(secret)
+    }
+    // Nor do the events the account is told of (the disconnect's comes last).
+    const events = await eventually(() => {
+      const emitted = socketService.emitted().filter((event) => event.account_id === tenant.accountId)
+      expect(emitted.map((event) => event.event)).toContain(SOCIALNET_DISCONNECTED)
+      return emitted
+    })
+    for (const secret of [userToken, pageToken]) expect(JSON.stringify(events)).not.toContain(secret)
+
+    // Nor does the document promise it: the token record's `token` has no access_token.
+    const spec = (await t.app.inject({ url: '/docs/json' })).json()
+    const stored = spec.paths['/v1/e/socialnet/auth/token'].post.responses['201']
+    expect(JSON.stringify(stored)).toContain('token_type')
+    expect(JSON.stringify(stored)).not.toContain('access_token')
   })
 })

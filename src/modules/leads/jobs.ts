@@ -1,12 +1,13 @@
 import type { Platform } from '../../platform/context.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { leadsDepsOf } from './connection.service.js'
+import { leadsDepsOf } from './deps.js'
 import { captureLead, type EnqueueCapture } from './lead-capture.service.js'
 import {
   queueDueSyncs,
   runQueuedSync,
   SYNC_CAMPAIGN_JOB,
   SYNC_DUE_CAMPAIGNS_JOB,
+  type SyncJob,
 } from './lead-sync.service.js'
 import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'
 
@@ -20,11 +21,9 @@ export const CAPTURE_LEAD_JOB = 'leads.capture-lead'
 interface LeadEventJob {
   event_id: string
 }
-interface SyncJob {
+/** The lead's account rides with its id, so that every query of the capture names the account. */
+interface CaptureLeadJob {
   account_id: string
-  campaign_id: string
-}
-export interface CaptureLeadJob {
   lead_id: string
 }
 
@@ -38,11 +37,11 @@ export const queueLeadEvent = (queue: JobQueue, eventId: string) =>
  */
 export const queueLeadCapture =
   (queue: JobQueue): EnqueueCapture =>
-  (tx, leadId, retry) =>
+  (tx, accountId, leadId, retry) =>
     queue.enqueue<CaptureLeadJob>(
       tx,
       CAPTURE_LEAD_JOB,
-      { lead_id: leadId },
+      { account_id: accountId, lead_id: leadId },
       retry && { startAfter: retry.startAfter, singletonKey: `${leadId}:${retry.attempt}` },
     )
 
@@ -67,7 +66,7 @@ export function defineLeadsJobs(platform: Platform): void {
   })
   queue.define({
     name: CAPTURE_LEAD_JOB,
-    handle: (data: CaptureLeadJob) => captureLead(capture, data.lead_id),
+    handle: (data: CaptureLeadJob) => captureLead(capture, data.account_id, data.lead_id),
     // A failed fetch is recorded and queued again by the capture itself; these retries are for the database.
     retryLimit: 5,
     retryDelaySeconds: 5,

@@ -6,7 +6,10 @@ import { type LEAD_STATUSES, leads } from './tables.js'
 export type LeadRow = typeof leads.$inferSelect
 export type NewLead = Omit<typeof leads.$inferInsert, 'id' | 'receivedAt' | 'updatedAt'>
 
-/** The new lead, or undefined when its `leadgen_id` is stored already (redelivered, or filed meanwhile). */
+/**
+ * The new lead, or undefined when its `leadgen_id` is stored already (redelivered, or filed meanwhile). No
+ * account argument: a lead no campaign claims has none; a claimed one carries its campaign's in `values`.
+ */
 export async function insertLead(db: Database, values: NewLead): Promise<LeadRow | undefined> {
   const [row] = await db
     .insert(leads)
@@ -16,6 +19,7 @@ export async function insertLead(db: Database, values: NewLead): Promise<LeadRow
   return row
 }
 
+/** No account: by the provider's `leadgen_id`, unique across accounts, as Meta's webhook and form name it. */
 export async function findLeadByLeadgenId(db: Database, leadgenId: string): Promise<LeadRow | undefined> {
   const [row] = await db.select().from(leads).where(eq(leads.leadgenId, leadgenId))
   return row
@@ -23,7 +27,7 @@ export async function findLeadByLeadgenId(db: Database, leadgenId: string): Prom
 
 /**
  * Gives an unclaimed lead to the campaign that now claims its page and form; the lead, or undefined when it
- * was claimed already. The lead's id is all a capture job knows of it, hence no account here.
+ * was claimed already. No account to filter on: an unclaimed lead has none until this gives it one.
  */
 export async function claimLead(
   db: Database,
@@ -43,28 +47,31 @@ export async function claimLead(
   return row
 }
 
-/** The lead a capture job names (by id: the job knows no more of it). */
-export async function findLead(db: Database, id: string): Promise<LeadRow | undefined> {
-  const [row] = await db.select().from(leads).where(eq(leads.id, id))
+const ofAccount = (accountId: string, id: string) => and(eq(leads.accountId, accountId), eq(leads.id, id))
+
+/** The account's lead a capture job names. */
+export async function findLead(db: Database, accountId: string, id: string): Promise<LeadRow | undefined> {
+  const [row] = await db.select().from(leads).where(ofAccount(accountId, id))
   return row
 }
 
-/** The lead, locked until the transaction ends: two captures of it at once file one contact. */
-export async function lockLead(db: Database, id: string): Promise<LeadRow | undefined> {
-  const [row] = await db.select().from(leads).where(eq(leads.id, id)).for('update')
+/** The account's lead, locked until the transaction ends: two captures of it at once file one contact. */
+export async function lockLead(db: Database, accountId: string, id: string): Promise<LeadRow | undefined> {
+  const [row] = await db.select().from(leads).where(ofAccount(accountId, id)).for('update')
   return row
 }
 
 /** What a capture writes into the locked lead: captured with its contact, or failed for want of one. */
 export async function recordCapture(
   db: Database,
+  accountId: string,
   id: string,
   values: Pick<LeadRow, 'status' | 'reason' | 'fieldData' | 'fields' | 'contactId' | 'capturedAt' | 'adId'>,
 ): Promise<LeadRow> {
   const [row] = await db
     .update(leads)
     .set({ ...values, updatedAt: new Date() })
-    .where(eq(leads.id, id))
+    .where(ofAccount(accountId, id))
     .returning()
   return row as LeadRow
 }
@@ -75,6 +82,7 @@ export async function recordCapture(
  */
 export async function recordFetchFailure(
   db: Database,
+  accountId: string,
   id: string,
   reason: string,
   counted: boolean,
@@ -87,7 +95,7 @@ export async function recordFetchFailure(
       attempts: counted ? sql`${leads.attempts} + 1` : leads.attempts,
       updatedAt: new Date(),
     })
-    .where(and(eq(leads.id, id), ne(leads.status, 'captured')))
+    .where(and(ofAccount(accountId, id), ne(leads.status, 'captured')))
     .returning({ attempts: leads.attempts })
   return row?.attempts
 }

@@ -6,9 +6,10 @@ import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
-import { type CampaignRow, findCampaign } from './campaigns.repository.js'
+import { findCampaign } from './campaigns.repository.js'
 import { CAMPAIGN_NOT_FOUND } from './campaigns.service.js'
-import { type LeadsDeps, RECORD_NOT_FOUND, TOKEN_INVALID, withPageToken } from './connection.service.js'
+import { SocialTokenMissing, withPageToken } from './connection.service.js'
+import type { LeadsDeps } from './deps.js'
 import { fetchLead, GraphError, type GraphLead } from './graph.js'
 import {
   findLead,
@@ -20,7 +21,6 @@ import {
   recordFetchFailure,
 } from './lead-capture.repository.js'
 import type { Lead, LeadsQuery } from './lead-capture.schemas.js'
-import { type LeadToRecord, recordLead } from './lead-webhook.service.js'
 import { LEAD_CREATED, notifyAccount } from './notifications.js'
 
 /** The spec's standard lead field names: read from `field_data` into a lead's `fields`. */
@@ -44,7 +44,8 @@ export const STANDARD_LEAD_FIELDS: ReadonlySet<string> = new Set([
   'job_title',
 ])
 
-/** Why a lead is `failed` (besides TOKEN_INVALID); `fetch_failed: <Graph's message>` for other errors. */
+/** Why a lead is `failed`; `fetch_failed: <Graph's message>` for Graph's other errors. */
+export const TOKEN_INVALID = 'token_invalid'
 export const TOKEN_MISSING = 'token_missing'
 export const THROTTLED = 'throttled'
 export const FETCH_FAILED = 'fetch_failed'
@@ -55,9 +56,10 @@ export const MAX_CAPTURE_ATTEMPTS = 8
 const FIRST_BACKOFF_MS = 30_000
 const MAX_BACKOFF_MS = 3_600_000
 
-/** Queues a lead's capture in `tx`; `retry` for a later attempt after a failed fetch. */
+/** Queues the capture of the account's lead in `tx`; `retry` for a later attempt after a failed fetch. */
 export type EnqueueCapture = (
   tx: Database,
+  accountId: string,
   leadId: string,
   retry?: { startAfter: Date; attempt: number },
 ) => Promise<unknown>
@@ -69,7 +71,6 @@ export type CaptureOutcome =
   | 'no_contact_details'
   | 'unclaimed'
   | 'other_campaign'
-  | 'not_found'
 
 export const leadView = (row: LeadRow): Lead => ({
   _id: row.id,
@@ -116,8 +117,11 @@ function contactOf(fields: Record<string, string>) {
   return phone ? { phone, name } : undefined
 }
 
-/** Captures the locked lead from its data: the contact saved, the lead recorded, the account told. */
-async function captureLocked(
+/**
+ * Captures the lead, locked by the caller's transaction (lockLead), from its data: the contact saved, the
+ * lead recorded, the account told.
+ */
+export async function captureLockedLead(
   deps: CaptureDeps,
   tx: Database,
   lead: LeadRow,
@@ -131,7 +135,7 @@ async function captureLocked(
   const kept = { fieldData, fields, adId: lead.adId ?? graphLead.ad_id ?? null }
   const logged = { lead_id: lead.id, account_id: lead.accountId }
   if (!person) {
-    await recordCapture(tx, lead.id, {
+    await recordCapture(tx, lead.accountId, lead.id, {
       ...kept,
       status: 'failed',
       reason: NO_CONTACT_DETAILS,
@@ -145,7 +149,7 @@ async function captureLocked(
     return 'no_contact_details'
   }
   const contact = await saveContactFromSource(tx, deps.changes, lead.accountId, person)
-  const row = await recordCapture(tx, lead.id, {
+  const row = await recordCapture(tx, lead.accountId, lead.id, {
     ...kept,
     status: 'captured',
     reason: null,
@@ -158,49 +162,6 @@ async function captureLocked(
 }
 
 /**
- * Captures a stored lead from its data already in hand (fetched by id, or read from its form by the sync),
- * in one transaction with the lead locked: a lead captured already is left as it is.
- */
-export function captureLeadData(
-  deps: CaptureDeps,
-  leadId: string,
-  graphLead: GraphLead,
-): Promise<CaptureOutcome> {
-  return inTransaction(deps.db, async (tx) => {
-    const lead = await lockLead(tx, leadId)
-    return lead ? captureLocked(deps, tx, lead, graphLead) : 'not_found'
-  })
-}
-
-/**
- * The sync's path for a lead read from the campaign's form: filed through the same de-duplication as the
- * webhook's (`source: 'sync'`) and captured from the data read, in one transaction.
- */
-export function recordAndCaptureLead(
-  deps: CaptureDeps,
-  campaign: Pick<CampaignRow, 'id' | 'accountId' | 'pageId' | 'formId'>,
-  graphLead: GraphLead,
-): Promise<{ leadId: string; created: boolean; outcome: CaptureOutcome }> {
-  const createdTime = new Date(graphLead.created_time)
-  const lead: LeadToRecord = {
-    leadgenId: graphLead.id,
-    pageId: campaign.pageId,
-    formId: graphLead.form_id ?? campaign.formId,
-    adId: graphLead.ad_id,
-    adgroupId: graphLead.adgroup_id,
-    createdTime: Number.isNaN(createdTime.getTime()) ? new Date() : createdTime,
-    source: 'sync',
-  }
-  return inTransaction(deps.db, async (tx) => {
-    const { lead: row, created } = await recordLead(tx, lead, campaign)
-    const locked = await lockLead(tx, row.id)
-    if (!locked || locked.campaignId !== campaign.id)
-      return { leadId: row.id, created, outcome: 'other_campaign' }
-    return { leadId: row.id, created, outcome: await captureLocked(deps, tx, locked, graphLead) }
-  })
-}
-
-/**
  * The leads of the account that failed for want of a valid token (TOKEN_INVALID, TOKEN_MISSING: failures no
  * retry mends), queued again now that a new one was stored.
  */
@@ -209,23 +170,23 @@ export async function queueLeadsWaitingForToken(
   accountId: string,
   enqueueCapture: EnqueueCapture,
 ): Promise<number> {
-  // TOKEN_INVALID is read here, not at load: connection.service.ts imports this module back.
   const ids = await receiveFailedLeadsAgain(tx, accountId, [TOKEN_INVALID, TOKEN_MISSING])
-  for (const id of ids) await enqueueCapture(tx, id)
+  for (const id of ids) await enqueueCapture(tx, accountId, id)
   return ids.length
 }
 
 export type CaptureJobDeps = LeadsDeps & { enqueueCapture: EnqueueCapture }
 
 /**
- * The capture job: the lead fetched by id with its page's token (outside any transaction), then captured.
- * A fetch that fails is recorded on the lead (`failed`, with its reason) and, when a later attempt may
- * succeed, queued again with backoff; nothing is dropped.
+ * The capture job: the account's lead fetched by id with its page's token (outside any transaction), then
+ * captured in one transaction with the lead locked (a lead captured meanwhile is left as it is). A fetch
+ * that fails is recorded on the lead (`failed`, with its reason) and, when a later attempt may succeed,
+ * queued again with backoff; nothing is dropped.
  */
-export async function captureLead(deps: CaptureJobDeps, leadId: string): Promise<void> {
-  const lead = await findLead(deps.db, leadId)
-  if (!lead?.accountId || !lead.campaignId || lead.status === 'captured') return
-  const campaign = await findCampaign(deps.db, lead.accountId, lead.campaignId)
+export async function captureLead(deps: CaptureJobDeps, accountId: string, leadId: string): Promise<void> {
+  const lead = await findLead(deps.db, accountId, leadId)
+  if (!lead?.campaignId || lead.status === 'captured') return
+  const campaign = await findCampaign(deps.db, accountId, lead.campaignId)
   if (!campaign) return
   let graphLead: GraphLead
   try {
@@ -234,10 +195,13 @@ export async function captureLead(deps: CaptureJobDeps, leadId: string): Promise
       fetchLead(deps.graph, lead.leadgenId, pageToken, deps.log),
     )
   } catch (error) {
-    await recordFailedFetch(deps, lead, failureOf(error))
+    await recordFailedFetch(deps, accountId, lead.id, failureOf(error))
     return
   }
-  await captureLeadData(deps, lead.id, graphLead)
+  await inTransaction(deps.db, async (tx) => {
+    const locked = await lockLead(tx, accountId, lead.id)
+    if (locked) await captureLockedLead(deps, tx, locked, graphLead)
+  })
 }
 
 interface FetchFailure {
@@ -251,8 +215,7 @@ interface FetchFailure {
 const briefly = (message: string) => message.replace(/\s+/g, ' ').slice(0, 200)
 
 function failureOf(error: unknown): FetchFailure {
-  if (error instanceof Invalid && error.message === RECORD_NOT_FOUND)
-    return { reason: TOKEN_MISSING, retry: false }
+  if (error instanceof SocialTokenMissing) return { reason: TOKEN_MISSING, retry: false }
   if (error instanceof GraphError) {
     if (error.tokenInvalid) return { reason: TOKEN_INVALID, retry: false }
     if (error.throttled) return { reason: THROTTLED, retry: true, retryAfterMs: error.retryAfterMs }
@@ -268,23 +231,28 @@ function failureOf(error: unknown): FetchFailure {
 export const captureBackoffMs = (attempts: number) =>
   Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS)
 
-async function recordFailedFetch(deps: CaptureJobDeps, lead: LeadRow, failure: FetchFailure): Promise<void> {
+async function recordFailedFetch(
+  deps: CaptureJobDeps,
+  accountId: string,
+  leadId: string,
+  failure: FetchFailure,
+): Promise<void> {
   await inTransaction(deps.db, async (tx) => {
-    const attempts = await recordFetchFailure(tx, lead.id, failure.reason, failure.retry)
+    const attempts = await recordFetchFailure(tx, accountId, leadId, failure.reason, failure.retry)
     if (attempts === undefined) return
     const retryInMs =
       failure.retry && attempts < MAX_CAPTURE_ATTEMPTS
         ? (failure.retryAfterMs ?? captureBackoffMs(attempts))
         : undefined
     if (retryInMs !== undefined)
-      await deps.enqueueCapture(tx, lead.id, {
+      await deps.enqueueCapture(tx, accountId, leadId, {
         startAfter: new Date(Date.now() + retryInMs),
         attempt: attempts,
       })
     deps.log.warn(
       {
-        lead_id: lead.id,
-        account_id: lead.accountId,
+        lead_id: leadId,
+        account_id: accountId,
         reason: failure.reason,
         attempts,
         retry_in_ms: retryInMs ?? null,

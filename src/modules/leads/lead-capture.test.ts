@@ -1,6 +1,4 @@
-import { and, eq, isNull, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
 import type { TestApp } from '../../../test/helpers/app.js'
 import {
   contactsOf,
@@ -8,17 +6,19 @@ import {
   expectHiddenFromOtherAccounts,
   type Tenant,
 } from '../../../test/helpers/fixtures.js'
+import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers/jobs.js'
 import {
   emailFor,
-  eventually,
+  fetchesOf,
   graphId,
   graphLead,
   type LeadsPage,
   leadEvent,
   leadsEnv,
-  rowsOf,
   seller,
   signedLeadPost,
+  storedLead,
+  storedTokens,
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
@@ -26,7 +26,6 @@ import { test } from '../../../test/helpers/tenant-test.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { CAPTURE_LEAD_JOB } from './jobs.js'
 import { captureBackoffMs, MAX_CAPTURE_ATTEMPTS } from './lead-capture.service.js'
-import { leads, socialnetTokens } from './tables.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
 
@@ -51,41 +50,15 @@ async function deliver(t: TestApp, page: LeadsPage, leadgenId: string, createdTi
 const listLeads = (t: TestApp, tenant: Tenant, campaignId: string, query = '') =>
   t.app.inject({ url: `/v1/e/socialnet/campaigns/${campaignId}/leads?${query}`, headers: tenant.headers })
 
-const storedLead = async (t: TestApp, leadgenId: string) => {
-  const [row] = await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId))
-  if (!row) throw new Error(`lead ${leadgenId} is not stored`)
-  return row
-}
-
 const leadReaches = (t: TestApp, leadgenId: string, expected: Record<string, unknown>) =>
   eventually(async () => expect(await storedLead(t, leadgenId)).toMatchObject(expected))
 
-/** The lead's capture jobs waiting for their time: when each is due. */
-async function waitingCaptures(t: TestApp, leadId: string): Promise<Date[]> {
-  const result = await t.app.platform.db.execute(
-    sql`select start_after from pgboss.job where name = ${CAPTURE_LEAD_JOB} and data ->> 'lead_id' = ${leadId}
-      and state = 'created' order by start_after`,
-  )
-  return rowsOf<{ start_after: string | Date }>(result).map((row) => new Date(row.start_after))
-}
+/** The lead's capture jobs: when each waiting one is due, or made due now (no sleeping). */
+const capturesOf = (leadId: string) => ({ name: CAPTURE_LEAD_JOB, field: 'lead_id', value: leadId })
 
-/** Makes the lead's waiting capture due now: the queue runs it as it would at its time, no sleeping. */
-const makeCaptureDue = (t: TestApp, leadId: string) =>
-  t.app.platform.db.execute(
-    sql`update pgboss.job set start_after = now() where name = ${CAPTURE_LEAD_JOB}
-      and data ->> 'lead_id' = ${leadId} and state = 'created'`,
-  )
-
-const liveToken = async (t: TestApp, tenant: Tenant) => {
-  const [row] = await t.app.platform.db
-    .select()
-    .from(socialnetTokens)
-    .where(and(eq(socialnetTokens.accountId, tenant.accountId), isNull(socialnetTokens.deleted)))
-  return row
-}
-
-const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
-  graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
+/** The account's live token record, as stored. */
+const liveToken = async (t: TestApp, tenant: Tenant) =>
+  (await storedTokens(t, tenant.accountId)).find((token) => token.deleted === null)
 
 describe('GET /v1/e/socialnet/campaigns/:id/leads', () => {
   test('lists the leads newest first, paginated, by status and created_time; also of a deleted campaign', async ({
@@ -242,7 +215,7 @@ describe('lead capture', () => {
     )
     expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(0)
     const lead = await storedLead(t, leadgenId)
-    expect(await waitingCaptures(t, lead.id)).toEqual([])
+    expect(await waitingJobStarts(t, capturesOf(lead.id))).toEqual([])
 
     graph.addUser('EAAuser-reconnected', { [page.pageId]: 'EAApage-reconnected' })
     await storeLeadsToken(t, owner, 'EAAuser-reconnected')
@@ -284,12 +257,15 @@ describe('lead capture', () => {
       await deliver(t, page, leadgenId)
       await leadReaches(t, leadgenId, { status: 'failed', reason: 'throttled', attempts: 1 })
       const lead = await storedLead(t, leadgenId)
-      const [due, ...more] = await waitingCaptures(t, lead.id)
+      const [due, ...more] = await waitingJobStarts(t, capturesOf(lead.id))
       expect(more).toEqual([])
+      // The retry names the lead's account, as every capture job does: the capture's queries filter on it.
+      const ofAccount = { name: CAPTURE_LEAD_JOB, field: 'account_id', value: owner.accountId }
+      expect(await waitingJobStarts(t, ofAccount)).toEqual([due])
       expect(due?.getTime()).toBeGreaterThanOrEqual(before + delayMs - 1_000)
       expect(due?.getTime()).toBeLessThanOrEqual(Date.now() + delayMs + 1_000)
 
-      await makeCaptureDue(t, lead.id)
+      await makeJobsDue(t, capturesOf(lead.id))
       await leadReaches(t, leadgenId, { status: 'captured', reason: null })
       expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(1)
     }
@@ -315,16 +291,16 @@ describe('lead capture', () => {
       const lead = await storedLead(t, leadgenId)
       if (attempt === MAX_CAPTURE_ATTEMPTS) break
       const [due] = await eventually(async () => {
-        const waiting = await waitingCaptures(t, lead.id)
+        const waiting = await waitingJobStarts(t, capturesOf(lead.id))
         expect(waiting).toHaveLength(1)
         return waiting
       })
       const delay = (due as Date).getTime() - lead.updatedAt.getTime()
       expect(Math.abs(delay - captureBackoffMs(attempt))).toBeLessThan(2_000)
-      await makeCaptureDue(t, lead.id)
+      await makeJobsDue(t, capturesOf(lead.id))
     }
     const lead = await storedLead(t, leadgenId)
-    expect(await waitingCaptures(t, lead.id)).toEqual([])
+    expect(await waitingJobStarts(t, capturesOf(lead.id))).toEqual([])
     expect(fetchesOf(graph, leadgenId)).toHaveLength(MAX_CAPTURE_ATTEMPTS)
     const listed = (await listLeads(t, owner, page.campaignId, 'status=failed')).json().data
     expect(listed).toContainEqual(

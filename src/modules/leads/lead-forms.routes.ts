@@ -3,12 +3,18 @@ import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { LeadForm, LeadFormsParams, LeadFormsQuery } from './lead-forms.schemas.js'
-import { listPageLeadForms } from './lead-forms.service.js'
+import { LeadForm, LeadFormsParams, LeadFormsQuery, LeadFormsRefusal } from './lead-forms.schemas.js'
+import { LeadFormsRefused, listPageLeadForms, refusalBody } from './lead-forms.service.js'
 
 /** A page's lead forms, under `/socialnet/accounts/:pageid/leadforms` of both integration prefixes. */
 export const leadFormsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   app.addHook('onRequest', app.authenticate)
+  // Graph's refusal answers its provider error object beside the envelope; every other error goes on to the
+  // service's error handler.
+  app.setErrorHandler((error, _request, reply) => {
+    if (!(error instanceof LeadFormsRefused)) throw error
+    return reply.status(error.statusCode).send(refusalBody(error))
+  })
 
   app.get(
     '/socialnet/accounts/:pageid/leadforms',
@@ -19,8 +25,8 @@ export const leadFormsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       access: 'bearer',
       params: LeadFormsParams,
       querystring: LeadFormsQuery,
-      response: { 200: Envelope(Type.Array(LeadForm)) },
-      errors: [400, 401, 403, 404, 502],
+      response: { 200: Envelope(Type.Array(LeadForm)), 400: LeadFormsRefusal },
+      errors: [401, 403, 404, 502],
     }),
     async (request) => {
       const deps = { db: platform.db, log: request.log, graph: platform.config.leads }

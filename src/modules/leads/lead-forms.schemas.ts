@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { ErrorEnvelope } from '../../platform/http/envelope.js'
 import { Id, Nullable } from '../../platform/http/schemas.js'
 
 export const LeadFormsParams = Type.Object({
@@ -40,3 +41,18 @@ export const LeadForm = Type.Object({
   page_id: Type.String(),
 })
 export type LeadForm = Static<typeof LeadForm>
+
+/**
+ * A 400: the shared error envelope. When Graph refused the page token, `message` is Graph's, and the spec's
+ * provider error object `{ message, type, code }` is `additional_info` and, for `type` and `code`, also
+ * beside the envelope's fields.
+ */
+export const LeadFormsRefusal = Type.Object(
+  {
+    ...ErrorEnvelope.properties,
+    type: Type.Optional(Type.String({ description: "Graph's error type, e.g. `OAuthException`" })),
+    code: Type.Optional(Type.Integer({ description: "Graph's error code, e.g. 190 for an invalid token" })),
+  },
+  { description: "Error envelope; Graph's refusal also carries the provider error object's type and code" },
+)
+export type LeadFormsRefusal = Static<typeof LeadFormsRefusal>

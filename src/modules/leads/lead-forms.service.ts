@@ -1,11 +1,12 @@
 import type { Database } from '../../platform/db/connection.js'
+import { errorBody } from '../../platform/http/envelope.js'
 import { Invalid, NotFound, UpstreamFailed } from '../../platform/http/errors.js'
 import { textOf } from '../../platform/http/json-fields.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { ProviderUnreachable } from '../../platform/providers/http-client.js'
 import { isSubAccountOf } from '../accounts/accounts.service.js'
 import { GraphError, type GraphLeadForm, type GraphSettings, listLeadForms } from './graph.js'
-import type { LeadForm, LeadFormsQuery } from './lead-forms.schemas.js'
+import type { LeadForm, LeadFormsQuery, LeadFormsRefusal } from './lead-forms.schemas.js'
 
 export interface LeadFormsDeps {
   db: Database
@@ -15,6 +16,25 @@ export interface LeadFormsDeps {
 
 /** `account_id` names neither the caller's account nor one of its sub-accounts. */
 export const ACCOUNT_NOT_FOUND = 'Account not found'
+
+/**
+ * Graph refused the listing (the spec's "Invalid page token": `OAuthException`, code 190): 400 with Graph's
+ * message, its provider error object `{ message, type, code }` in `additional_info`.
+ */
+export class LeadFormsRefused extends Invalid {
+  constructor(readonly providerError: GraphError['providerError']) {
+    super(providerError.message, providerError)
+  }
+}
+
+/**
+ * The answer to Graph's refusal, for both readings of the spec (docs/decisions.md): the shared error
+ * envelope, and the provider error object's fields beside the envelope's as well as in `additional_info`.
+ */
+export function refusalBody(refused: LeadFormsRefused): LeadFormsRefusal {
+  const { type, code } = refused.providerError
+  return { type, code, ...errorBody(refused.statusCode, refused.message, refused.providerError) }
+}
 
 /** Graph's `2024-01-15T10:20:30+0000` as ISO 8601; what does not parse is kept as Graph wrote it. */
 function isoTime(graphTime: string | undefined): string | null {
@@ -51,8 +71,7 @@ async function assertReachableAccount(db: Database, callerAccountId: string, acc
 
 /**
  * `GET /socialnet/accounts/:pageid/leadforms`: the page's lead forms read from Graph with the page token
- * the caller gives, every page of Graph's cursor. Graph's refusal (an invalid page token: `OAuthException`,
- * code 190) is 400 with Graph's message and its error object `{ message, type, code }`, as the spec shows.
+ * the caller gives, every page of Graph's cursor. Graph's refusal is LeadFormsRefused.
  */
 export async function listPageLeadForms(
   deps: LeadFormsDeps,
@@ -65,7 +84,7 @@ export async function listPageLeadForms(
     const forms = await listLeadForms(deps.graph, pageId, query.pageaccesstoken, deps.log)
     return forms.map((form) => formView(form, pageId))
   } catch (error) {
-    if (error instanceof GraphError) throw new Invalid(error.graphMessage, error.providerError)
+    if (error instanceof GraphError) throw new LeadFormsRefused(error.providerError)
     // Not the caller's fault, and worth retrying: 502, as the service answers for other providers.
     if (error instanceof ProviderUnreachable) throw new UpstreamFailed('Graph API unreachable')
     throw error

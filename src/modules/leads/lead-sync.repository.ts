@@ -1,17 +1,17 @@
 import { and, eq, inArray, isNull, max, min, ne, or } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { NO_CONTACT_DETAILS } from './lead-capture.service.js'
 import { leads } from './tables.js'
 
 /**
  * Where the campaign's sync reads from, before the overlap: the newest lead actually stored as captured, or
- * the oldest lead still waiting for its capture (received, or failed for a reason a new read can mend) when
- * one is older. Null when it has stored no lead: then every lead of the form is read.
+ * the oldest lead still waiting for its capture (received, or failed for a reason other than `unmendable`)
+ * when one is older. Null when it has stored no lead: then every lead of the form is read.
  */
 export async function syncStartsAfter(
   db: Database,
   accountId: string,
   campaignId: string,
+  unmendable: string,
 ): Promise<Date | null> {
   const ofCampaign = and(eq(leads.accountId, accountId), eq(leads.campaignId, campaignId))
   const [captured, waiting] = await Promise.all([
@@ -26,7 +26,7 @@ export async function syncStartsAfter(
         and(
           ofCampaign,
           inArray(leads.status, ['received', 'failed']),
-          or(isNull(leads.reason), ne(leads.reason, NO_CONTACT_DETAILS)),
+          or(isNull(leads.reason), ne(leads.reason, unmendable)),
         ),
       ),
   ])

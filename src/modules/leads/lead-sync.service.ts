@@ -1,4 +1,5 @@
 import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import { Conflict, NotFound, UpstreamFailed } from '../../platform/http/errors.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { ProviderUnreachable } from '../../platform/providers/http-client.js'
@@ -11,7 +12,8 @@ import {
   setSubscriptionStatus,
 } from './campaigns.repository.js'
 import { CAMPAIGN_NOT_FOUND } from './campaigns.service.js'
-import { type LeadsDeps, withPageToken } from './connection.service.js'
+import { withPageToken } from './connection.service.js'
+import type { LeadsDeps } from './deps.js'
 import {
   GraphError,
   type GraphLead,
@@ -19,9 +21,16 @@ import {
   listFormLeads,
   subscribeAppToPage,
 } from './graph.js'
-import { recordAndCaptureLead } from './lead-capture.service.js'
+import { lockLead } from './lead-capture.repository.js'
+import {
+  type CaptureDeps,
+  type CaptureOutcome,
+  captureLockedLead,
+  NO_CONTACT_DETAILS,
+} from './lead-capture.service.js'
 import { syncStartsAfter } from './lead-sync.repository.js'
 import type { SyncOutcome } from './lead-sync.schemas.js'
+import { type LeadToRecord, recordLead } from './lead-webhook.service.js'
 
 /** Reconciles one campaign's leads with Graph (on demand, when created, and periodically). */
 export const SYNC_CAMPAIGN_JOB = 'leads.sync-campaign'
@@ -43,7 +52,7 @@ export const CAMPAIGN_DELETED = 'The campaign is deleted'
 /** Graph refused or failed the sync's read; `additional_info` holds Graph's error object. */
 export const SYNC_FAILED = 'ERROR_SYNCING_LEADS'
 
-interface SyncJob {
+export interface SyncJob {
   account_id: string
   campaign_id: string
 }
@@ -109,6 +118,34 @@ async function checkSubscription(
   return status
 }
 
+/**
+ * A lead read from the campaign's form: filed through the same de-duplication as the webhook's
+ * (`source: 'sync'`) and captured from the data read, in one transaction. A lead another campaign holds (of
+ * a campaign deleted since, maybe another account's) is left to it.
+ */
+function recordAndCaptureLead(
+  deps: CaptureDeps,
+  campaign: Pick<CampaignRow, 'id' | 'accountId' | 'pageId' | 'formId'>,
+  graphLead: GraphLead,
+): Promise<CaptureOutcome> {
+  const createdTime = new Date(graphLead.created_time)
+  const lead: LeadToRecord = {
+    leadgenId: graphLead.id,
+    pageId: campaign.pageId,
+    formId: graphLead.form_id ?? campaign.formId,
+    adId: graphLead.ad_id,
+    adgroupId: graphLead.adgroup_id,
+    createdTime: Number.isNaN(createdTime.getTime()) ? new Date() : createdTime,
+    source: 'sync',
+  }
+  return inTransaction(deps.db, async (tx) => {
+    const { lead: row } = await recordLead(tx, lead, campaign)
+    const locked = await lockLead(tx, campaign.accountId, row.id)
+    if (!locked || locked.campaignId !== campaign.id) return 'other_campaign'
+    return captureLockedLead(deps, tx, locked, graphLead)
+  })
+}
+
 /** Files and captures each lead Graph listed, through the webhook's de-duplicated path; what became of them. */
 async function captureListed(
   deps: LeadsDeps,
@@ -117,7 +154,7 @@ async function captureListed(
 ): Promise<Pick<SyncOutcome, 'new' | 'known' | 'failed'>> {
   const counts = { new: 0, known: 0, failed: 0 }
   for (const graphLead of listed) {
-    const { outcome } = await recordAndCaptureLead(deps, campaign, graphLead)
+    const outcome = await recordAndCaptureLead(deps, campaign, graphLead)
     if (outcome === 'captured') counts.new++
     else if (outcome === 'no_contact_details') counts.failed++
     else counts.known++
@@ -141,7 +178,8 @@ export async function syncCampaign(
   if (!(await claimSync(deps.db, accountId, campaignId, new Date(Date.now() - SYNC_HOLD_MS))))
     throw new Conflict(SYNC_ALREADY_RUNNING)
   try {
-    const startsAfter = await syncStartsAfter(deps.db, accountId, campaignId)
+    // A lead without contact details stays so however often it is read again.
+    const startsAfter = await syncStartsAfter(deps.db, accountId, campaignId, NO_CONTACT_DETAILS)
     const after = startsAfter ? new Date(startsAfter.getTime() - SYNC_OVERLAP_MS) : undefined
     const listed = await withPageToken(deps, campaign, (pageToken) =>
       listFormLeads(deps.graph, campaign.formId, pageToken, after, deps.log),

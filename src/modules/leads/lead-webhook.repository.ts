@@ -21,7 +21,9 @@ const EVENTS_PER_WRITE = 100
 /**
  * Keeps verified lead events: each call answers its event's id once the event is committed. Events posted
  * while earlier ones are being written go together in the next insert (one prepared statement in
- * autocommit, so one commit for all), the only statement before Meta is answered (docs/decisions.md).
+ * autocommit, so one commit for all), the only statement before Meta is answered (docs/decisions.md). No
+ * account: an event is kept as Meta posted it, before its pages are matched to any campaign (it may name
+ * several).
  */
 export function leadEventWriter(db: Database): (payload: unknown) => Promise<string> {
   const write = gatherWrites<{ id: string; payload: string }>(
@@ -40,7 +42,10 @@ export function leadEventWriter(db: Database): (payload: unknown) => Promise<str
   }
 }
 
-/** The event, locked until the transaction ends, so that two runs of its job cannot both file it. */
+/**
+ * The event, locked until the transaction ends, so that two runs of its job cannot both file it. No account:
+ * the event belongs to none (leadEventWriter).
+ */
 export async function lockLeadWebhookEvent(
   db: Database,
   id: string,
@@ -49,11 +54,12 @@ export async function lockLeadWebhookEvent(
   return row
 }
 
+/** No account: the event belongs to none (leadEventWriter). */
 export async function markLeadWebhookEventProcessed(db: Database, id: string): Promise<void> {
   await db.update(leadWebhookEvents).set({ processedAt: new Date() }).where(eq(leadWebhookEvents.id, id))
 }
 
-/** Events still unprocessed that were received before `before`, oldest first. */
+/** Events still unprocessed that were received before `before`, oldest first. No account: a sweep. */
 export async function findUnprocessedBefore(db: Database, before: Date, limit: number): Promise<string[]> {
   const rows = await db
     .select({ id: leadWebhookEvents.id })

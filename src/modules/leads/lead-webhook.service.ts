@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { insertOrReadBack } from '../../platform/db/insert-or-find.js'
 import { replaceUnstorable } from '../../platform/db/storable.js'
@@ -27,23 +28,15 @@ export const LEADGEN = 'leadgen'
 const REQUEUE_AFTER_MS = 60_000
 const REQUEUE_BATCH = 1000
 
-/** Compares secrets of any length in constant time: their digests have one length. */
-function sameSecret(given: string, expected: string): boolean {
-  const digest = (value: string) => createHash('sha256').update(value).digest()
-  return timingSafeEqual(digest(given), digest(expected))
-}
-
 /**
  * `GET /webhooks/socialnet/leads`: Meta's check of the callback URL. The challenge to echo when the mode is
  * `subscribe` and the token is SOCIALNET_VERIFY_TOKEN; 403 otherwise, and always when none is configured.
  */
 export function verifySubscription(verifyToken: string | undefined, query: VerificationQuery): string {
-  const given = query['hub.verify_token']
   if (
     !verifyToken ||
     query['hub.mode'] !== 'subscribe' ||
-    given === undefined ||
-    !sameSecret(given, verifyToken)
+    !isSameSecret(query['hub.verify_token'], verifyToken)
   )
     throw new Forbidden(VERIFY_TOKEN_MISMATCH)
   const challenge = query['hub.challenge']
@@ -64,10 +57,8 @@ function signatureMatches(
   secret: string,
   rawBody: Buffer,
 ): boolean {
-  const expected = Buffer.from(`${algorithm}=${createHmac(algorithm, secret).update(rawBody).digest('hex')}`)
-  const given = Buffer.from(header.trim().toLowerCase())
-  // timingSafeEqual needs equal lengths; a length differing says nothing about the secret.
-  return given.length === expected.length && timingSafeEqual(given, expected)
+  const expected = `${algorithm}=${createHmac(algorithm, secret).update(rawBody).digest('hex')}`
+  return isSameSecret(header.trim().toLowerCase(), expected)
 }
 
 /**
@@ -241,7 +232,7 @@ export async function fileLeadEvent(
     for (const change of changes) {
       const campaign = await findLiveCampaignOfForm(tx, change.pageId, change.formId)
       const { lead, created, filed } = await recordLead(tx, change, campaign)
-      if (filed) await deps.enqueueCapture(tx, lead.id)
+      if (filed && campaign) await deps.enqueueCapture(tx, campaign.accountId, lead.id)
       if (created && !campaign)
         deps.log.info(
           { lead_id: lead.id, page_id: change.pageId, form_id: change.formId },

@@ -1,12 +1,12 @@
 import { createHmac } from 'node:crypto'
-import { count, eq, sql } from 'drizzle-orm'
+import { count, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { contactsOf, contactsWithEmail } from '../../../test/helpers/fixtures.js'
+import { eventually, rowsOf } from '../../../test/helpers/jobs.js'
 import {
   emailFor,
-  eventually,
+  fetchesOf,
   graphId,
   graphLead,
   LEADS_APP,
@@ -15,22 +15,18 @@ import {
   leadsOf,
   seller,
   signedLeadPost,
+  storedLead,
 } from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { REQUEUE_LEAD_EVENTS_JOB } from './jobs.js'
-import { leads, leadWebhookEvents } from './tables.js'
+import { leadWebhookEvents } from './tables.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
-
-const storedLead = async (t: TestApp, leadgenId: string) =>
-  (await t.app.platform.db.select().from(leads).where(eq(leads.leadgenId, leadgenId)))[0]
+// Built in a hook (hook timeout), not within the first test's time.
+test.beforeAll(({ t, graph }) => expect(t.config.leads.graphApiUrl).toBe(graph.url))
 
 const storedEventCount = async (t: TestApp) =>
   (await t.app.platform.db.select({ total: count() }).from(leadWebhookEvents))[0]?.total ?? 0
-
-/** Graph's requests for the lead itself (`GET /{leadgen-id}`). */
-const fetchesOf = (graph: FakeGraphApi, leadgenId: string) =>
-  graph.requests.filter((request) => request.url.split('?')[0]?.endsWith(`/${leadgenId}`))
 
 describe('GET /webhooks/socialnet/leads (verification)', () => {
   const verify = (t: TestApp, query: Record<string, string>) =>
@@ -235,7 +231,7 @@ describe('POST /webhooks/socialnet/leads', () => {
       leadEvent([{ leadgen_id: redeliveredId, page_id: page.pageId, form_id: page.formId }]),
     )
     expect((await t.app.inject(post)).body).toBe('EVENT_RECEIVED')
-    await eventually(async () => expect((await storedLead(t, redeliveredId))?.status).toBe('captured'))
+    await eventually(async () => expect((await storedLead(t, redeliveredId)).status).toBe('captured'))
     expect((await t.app.inject(post)).body).toBe('EVENT_RECEIVED')
 
     const concurrent = emailFor('concurrent')
@@ -251,8 +247,8 @@ describe('POST /webhooks/socialnet/leads', () => {
       const unprocessed = await t.app.platform.db.execute(
         sql`select 1 from lead_webhook_events where processed_at is null`,
       )
-      expect((unprocessed as unknown as { rows: unknown[] }).rows).toHaveLength(0)
-      expect((await storedLead(t, concurrentId))?.status).toBe('captured')
+      expect(rowsOf(unprocessed)).toHaveLength(0)
+      expect((await storedLead(t, concurrentId)).status).toBe('captured')
     })
     for (const [leadgenId, email] of [
       [redeliveredId, redelivered],
@@ -289,7 +285,7 @@ describe('POST /webhooks/socialnet/leads', () => {
         source: 'webhook',
       }),
     )
-    const { createdTime } = (await storedLead(t, leadgenId)) as { createdTime: Date }
+    const { createdTime } = await storedLead(t, leadgenId)
     expect(createdTime.getTime()).toBeGreaterThanOrEqual(posted)
     expect(createdTime.getTime()).toBeLessThanOrEqual(Date.now())
     expect(fetchesOf(graph, leadgenId)).toHaveLength(0)
@@ -309,7 +305,7 @@ describe('POST /webhooks/socialnet/leads', () => {
     const event = leadEvent([{ leadgen_id: leadgenId, page_id: page.pageId, form_id: page.formId }])
     const response = await t.app.inject(signedLeadPost({ ...event, note: 'a\u0000b' }))
     expect(response.statusCode).toBe(200)
-    await eventually(async () => expect((await storedLead(t, leadgenId))?.status).toBe('captured'))
+    await eventually(async () => expect((await storedLead(t, leadgenId)).status).toBe('captured'))
   })
 
   test('answers 503 when the event cannot be stored, so that Meta delivers it again', async ({ t }) => {
@@ -347,7 +343,7 @@ describe('POST /webhooks/socialnet/leads', () => {
       insert into lead_webhook_events (id, payload, created_at)
       values ('0123456789abcdef01234567', ${payload}::jsonb, now() - interval '2 minutes')`)
     await queue.enqueue(db, REQUEUE_LEAD_EVENTS_JOB, {})
-    await eventually(async () => expect((await storedLead(t, leadgenId))?.status).toBe('captured'))
+    await eventually(async () => expect((await storedLead(t, leadgenId)).status).toBe('captured'))
     expect(await contactsWithEmail(t.app, owner, email)).toHaveLength(1)
   })
 })

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { leadsDepsOf } from './connection.service.js'
+import { leadsDepsOf } from './deps.js'
 import { RegisterWebhookBody, RegisterWebhookResponse } from './registration.schemas.js'
 import { registerWebhook } from './registration.service.js'
 
@@ -21,7 +21,9 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       body: RegisterWebhookBody,
       response: { 200: RegisterWebhookResponse },
-      errors: [400, 401, 403, 502, 503],
+      // Every failure of the registration is the spec's 400 ERROR_CREATING_WEBHOOK; 503 only when
+      // SECRETS_ENCRYPTION_KEY is unset, as on every route that keeps a token.
+      errors: [400, 401, 403, 503],
     }),
     async (request) => {
       const deps = {

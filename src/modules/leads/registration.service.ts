@@ -1,20 +1,24 @@
 import { inTransaction } from '../../platform/db/transaction.js'
-import { Invalid, Unavailable, UpstreamFailed } from '../../platform/http/errors.js'
+import { Invalid } from '../../platform/http/errors.js'
 import { ProviderUnreachable } from '../../platform/providers/http-client.js'
 import { findCampaign, setSubscriptionStatus } from './campaigns.repository.js'
-import { type LeadsDeps, pageTokenOf, requireConnection } from './connection.service.js'
-import {
-  createPageWebhookSubscription,
-  GraphAppNotConfigured,
-  GraphError,
-  getAppToken,
-  subscribeAppToPage,
-} from './graph.js'
+import { pageTokenOf, requireConnection } from './connection.service.js'
+import type { LeadsDeps } from './deps.js'
+import { createPageWebhookSubscription, GraphError, getAppToken, subscribeAppToPage } from './graph.js'
 import { type RegistrationRow, upsertRegistration } from './registration.repository.js'
 import type { RegisterWebhookBody, WebhookRegistration } from './registration.schemas.js'
 
-/** The spec's "Webhook registration fails": errno 400 with the provider's message in `additional_info`. */
+/**
+ * The spec's "Webhook registration fails": errno 400 with the provider's message in `additional_info`. Every
+ * failure of the registration answers it, Graph unreachable and the Meta app not configured included
+ * (docs/decisions.md).
+ */
 export const ERROR_CREATING_WEBHOOK = 'ERROR_CREATING_WEBHOOK'
+/** `additional_info.message` when no answer came from Graph at all. */
+export const GRAPH_UNREACHABLE = 'Graph API could not be reached'
+
+const registrationFailed = (additionalInfo: { message: string; type?: string; code?: number }) =>
+  new Invalid(ERROR_CREATING_WEBHOOK, additionalInfo)
 /** Where Meta verifies our callback (GET) and posts lead events (POST). */
 export const LEADS_WEBHOOK_PATH = '/webhooks/socialnet/leads'
 
@@ -38,7 +42,10 @@ const registrationView = (row: RegistrationRow): WebhookRegistration => ({
   webhook_url: row.webhookUrl,
 })
 
-/** The verify token, or 503 naming every variable registration needs and lacks (nothing is called). */
+/**
+ * The verify token; else the registration fails before Graph is called, its `additional_info` naming every
+ * variable it needs and lacks, and the operator is told in the log at error level.
+ */
 function requireWebhookSettings(deps: RegistrationDeps): string {
   const unset = [
     ['SOCIALNET_APP_ID', deps.graph.appId],
@@ -46,23 +53,22 @@ function requireWebhookSettings(deps: RegistrationDeps): string {
     ['SOCIALNET_VERIFY_TOKEN', deps.verifyToken],
   ].flatMap(([name, value]) => (value ? [] : [name]))
   if (unset.length === 0 && deps.verifyToken) return deps.verifyToken
-  throw new Unavailable(`Lead ads webhooks are not configured: set ${unset.join(', ')}`)
+  const message = `Lead ads webhooks are not configured: set ${unset.join(', ')}`
+  deps.log.error({ unset }, message)
+  throw registrationFailed({ message })
 }
 
 /**
- * Graph's failures as the spec answers them. A refusal (any Graph error, 190 included) is the spec's 400
- * `ERROR_CREATING_WEBHOOK` with Graph's `{ message, type, code }`. Graph not answering at all is 502 with
- * the same message: 400 would tell the caller to change the request, while nothing in it was wrong and the
- * same request may succeed in a minute (the service's other providers answer 502 when unreachable too).
+ * Graph's failures as the spec answers them: a refusal (any Graph error, 190 included) with Graph's
+ * `{ message, type, code }`; Graph not answering at all with a message saying so.
  */
 async function withGraphFailures<T>(steps: () => Promise<T>): Promise<T> {
   try {
     return await steps()
   } catch (error) {
-    if (error instanceof GraphError) throw new Invalid(ERROR_CREATING_WEBHOOK, error.providerError)
+    if (error instanceof GraphError) throw registrationFailed(error.providerError)
     if (error instanceof ProviderUnreachable)
-      throw new UpstreamFailed(ERROR_CREATING_WEBHOOK, { message: error.message })
-    if (error instanceof GraphAppNotConfigured) throw new Unavailable(error.message)
+      throw registrationFailed({ message: `${GRAPH_UNREACHABLE}: ${error.message}` })
     throw error
   }
 }
@@ -70,7 +76,7 @@ async function withGraphFailures<T>(steps: () => Promise<T>): Promise<T> {
 /**
  * `POST /socialnet/accounts/webhook`. What needs no call to Graph is checked first: the campaign (not found
  * in the caller's account, or deleted: undefined, which the route answers `{ success: true }`), the stored
- * token (none: 400 `Record Not found!`) and the app's settings (503), so that these answers do not depend
+ * token (none: 400 `Record Not found!`) and the app's settings, so that these answers do not depend
  * on Graph. Then Graph's steps in the spec's order: the app token; the account's token (exchanged when
  * expired) and with it a fresh page token, kept on the campaign for lead capture; our app subscribed to the
  * page's `leadgen`; the app's `page` webhook subscription pointed at our callback. Then the registration,
