@@ -18,7 +18,7 @@ import {
 import type { Disconnected, StoreTokenBody, TokenRecord } from './connection.schemas.js'
 import type { LeadsDeps } from './deps.js'
 import { exchangeForLongLivedToken, GraphError, getPageToken } from './graph.js'
-import { notifyAccount, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from './notifications.js'
+import { notifyAccount, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from './notifications.service.js'
 import { SOCIALNET_LEADS } from './tables.js'
 
 export const RECORD_NOT_FOUND = 'Record Not found!'

@@ -15,7 +15,7 @@ import {
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { RECORD_NOT_FOUND } from './connection.service.js'
-import { SOCIALNET_DISCONNECTED } from './notifications.js'
+import { SOCIALNET_DISCONNECTED } from './notifications.service.js'
 
 const logs = captureLogs()
 test.override('appOptions', { logStream: logs.stream })

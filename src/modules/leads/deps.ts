@@ -2,7 +2,7 @@ import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { Logger } from '../../platform/log/logger.js'
 import type { GraphSettings } from './graph.js'
-import type { Notifier } from './notifications.js'
+import type { Notifier } from './notifications.service.js'
 
 /** What the leads module's features are given: the database, Graph, the sealing key and the notifier. */
 export interface LeadsDeps extends Notifier {

@@ -21,7 +21,7 @@ import {
   recordFetchFailure,
 } from './lead-capture.repository.js'
 import type { Lead, LeadsQuery } from './lead-capture.schemas.js'
-import { LEAD_CREATED, notifyAccount } from './notifications.js'
+import { LEAD_CREATED, notifyAccount } from './notifications.service.js'
 
 /** The spec's standard lead field names: read from `field_data` into a lead's `fields`. */
 export const STANDARD_LEAD_FIELDS: ReadonlySet<string> = new Set([

@@ -7,7 +7,11 @@ import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
 import { CONTACT_CREATED, CONTACT_UPDATED, CRM_CONTACTS_READ } from '../accounts/contacts.service.js'
 import { LEADS_READ } from '../leads/lead-access.service.js'
-import { LEAD_CREATED, SOCIALNET_DISCONNECTED, SOCIALNET_TOKEN_INVALID } from '../leads/notifications.js'
+import {
+  LEAD_CREATED,
+  SOCIALNET_DISCONNECTED,
+  SOCIALNET_TOKEN_INVALID,
+} from '../leads/notifications.service.js'
 import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
