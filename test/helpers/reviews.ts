@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto'
-import { sql } from 'drizzle-orm'
 import Stripe from 'stripe'
-import { expect, vi } from 'vitest'
+import { expect } from 'vitest'
 import { SEND_REQUEST_JOB } from '../../src/modules/reviews/jobs.js'
 import { twilioSignature } from '../../src/modules/reviews/twilio.js'
 import { adminHeaders, type TestApp } from './app.js'
 import { createTenant, type Tenant } from './fixtures.js'
+import { eventually, type JobsOf, makeJobsDue } from './jobs.js'
 
 /** `PUT /reviews/auto-review-request` as the tenant. */
 export const putConfiguration = (t: TestApp, tenant: Tenant, payload: object, prefix = '/reviews') =>
@@ -51,22 +51,12 @@ export async function setReviewLink(
   return response.json().data._id
 }
 
-/** A review request job's scheduled start (pg-boss's `start_after`), by the request it sends. */
-export async function jobStartOf(t: TestApp, jobName: string, requestId: string): Promise<Date[]> {
-  const result = await t.app.platform.db.execute(
-    sql`select start_after from pgboss.job where name = ${jobName} and data ->> 'request_id' = ${requestId} and state = 'created' order by start_after`,
-  )
-  return (result as unknown as { rows: { start_after: Date | string }[] }).rows.map(
-    (row) => new Date(row.start_after),
-  )
-}
-
-/** Makes the request's waiting job due now: the queue then runs it as it would at its time, no sleeping. */
-export async function makeJobDue(t: TestApp, jobName: string, requestId: string): Promise<void> {
-  await t.app.platform.db.execute(
-    sql`update pgboss.job set start_after = now() where name = ${jobName} and data ->> 'request_id' = ${requestId} and state = 'created'`,
-  )
-}
+/** The waiting jobs (send or follow-up) of one review request, for waitingJobStarts and makeJobsDue. */
+export const requestJobs = (name: string, requestId: string): JobsOf => ({
+  name,
+  field: 'request_id',
+  value: requestId,
+})
 
 /** A Stripe webhook post, signed as Stripe signs it (`generateTestHeaderString`). */
 export function stripePost(secret: string, body: object, timestamp?: number) {
@@ -104,14 +94,11 @@ export const requestsOf = async (t: TestApp, tenant: Tenant, query = '') =>
 
 /** Waits (polling, no sleep) until the tenant has `count` requests matching `query`; they are returned. */
 export const waitForRequests = (t: TestApp, tenant: Tenant, count: number, query = '') =>
-  vi.waitFor(
-    async () => {
-      const requests = await requestsOf(t, tenant, query)
-      expect(requests).toHaveLength(count)
-      return requests
-    },
-    { timeout: 10_000, interval: 100 },
-  )
+  eventually(async () => {
+    const requests = await requestsOf(t, tenant, query)
+    expect(requests).toHaveLength(count)
+    return requests
+  })
 
 /** Every review event received, oldest first, as the operator reads them (the admin API). */
 export async function storedEvents(t: TestApp, query = '') {
@@ -202,16 +189,13 @@ export async function sendRequestOfCharge(
   const ofCharge = async () =>
     (await requestsOf(t, tenant, 'limit=100')).find((request) => request.source_ref === charge.data.object.id)
   const waitUntil = (check: (request: ListedRequest | undefined) => void) =>
-    vi.waitFor(
-      async () => {
-        const request = await ofCharge()
-        check(request)
-        return request as ListedRequest
-      },
-      { timeout: 10_000, interval: 100 },
-    )
+    eventually(async () => {
+      const request = await ofCharge()
+      check(request)
+      return request as ListedRequest
+    })
   const scheduled = await waitUntil((request) => expect(request?.status).toBe('scheduled'))
-  await makeJobDue(t, SEND_REQUEST_JOB, scheduled._id)
+  await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, scheduled._id))
   return waitUntil((request) => expect(request?.status).not.toBe('scheduled'))
 }
 
@@ -232,9 +216,3 @@ export function twilioPost(
     payload: new URLSearchParams(params).toString(),
   }
 }
-
-/** Waits (polling, no sleep) until `check` passes: the queue applies events and sends within seconds. */
-export const eventually = <T>(
-  check: () => T | Promise<T>,
-  options: { timeout?: number; interval?: number } = {},
-) => vi.waitFor(check, { timeout: 10_000, interval: 100, ...options })

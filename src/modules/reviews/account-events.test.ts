@@ -1,8 +1,8 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import {
-  eventually,
   putConfiguration,
   requestsOf,
   reviewingTenant,

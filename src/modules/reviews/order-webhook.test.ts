@@ -3,9 +3,9 @@ import { describe, expect } from 'vitest'
 import { startFakeSquareApi } from '../../../test/fakes/square-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
 import {
-  eventually,
   requestsOf,
   reviewingTenant,
   squarePost,

@@ -1,11 +1,10 @@
 import { describe, expect } from 'vitest'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
 import {
-  eventually,
-  jobStartOf,
-  makeJobDue,
   putConfiguration,
+  requestJobs,
   requestsOf,
   reviewingTenant,
   storedEvents,
@@ -77,10 +76,10 @@ describe('payment webhook (Stripe)', () => {
       const due = Date.parse(request.scheduled_for)
       expect(due - before).toBeGreaterThanOrEqual(2 * 3_600_000 - 1000)
       expect(due - Date.now()).toBeLessThanOrEqual(2 * 3_600_000)
-      expect(await jobStartOf(t, SEND_REQUEST_JOB, request._id)).toEqual([new Date(due)])
+      expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, request._id))).toEqual([new Date(due)])
     }
     // Made due now, the jobs send: yelp has no review link, so it is skipped at send time.
-    for (const request of requests) await makeJobDue(t, SEND_REQUEST_JOB, request._id)
+    for (const request of requests) await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request._id))
     await waitForRequests(t, tenant, 1, 'status=sent&platform=google')
     const [yelp] = await waitForRequests(t, tenant, 1, 'status=skipped')
     expect(yelp).toMatchObject({ platform: 'yelp', reason: 'no_review_link' })
@@ -253,7 +252,7 @@ describe('payment webhook (Stripe)', () => {
       ),
     )
     await putConfiguration(t, tenant, { conditions: { exclude_refunded: true } })
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const [cancelled] = await waitForRequests(t, tenant, 1, 'status=cancelled')
     expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded', sent_at: null })
 
@@ -296,9 +295,9 @@ describe('sending, clicks and follow-ups', () => {
     const tenant = await reviewingTenant(t, { follow_up: { enabled: true, delay_hours: 48 } })
     await t.app.inject(stripePost(SECRET, chargeEvent(tenant, { email: 'clicker@example.com' })))
     const [request] = await waitForRequests(t, tenant, 1)
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const [sent] = await waitForRequests(t, tenant, 1, 'status=sent')
-    const [followUpAt] = await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)
+    const [followUpAt] = await waitingJobStarts(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))
     expect((followUpAt?.getTime() ?? 0) - Date.now()).toBeGreaterThan(47 * 3_600_000)
 
     const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
@@ -321,8 +320,10 @@ describe('sending, clicks and follow-ups', () => {
     await t.app.inject({ url: `/r/${code}`, headers: person })
     expect((await requestsOf(t, tenant, 'status=clicked'))[0]?.clicked_at).toBe(clicked?.clicked_at)
 
-    await makeJobDue(t, FOLLOW_UP_JOB, sent?._id as string)
-    await eventually(async () => expect(await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)).toEqual([]))
+    await makeJobsDue(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))
+    await eventually(async () =>
+      expect(await waitingJobStarts(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))).toEqual([]),
+    )
     const [after] = await requestsOf(t, tenant)
     expect(after).toMatchObject({ status: 'clicked', follow_up_sent_at: null })
     expect((await t.app.inject({ url: '/r/AAAAAAAAAAAA' })).statusCode).toBe(404)
@@ -338,7 +339,7 @@ describe('sending, clicks and follow-ups', () => {
     })
     await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
     const [request] = await waitForRequests(t, tenant, 1)
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const opening = new Date(
       Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 2),
     )
@@ -347,7 +348,7 @@ describe('sending, clicks and follow-ups', () => {
       expect(requests[0]?.scheduled_for).toBe(opening.toISOString())
       return requests
     })
-    expect(await jobStartOf(t, SEND_REQUEST_JOB, moved?._id as string)).toEqual([opening])
+    expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, moved?._id as string))).toEqual([opening])
     expect(moved?.sent_at).toBeNull()
   })
 

@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
-import { eventually, reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
+import { eventually } from '../../../test/helpers/jobs.js'
+import { reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const statsOf = async (t: TestApp, tenant: Tenant, query = '') => {
