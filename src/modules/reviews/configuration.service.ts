@@ -17,13 +17,8 @@ import {
   TRIGGER_TYPES,
   type TriggerType,
 } from './documents.schemas.js'
-import {
-  DELAY_HOURS_MUST_BE_POSITIVE,
-  INVALID_TRIGGER_TYPE,
-  TEMPLATE_NOT_FOUND,
-} from './review-access.service.js'
 import { platformsWithoutLink } from './review-links.service.js'
-import { requireTemplate } from './templates.service.js'
+import { requireTemplate, TEMPLATE_NOT_FOUND } from './templates.service.js'
 
 type Caller = Pick<AuthContext, 'account_id' | 'parent_account'>
 
@@ -71,6 +66,10 @@ const DEFAULTS = {
   sendWindow: null,
   timezone: 'UTC',
 } satisfies Omit<ConfigurationValues, 'accountId' | 'parentAccount'>
+
+/** The spec's refusals of a `trigger` and a `delay_hours`, word for word. */
+export const INVALID_TRIGGER_TYPE = 'Invalid trigger type'
+const DELAY_HOURS_MUST_BE_POSITIVE = 'Delay hours must be positive'
 
 export const isTrigger = (value: string): value is TriggerType =>
   (TRIGGER_TYPES as readonly string[]).includes(value)

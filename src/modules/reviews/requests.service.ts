@@ -6,6 +6,7 @@ import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { DAY_MS, HOUR_MS } from '../../platform/time.js'
 import type { ConfigurationRow } from './configuration.repository.js'
 import { configurationInForce } from './configuration.service.js'
 import type { TriggerType } from './documents.schemas.js'
@@ -28,9 +29,10 @@ import { countEarlierOrders } from './webhook-events.repository.js'
 import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 /** The spec's limit: one request per customer per platform per 30 days. */
-export const REVIEW_REQUEST_WINDOW_DAYS = 30
-const DAY_MS = 86_400_000
-const HOUR_MS = 3_600_000
+const REVIEW_REQUEST_WINDOW_DAYS = 30
+
+/** Where the spec's 30 days ending at `now` start: a request created since holds the customer's place. */
+export const requestLimitStart = (now: Date) => new Date(now.getTime() - REVIEW_REQUEST_WINDOW_DAYS * DAY_MS)
 
 /** Customer segments, from the account's order history (docs/decisions.md). */
 export const VIP_MIN_EARLIER_ORDERS = 3
@@ -156,7 +158,7 @@ async function unmetCondition(
     if (!inSegment) return SKIP_REASONS.notInSegment
   }
   if (conditions.exclude_repeated) {
-    const since = windowStart(occasion.receivedAt)
+    const since = requestLimitStart(occasion.receivedAt)
     if (await hasCountedRequest(tx, { parentAccount: parentOf(occasion), customerKey }, since))
       return SKIP_REASONS.repeatedCustomer
   }
@@ -165,7 +167,6 @@ async function unmetCondition(
 
 const parentOf = (occasion: Pick<ReviewOccasion, 'accountId' | 'parentAccount'>) =>
   occasion.parentAccount ?? occasion.accountId
-const windowStart = (now: Date) => new Date(now.getTime() - REVIEW_REQUEST_WINDOW_DAYS * DAY_MS)
 const newCode = () => randomBytes(9).toString('base64url')
 
 /**
@@ -203,7 +204,7 @@ export async function scheduleReviewRequests(
     const limited = await hasCountedRequest(
       tx,
       { parentAccount, customerKey, platform },
-      windowStart(occasion.receivedAt),
+      requestLimitStart(occasion.receivedAt),
     )
     const row = await insertRequest(tx, {
       accountId: occasion.accountId,

@@ -2,6 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { DomainError } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { HOUR_MS } from '../../platform/time.js'
 import type { Account } from '../accounts/accounts.schemas.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import { DND_ENABLED } from '../email/do-not-disturb.service.js'
@@ -19,16 +20,13 @@ import {
   type RequestRow,
   wasRefunded,
 } from './requests.repository.js'
-import { REVIEW_REQUEST_WINDOW_DAYS, SKIP_REASONS } from './requests.service.js'
+import { requestLimitStart, SKIP_REASONS } from './requests.service.js'
 import { reviewUrlFor } from './review-links.service.js'
 import { nextSendWindowOpening } from './send-window.js'
 import { hasOptOut } from './sms-opt-outs.repository.js'
 import { phoneKeyOf } from './sms-opt-outs.service.js'
 import { DEFAULT_TEMPLATES, requireTemplate } from './templates.service.js'
 import { type SmsSettings, sendTwilioSms, TWILIO_UNSUBSCRIBED_RECIPIENT, TwilioError } from './twilio.js'
-
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 
 /** The `uid` review requests are sent as: no user sends them (the sender is the configuration's address). */
 export const REVIEW_REQUEST_SENDER = 'review-requests'
@@ -239,13 +237,12 @@ export async function sendDueRequest(deps: SendingDeps, requestId: string, now =
     })
     return
   }
-  const since = new Date(now.getTime() - REVIEW_REQUEST_WINDOW_DAYS * DAY_MS)
   const key = {
     parentAccount: request.parentAccount,
     customerKey: request.customerKey,
     platform: request.platform,
   }
-  if (await hasCountedRequest(deps.db, { ...key, exceptId: request.id }, since)) {
+  if (await hasCountedRequest(deps.db, { ...key, exceptId: request.id }, requestLimitStart(now))) {
     await moveRequest(deps.db, request.id, 'scheduled', {
       status: 'skipped',
       reason: SKIP_REASONS.frequencyLimit,
