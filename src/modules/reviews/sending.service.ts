@@ -5,7 +5,7 @@ import type { Logger } from '../../platform/log/logger.js'
 import { HOUR_MS } from '../../platform/time.js'
 import type { Account } from '../accounts/accounts.schemas.js'
 import { getAccount } from '../accounts/accounts.service.js'
-import { DND_ENABLED } from '../email/do-not-disturb.service.js'
+import { DoNotDisturbRefusal } from '../email/do-not-disturb.service.js'
 import type { SendDeps } from '../email/send.service.js'
 import { sendEmailOncePerKey } from '../email/send-keys.service.js'
 import { lookUpVariables, renderNamedValues, renderVariables } from '../email/variables.service.js'
@@ -153,7 +153,7 @@ async function sendChannel(
     await sendByEmail(deps, context, message, values, key)
     return { outcome: 'sent' }
   } catch (error) {
-    if (error instanceof DomainError && error.message === DND_ENABLED) return { outcome: 'opted_out' }
+    if (error instanceof DoNotDisturbRefusal) return { outcome: 'opted_out' }
     if (error instanceof DomainError && error.statusCode < 500)
       return { outcome: 'failed', reason: error.message }
     if (error instanceof TwilioError && error.code === TWILIO_UNSUBSCRIBED_RECIPIENT)

@@ -199,3 +199,21 @@ describe('review requests by SMS through Twilio', () => {
     expect(await smsOf(t, request._id)).toEqual([])
   })
 })
+
+describe('review requests by email', () => {
+  test("a customer on the account's do-not-disturb list is skipped as opted_out, not failed", async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    const dnd = await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/dnd',
+      headers: tenant.headers,
+      payload: { value: 'quiet@example.com' },
+    })
+    expect(dnd.statusCode).toBe(201)
+    const charge = chargeFor(tenant, { email: 'quiet@example.com' })
+    const request = await sendRequestOfCharge(t, STRIPE_SECRET, tenant, charge)
+    expect(request).toMatchObject({ status: 'skipped', reason: 'opted_out', sent_at: null })
+  })
+})
