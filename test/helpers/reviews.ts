@@ -110,7 +110,16 @@ export async function storedEvents(t: TestApp, query = '') {
   return events.map(({ event_id, status, reason }) => ({ event_id, status, reason })).reverse()
 }
 
-/** A tenant with an enabled configuration (`order_completed`, email), a Google review link and email credits. */
+/** The spec's five required fields of a configuration: enabled, `order_completed`, 2 hours, Google, email. */
+export const REVIEW_CONFIGURATION = {
+  enabled: true,
+  trigger: 'order_completed',
+  delay_hours: 2,
+  platforms: ['google'],
+  send_method: 'email',
+}
+
+/** A tenant with an enabled configuration (REVIEW_CONFIGURATION), a Google review link and email credits. */
 export async function reviewingTenant(t: TestApp, configuration: object = {}) {
   const tenant = await createTenant(t.app, { name: 'Corner Bakery' })
   await t.app.inject({
@@ -120,14 +129,8 @@ export async function reviewingTenant(t: TestApp, configuration: object = {}) {
     payload: { amount: 10 },
   })
   await setReviewLink(t, tenant, 'google', 'https://g.page/r/corner-bakery/review')
-  await putConfiguration(t, tenant, {
-    enabled: true,
-    trigger: 'order_completed',
-    delay_hours: 2,
-    platforms: ['google'],
-    send_method: 'email',
-    ...configuration,
-  })
+  const saved = await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, ...configuration })
+  if (saved.statusCode !== 200) throw new Error(`configuration answered ${saved.statusCode}: ${saved.body}`)
   return tenant
 }
 

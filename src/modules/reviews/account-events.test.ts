@@ -4,6 +4,7 @@ import type { Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
 import {
   putConfiguration,
+  REVIEW_CONFIGURATION,
   requestsOf,
   reviewingTenant,
   storedEvents,
@@ -84,12 +85,7 @@ describe('POST /reviews/events', () => {
   }) => {
     const tenant = await reviewingTenant(t, { trigger: 'service_delivered' })
     const event = accountEvent('service_delivered')
-    await putConfiguration(t, stranger, {
-      enabled: true,
-      trigger: 'service_delivered',
-      platforms: ['google'],
-      send_method: 'email',
-    })
+    await putConfiguration(t, stranger, { ...REVIEW_CONFIGURATION, trigger: 'service_delivered' })
     const own = await report(t, tenant, event)
     const theirs = await report(t, stranger, event)
     expect([own.statusCode, theirs.statusCode]).toEqual([202, 202])

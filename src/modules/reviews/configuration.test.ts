@@ -30,7 +30,7 @@ describe('auto review request configuration', () => {
     })
   })
 
-  test('creates the configuration with every field as sent, then changes it (upsert)', async ({ t }) => {
+  test('creates the configuration with every field as sent, then replaces it (upsert)', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const created = await putConfiguration(t, tenant, full)
     expect(created.statusCode).toBe(200)
@@ -47,7 +47,12 @@ describe('auto review request configuration', () => {
         updated_at: expect.any(String),
       },
     })
-    const changed = await putConfiguration(t, tenant, { enabled: false, delay_hours: 0 }, '/v1/reviews')
+    const changed = await putConfiguration(
+      t,
+      tenant,
+      { ...full, enabled: false, delay_hours: 0 },
+      '/v1/reviews',
+    )
     expect(changed.json().data).toMatchObject({
       ...full,
       _id: created.json().data._id,
@@ -81,6 +86,89 @@ describe('auto review request configuration', () => {
     }
     const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
     expect(listed.json().data.pagination.total).toBe(0)
+  })
+
+  test('a PUT replaces the configuration: what it leaves out is absent afterwards', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const template = await createReviewTemplate(t, tenant)
+    const everything = {
+      ...full,
+      name: 'Bakery reviews',
+      template_id: template,
+      follow_up: { enabled: true, delay_hours: 72 },
+      send_window: { start: '09:00', end: '20:00' },
+      timezone: 'Europe/Paris',
+    }
+    expect((await putConfiguration(t, tenant, everything)).statusCode).toBe(200)
+    // The new user's case: a service_delivered configuration no longer keeps min_order_value from before.
+    const required = {
+      enabled: true,
+      trigger: 'service_delivered',
+      delay_hours: 1,
+      platforms: ['yelp'],
+      send_method: 'sms',
+    }
+    const replaced = await putConfiguration(t, tenant, required)
+    expect(replaced.statusCode).toBe(200)
+    const absent = {
+      name: 'Auto review request',
+      template_id: null,
+      conditions: {},
+      from_email: null,
+      from_phone: null,
+      follow_up: null,
+      send_window: null,
+      timezone: 'UTC',
+    }
+    expect(replaced.json().data).toMatchObject({ ...required, ...absent })
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.configs).toEqual([expect.objectContaining({ ...required, ...absent })])
+  })
+
+  test('requires the five fields the spec marks required: a 400 naming the one missing', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    for (const field of ['enabled', 'trigger', 'delay_hours', 'platforms', 'send_method']) {
+      const { [field]: _left, ...rest } = full as Record<string, unknown>
+      const response = await putConfiguration(t, tenant, rest)
+      expect(response.statusCode, field).toBe(400)
+      expect(response.json()).toMatchObject({ success: false, message: `${field} is required` })
+    }
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.pagination.total).toBe(0)
+  })
+
+  test("any trigger but the spec's four answers 'Invalid trigger type', any delay but a number from 0 'Delay hours must be positive'", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const triggers = [42, null, true, ['order_completed'], { value: 'order_completed' }, 'x'.repeat(1000), '']
+    for (const trigger of triggers) {
+      const response = await putConfiguration(t, tenant, { ...full, trigger })
+      expect(response.statusCode, JSON.stringify(trigger)).toBe(400)
+      expect(response.json().message).toBe('Invalid trigger type')
+    }
+    for (const delay_hours of ['24', null, false, [1], { hours: 1 }, -0.5]) {
+      const response = await putConfiguration(t, tenant, { ...full, delay_hours })
+      expect(response.statusCode, JSON.stringify(delay_hours)).toBe(400)
+      expect(response.json().message).toBe('Delay hours must be positive')
+    }
+    const tooLong = await putConfiguration(t, tenant, { ...full, delay_hours: 8761 })
+    expect(tooLong.json()).toMatchObject({ success: false, message: 'delay_hours must be at most 8760' })
+  })
+
+  test('a refused PUT leaves the earlier configuration as it was', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const saved = (await putConfiguration(t, tenant, full)).json().data
+    const refused: object[] = [
+      { ...full, trigger: 'service_delivered', platforms: ['myspace'] },
+      { ...full, trigger: 'service_delivered', delay_hours: -1 },
+      { ...full, trigger: 'service_delivered', template_id: '0123456789abcdef01234567' },
+      { trigger: 'service_delivered' },
+    ]
+    for (const body of refused)
+      expect((await putConfiguration(t, tenant, body)).statusCode).toBeGreaterThan(399)
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.configs).toEqual([saved])
   })
 
   test("refuses another account's template as not found", async ({ t, owner, stranger }) => {

@@ -4,6 +4,7 @@ import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers
 import { randomText } from '../../../test/helpers/long-strings.js'
 import {
   putConfiguration,
+  REVIEW_CONFIGURATION,
   requestJobs,
   requestsOf,
   reviewingTenant,
@@ -151,7 +152,7 @@ describe('payment webhook (Stripe)', () => {
         }),
       )
     }
-    await putConfiguration(t, tenant, { enabled: false })
+    await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, enabled: false })
     const disabled = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, disabled))
     await eventually(async () =>
@@ -251,7 +252,7 @@ describe('payment webhook (Stripe)', () => {
         'refunds_not_excluded',
       ),
     )
-    await putConfiguration(t, tenant, { conditions: { exclude_refunded: true } })
+    await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, conditions: { exclude_refunded: true } })
     await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const [cancelled] = await waitForRequests(t, tenant, 1, 'status=cancelled')
     expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded', sent_at: null })

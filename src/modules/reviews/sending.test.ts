@@ -7,6 +7,7 @@ import {
   chargeFor,
   createReviewTemplate,
   putConfiguration,
+  REVIEW_CONFIGURATION,
   reviewingTenant,
   sendRequestOfCharge,
   twilioPost,
@@ -49,12 +50,13 @@ function customerPhone() {
 
 /** A tenant that asks for Google reviews by SMS, with a template using both areas' variables. */
 async function smsTenant(t: TestApp, configuration: object = {}) {
-  const tenant = await reviewingTenant(t, { send_method: 'sms', delay_hours: 1, ...configuration })
+  const settings = { ...REVIEW_CONFIGURATION, send_method: 'sms', delay_hours: 1, ...configuration }
+  const tenant = await reviewingTenant(t, settings)
   const templateId = await createReviewTemplate(t, tenant, {
     channel: 'sms',
     body: 'Hi {{contact.name}} ({{customer.name}}), thanks from {{business.name}}: {{review.link}}',
   })
-  expect((await putConfiguration(t, tenant, { template_id: templateId })).statusCode).toBe(200)
+  expect((await putConfiguration(t, tenant, { ...settings, template_id: templateId })).statusCode).toBe(200)
   return tenant
 }
 
