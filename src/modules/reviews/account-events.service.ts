@@ -5,7 +5,7 @@ import type { AccountEvent, AccountEventBody } from './account-events.schemas.js
 import { INVALID_TRIGGER_TYPE, isTrigger } from './configuration.service.js'
 import type { TriggerType } from './documents.schemas.js'
 import { type EventOutcome, type ScheduleDeps, scheduleReviewRequests } from './requests.service.js'
-import { findWebhookEvent, type WebhookEventRow } from './webhook-events.repository.js'
+import { findReportedEvent, type WebhookEventRow } from './webhook-events.repository.js'
 import { accountOfEvent, receiveWebhookPost } from './webhook-events.service.js'
 
 /**
@@ -38,7 +38,7 @@ export async function reportAccountEvent(
   const eventId = storedEventId(accountId, body.event_id)
   const post = { eventId, type: body.trigger, payload: body, accountId }
   const storedId = await receiveWebhookPost(deps, 'account', post, queueProcessing)
-  const row = await findWebhookEvent(deps.db, 'account', eventId)
+  const row = await findReportedEvent(deps.db, accountId, eventId)
   if (!row) throw new Error(`account event ${eventId} was stored but cannot be read`)
   return { event: accountEventView(row), repeated: storedId === null }
 }

@@ -12,13 +12,14 @@ import { configurationInForce } from './configuration.service.js'
 import type { TriggerType } from './documents.schemas.js'
 import {
   cancelScheduledOfSources,
-  findAccountRequest,
+  findRequest,
   hasCountedRequest,
   insertRequest,
   listRequests,
   lockCustomerPlatform,
   moveRequest,
   type RequestFilters,
+  type RequestKey,
   type RequestRow,
   recordRefunds,
   wasRefunded,
@@ -85,7 +86,7 @@ export interface EventOutcome {
 export interface ScheduleDeps {
   log: Logger
   /** Queues the sending of a request at its time, with the caller's transaction. */
-  enqueueSend: (tx: Database, requestId: string, startAfter: Date) => Promise<unknown>
+  enqueueSend: (tx: Database, request: RequestKey, startAfter: Date) => Promise<unknown>
 }
 
 /** The customer's identity across events: the lower-cased email, else the phone with digits only. */
@@ -140,26 +141,16 @@ async function unmetCondition(
     return SKIP_REASONS.refunded
   const segment = conditions.customer_segment ?? 'all'
   if (segment !== 'all') {
-    const event = {
-      id: occasion.eventId,
-      accountId: occasion.accountId,
-      customerKey,
-      before: occasion.receivedAt,
-    }
-    const history =
-      segment === 'new'
-        ? await countEarlierOrders(tx, event, new Date(0))
-        : await countEarlierOrders(
-            tx,
-            event,
-            new Date(occasion.receivedAt.getTime() - VIP_HISTORY_DAYS * DAY_MS),
-          )
+    const event = { id: occasion.eventId, customerKey, before: occasion.receivedAt }
+    const since =
+      segment === 'new' ? new Date(0) : new Date(occasion.receivedAt.getTime() - VIP_HISTORY_DAYS * DAY_MS)
+    const history = await countEarlierOrders(tx, occasion.accountId, event, since)
     const inSegment = segment === 'new' ? history === 0 : history >= VIP_MIN_EARLIER_ORDERS
     if (!inSegment) return SKIP_REASONS.notInSegment
   }
   if (conditions.exclude_repeated) {
     const since = requestLimitStart(occasion.receivedAt)
-    if (await hasCountedRequest(tx, { parentAccount: parentOf(occasion), customerKey }, since))
+    if (await hasCountedRequest(tx, parentOf(occasion), { customerKey }, since))
       return SKIP_REASONS.repeatedCustomer
   }
   return null
@@ -200,14 +191,14 @@ export async function scheduleReviewRequests(
   let scheduled = 0
   let repeated = 0
   for (const platform of config.platforms) {
-    await lockCustomerPlatform(tx, { parentAccount, customerKey, platform })
+    await lockCustomerPlatform(tx, parentAccount, { customerKey, platform })
     const limited = await hasCountedRequest(
       tx,
-      { parentAccount, customerKey, platform },
+      parentAccount,
+      { customerKey, platform },
       requestLimitStart(occasion.receivedAt),
     )
-    const row = await insertRequest(tx, {
-      accountId: occasion.accountId,
+    const row = await insertRequest(tx, occasion.accountId, {
       parentAccount,
       eventId: occasion.eventId,
       sourceRef: occasion.sourceRef,
@@ -226,7 +217,7 @@ export async function scheduleReviewRequests(
     })
     if (!row) repeated++
     else if (row.status === 'scheduled') {
-      await deps.enqueueSend(tx, row.id, scheduledFor)
+      await deps.enqueueSend(tx, row, scheduledFor)
       scheduled++
     }
   }
@@ -305,9 +296,9 @@ export async function cancelRequest(
   accountId: string,
   requestId: string,
 ): Promise<ReviewRequest> {
-  const row = isId(requestId) ? await findAccountRequest(db, accountId, requestId) : undefined
+  const row = isId(requestId) ? await findRequest(db, accountId, requestId) : undefined
   if (!row) throw new NotFound(REQUEST_NOT_FOUND)
-  const cancelled = await moveRequest(db, row.id, 'scheduled', {
+  const cancelled = await moveRequest(db, accountId, row.id, 'scheduled', {
     status: 'cancelled',
     reason: 'cancelled_by_user',
   })

@@ -19,7 +19,8 @@ const eventInsert = preparedStatement<{ id: string }>(
 
 /**
  * The stored event's id, or null when the source sent this event before. Every webhook post runs it: one
- * prepared statement.
+ * prepared statement. The events are the reviews' intake: `account_id` is what the event names when it
+ * arrives, if anything (a payment without metadata, an order of an unclaimed location name none).
  */
 export async function insertWebhookEvent(
   db: Database,
@@ -33,20 +34,29 @@ export async function insertWebhookEvent(
   return row?.id ?? null
 }
 
-/** The stored event a source sent under `eventId`. */
-export async function findWebhookEvent(
+/** The event the account reported (`POST /reviews/events`) under `eventId`, as stored. */
+export async function findReportedEvent(
   db: Database,
-  source: WebhookEventRow['source'],
+  accountId: string,
   eventId: string,
 ): Promise<WebhookEventRow | undefined> {
   const [row] = await db
     .select()
     .from(reviewWebhookEvents)
-    .where(and(eq(reviewWebhookEvents.source, source), eq(reviewWebhookEvents.eventId, eventId)))
+    .where(
+      and(
+        eq(reviewWebhookEvents.accountId, accountId),
+        eq(reviewWebhookEvents.source, 'account'),
+        eq(reviewWebhookEvents.eventId, eventId),
+      ),
+    )
   return row
 }
 
-/** Events still waiting to be applied that were received before `before`, oldest first. */
+/**
+ * Events still waiting to be applied that were received before `before`, oldest first: the requeue sweep,
+ * across accounts (and events that name none yet).
+ */
 export async function findReceivedBefore(db: Database, before: Date, limit: number): Promise<string[]> {
   const rows = await db
     .select({ id: reviewWebhookEvents.id })
@@ -57,7 +67,10 @@ export async function findReceivedBefore(db: Database, before: Date, limit: numb
   return rows.map((row) => row.id)
 }
 
-/** The event, locked until the transaction ends, so two runs of its job cannot both apply it. */
+/**
+ * The event, locked until the transaction ends, so two runs of its job cannot both apply it. By its own id
+ * alone: its job is queued when it arrives, before any account is known for some.
+ */
 export async function lockWebhookEvent(db: Database, id: string): Promise<WebhookEventRow | undefined> {
   const [row] = await db
     .select()
@@ -67,6 +80,7 @@ export async function lockWebhookEvent(db: Database, id: string): Promise<Webhoo
   return row
 }
 
+/** What applying the event made of it, by its own id (as its job knows it), with the account it was for. */
 export async function recordOutcome(db: Database, id: string, outcome: Outcome): Promise<void> {
   await db
     .update(reviewWebhookEvents)
@@ -77,7 +91,8 @@ export async function recordOutcome(db: Database, id: string, outcome: Outcome):
 /** Orders of a customer an account received before `event`, since `since`: its order history. */
 export async function countEarlierOrders(
   db: Database,
-  event: { id: string; accountId: string; customerKey: string; before: Date },
+  accountId: string,
+  event: { id: string; customerKey: string; before: Date },
   since: Date,
 ): Promise<number> {
   const [row] = await db
@@ -85,7 +100,7 @@ export async function countEarlierOrders(
     .from(reviewWebhookEvents)
     .where(
       and(
-        eq(reviewWebhookEvents.accountId, event.accountId),
+        eq(reviewWebhookEvents.accountId, accountId),
         eq(reviewWebhookEvents.customerKey, event.customerKey),
         ne(reviewWebhookEvents.id, event.id),
         lt(reviewWebhookEvents.createdAt, event.before),
