@@ -4,7 +4,7 @@ import { expect } from 'vitest'
 import { SEND_REQUEST_JOB } from '../../src/modules/reviews/jobs.js'
 import { twilioSignature } from '../../src/modules/reviews/twilio.js'
 import { adminHeaders, type TestApp } from './app.js'
-import { createTenant, type Tenant } from './fixtures.js'
+import { createTenant, type RouteCall, type Tenant } from './fixtures.js'
 import { eventually, type JobsOf, makeJobsDue } from './jobs.js'
 
 /** `PUT /reviews/auto-review-request` as the tenant. */
@@ -218,4 +218,41 @@ export function twilioPost(
     },
     payload: new URLSearchParams(params).toString(),
   }
+}
+
+/**
+ * Tenant isolation for a route that answers the caller's own rows (a list, the configuration): the owner's
+ * answer holds `mark` (an id or a value only the owner's rows have), another account's same call answers
+ * 2xx without it. The collection counterpart of expectHiddenFromOtherAccounts, whose 404 is for one resource.
+ */
+export async function expectOnlyOwnerSees(
+  t: TestApp,
+  read: RouteCall,
+  owner: Tenant,
+  stranger: Tenant,
+  mark: string,
+): Promise<void> {
+  const asOwner = await t.app.inject({ ...read, headers: owner.headers })
+  expect(asOwner.statusCode, `${read.method} ${read.url} as the owner`).toBeLessThan(300)
+  expect(asOwner.body, `${read.method} ${read.url} as the owner`).toContain(mark)
+  const asStranger = await t.app.inject({ ...read, headers: stranger.headers })
+  expect(asStranger.statusCode, `${read.method} ${read.url} as another account`).toBeLessThan(300)
+  expect(asStranger.body, `${read.method} ${read.url} as another account`).not.toContain(mark)
+}
+
+/**
+ * Tenant isolation for a route that writes: what `writer` writes (holding `mark`) lands in its own account
+ * only, as `read` shows it to the writer and not to another account.
+ */
+export async function expectWrittenToCallerOnly(
+  t: TestApp,
+  write: RouteCall,
+  read: RouteCall,
+  writer: Tenant,
+  other: Tenant,
+  mark: string,
+): Promise<void> {
+  const written = await t.app.inject({ ...write, headers: writer.headers })
+  expect(written.statusCode, `${write.method} ${write.url}: ${written.body}`).toBeLessThan(300)
+  await expectOnlyOwnerSees(t, read, writer, other, mark)
 }

@@ -86,7 +86,10 @@ export const ConfigurationList = Type.Object({
   pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
 })
 
-/** The saved configuration, and what will keep it from sending (a platform without a review link). */
+/**
+ * The saved configuration, and what will keep it from sending: a platform without a review link, a trigger
+ * nothing connected sends, a send window read as open all day.
+ */
 export const SavedEnvelope = Type.Object({
   success: Type.Literal(true),
   message: Type.String(),

@@ -12,13 +12,17 @@ import {
 import type { Configuration, ListQuery, PutBody } from './configuration.schemas.js'
 import {
   MAX_DELAY_HOURS,
+  ORDER_TRIGGER,
   REVIEW_PLATFORMS,
   type ReviewPlatform,
+  type SendWindow,
   TRIGGER_TYPES,
   type TriggerType,
 } from './documents.schemas.js'
+import { hasClaimedLocation } from './order-locations.service.js'
 import { platformsWithoutLink } from './review-links.service.js'
 import { requireTemplate, TEMPLATE_NOT_FOUND } from './templates.service.js'
+import { hasEventWithTrigger } from './webhook-events.repository.js'
 
 type Caller = Pick<AuthContext, 'account_id' | 'parent_account'>
 
@@ -109,17 +113,73 @@ function replacement(caller: Caller, body: PutBody): ConfigurationValues {
   }
 }
 
+/** Which providers' webhooks this server can verify, so that their events reach the reviews at all. */
+export interface ProviderWebhooks {
+  /** STRIPE_WEBHOOK_SECRET is set. */
+  stripe: boolean
+  /** SQUARE_WEBHOOK_SIGNATURE_KEY is set. */
+  square: boolean
+}
+
 const missingLinkWarning = (platform: ReviewPlatform) =>
   `No review link for ${platform}: its requests are skipped (no_review_link) until one is added at /reviews/links`
 
+/** Where order_completed could come from for the account, each that is missing said with what to do. */
+async function missingOrderSources(db: Database, accountId: string, webhooks: ProviderWebhooks) {
+  if (webhooks.stripe) return null
+  if (webhooks.square && (await hasClaimedLocation(db, accountId))) return null
+  const square = webhooks.square
+    ? 'no Square location is claimed (POST /reviews/orderprovider/locations)'
+    : 'this server receives no Square orders (SQUARE_WEBHOOK_SIGNATURE_KEY is unset)'
+  return `${square}, this server receives no Stripe payments (STRIPE_WEBHOOK_SECRET is unset), and no order was reported by POST /reviews/events`
+}
+
+/**
+ * The trigger, when nothing connected sends it: payments and orders only ever report order_completed, the
+ * other triggers come only from the account's own POST /reviews/events. An event of the trigger ever
+ * received for the account shows a source.
+ */
+async function silentTriggerWarning(
+  db: Database,
+  accountId: string,
+  trigger: TriggerType,
+  webhooks: ProviderWebhooks,
+): Promise<string | null> {
+  if (await hasEventWithTrigger(db, accountId, trigger)) return null
+  if (trigger !== ORDER_TRIGGER)
+    return `No ${trigger} event was ever reported for this account: payments and orders only report ${ORDER_TRIGGER}, so ${trigger} comes only from your own systems, by POST /reviews/events with "trigger": "${trigger}"; until one is, no request is scheduled`
+  const missing = await missingOrderSources(db, accountId, webhooks)
+  return (
+    missing &&
+    `Nothing sends ${ORDER_TRIGGER} for this account yet: ${missing}; until one does, no request is scheduled`
+  )
+}
+
+/** A window whose start is its end, which is read as open all day (nextSendWindowOpening). */
+const allDayWindowWarning = (window: SendWindow | null) =>
+  window && window.start === window.end
+    ? `send_window starts and ends at ${window.start}: that is read as open all day, so no request is held; leave send_window out to send at any hour, or give the hours requests may go out (an end before the start spans midnight)`
+    : null
+
+/** What will visibly keep the saved configuration from sending as its owner expects. */
+async function warningsOf(db: Database, caller: Caller, row: ConfigurationRow, webhooks: ProviderWebhooks) {
+  const unlinked = await platformsWithoutLink(db, accountsInForce(caller), row.platforms)
+  const silent = await silentTriggerWarning(db, caller.account_id, row.trigger, webhooks)
+  return [...unlinked.map(missingLinkWarning), silent, allDayWindowWarning(row.sendWindow)].filter(
+    (warning): warning is string => warning !== null,
+  )
+}
+
 /**
  * `PUT /reviews/auto-review-request`: the caller's configuration, created or replaced by the one sent; nothing
- * is stored when any field is refused. Platforms without a review link are accepted and named in `warnings`.
+ * is stored when any field is refused. What will keep it from sending is accepted and said in `warnings`: a
+ * platform without a review link, a trigger nothing connected sends, a send window read as open all day.
  */
 export async function saveConfiguration(
   db: Database,
   caller: Caller,
   body: PutBody,
+  webhooks: ProviderWebhooks,
 ): Promise<{ configuration: Configuration; warnings: string[] }> {
   const values = replacement(caller, body)
   if (values.templateId) await requireTemplate(db, caller.account_id, values.templateId)
@@ -128,8 +188,7 @@ export async function saveConfiguration(
     if (isForeignKeyViolation(error)) throw new NotFound(TEMPLATE_NOT_FOUND)
     throw error
   })
-  const unlinked = await platformsWithoutLink(db, accountsInForce(caller), row.platforms)
-  return { configuration: configurationView(row), warnings: unlinked.map(missingLinkWarning) }
+  return { configuration: configurationView(row), warnings: await warningsOf(db, caller, row, webhooks) }
 }
 
 /** The configuration in force for an account: its own, or else its parent's (the spec's fallback). */

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest'
-import { anId, createTenant } from '../../../test/helpers/fixtures.js'
+import type { TestApp } from '../../../test/helpers/app.js'
+import { anId, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { createReviewTemplate, putConfiguration, setReviewLink } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
@@ -17,6 +18,18 @@ const full = {
   send_method: 'email',
   from_email: 'reviews@shop.example',
   from_phone: '+14155550100',
+}
+
+let events = 0
+/** An event of the tenant's own systems (`POST /reviews/events`), stored at once. */
+async function reportEvent(t: TestApp, tenant: Tenant, trigger: string) {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/reviews/events',
+    headers: tenant.headers,
+    payload: { trigger, event_id: `warning-${++events}`, customer: { email: 'ada@example.com' } },
+  })
+  expect(response.statusCode).toBe(202)
 }
 
 describe('auto review request configuration', () => {
@@ -188,7 +201,58 @@ describe('auto review request configuration', () => {
     const response = await putConfiguration(t, tenant, { ...full, platforms: ['google', 'yelp'] })
     expect(response.statusCode).toBe(200)
     expect(response.json().data.platforms).toEqual(['google', 'yelp'])
-    expect(response.json().warnings).toEqual([expect.stringMatching(/^No review link for yelp/)])
+    const linkWarnings = response.json().warnings.filter((w: string) => w.startsWith('No review link'))
+    expect(linkWarnings).toEqual([expect.stringMatching(/^No review link for yelp/)])
+  })
+
+  test('warns about a trigger nothing sends yet, until an event of it is reported', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const configuration = { ...full, trigger: 'appointment_finished' }
+    const before = await putConfiguration(t, tenant, configuration)
+    expect(before.statusCode).toBe(200)
+    expect(before.json().warnings).toContain(
+      'No appointment_finished event was ever reported for this account: payments and orders only report ' +
+        'order_completed, so appointment_finished comes only from your own systems, by POST /reviews/events ' +
+        'with "trigger": "appointment_finished"; until one is, no request is scheduled',
+    )
+    await reportEvent(t, tenant, 'appointment_finished')
+    const after = await putConfiguration(t, tenant, configuration)
+    expect(after.json().warnings.filter((w: string) => w.includes('appointment_finished'))).toEqual([])
+  })
+
+  test('warns that nothing sends order_completed without Stripe, Square or an order reported', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const before = await putConfiguration(t, tenant, full)
+    // This server has neither STRIPE_WEBHOOK_SECRET nor SQUARE_WEBHOOK_SIGNATURE_KEY.
+    expect(before.json().warnings).toContain(
+      'Nothing sends order_completed for this account yet: this server receives no Square orders ' +
+        '(SQUARE_WEBHOOK_SIGNATURE_KEY is unset), this server receives no Stripe payments (STRIPE_WEBHOOK_SECRET ' +
+        'is unset), and no order was reported by POST /reviews/events; until one does, no request is scheduled',
+    )
+    await reportEvent(t, tenant, 'order_completed')
+    const after = await putConfiguration(t, tenant, full)
+    expect(after.json().warnings.filter((w: string) => w.includes('order_completed'))).toEqual([])
+  })
+
+  test('warns that a send window starting when it ends is read as open all day', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const allDay = await putConfiguration(t, tenant, {
+      ...full,
+      send_window: { start: '09:00', end: '09:00' },
+    })
+    expect(allDay.statusCode).toBe(200)
+    expect(allDay.json().warnings).toContain(
+      'send_window starts and ends at 09:00: that is read as open all day, so no request is held; leave ' +
+        'send_window out to send at any hour, or give the hours requests may go out (an end before the start ' +
+        'spans midnight)',
+    )
+    const hours = await putConfiguration(t, tenant, {
+      ...full,
+      send_window: { start: '21:00', end: '08:00' },
+    })
+    expect(hours.json().warnings.filter((w: string) => w.startsWith('send_window'))).toEqual([])
   })
 
   test('takes the follow-up, send window and time zone', async ({ t }) => {

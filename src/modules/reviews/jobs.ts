@@ -6,7 +6,7 @@ import { applyAccountEvent } from './account-events.service.js'
 import { applyOrderEvent } from './order-webhook.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
 import type { RequestKey } from './requests.repository.js'
-import type { ScheduleDeps } from './requests.service.js'
+import type { ScheduleDeps } from './scheduling.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
 import { processWebhookEvent, requeueReceivedEvents } from './webhook-events.service.js'
 

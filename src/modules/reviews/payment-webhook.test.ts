@@ -14,7 +14,7 @@ import {
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
-import { SOURCE_REF_TOO_LONG } from './requests.service.js'
+import { SOURCE_REF_TOO_LONG } from './scheduling.service.js'
 import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 const SECRET = 'whsec_test_reviews_secret'
@@ -152,6 +152,14 @@ describe('payment webhook (Stripe)', () => {
         }),
       )
     }
+    // The tenant reads the same reasons in words (the payment naming no account is no account's).
+    const events = (await t.app.inject({ url: '/reviews/events', headers: tenant.headers })).json().data
+    expect(events.map((e: { reason_text: string }) => e.reason_text)).toEqual([
+      'A customer.created event schedules nothing: only succeeded payments (charge, charge.succeeded, ' +
+        'payment_intent.succeeded) and refunds (charge.refunded, refund.created) count',
+      'The customer has no usable email address, and the configuration sends by email (send_method email)',
+      "The payment's status is failed, not succeeded",
+    ])
     await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, enabled: false })
     const disabled = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, disabled))
@@ -270,6 +278,15 @@ describe('payment webhook (Stripe)', () => {
       expect((await storedEvents(t)).find((e) => e.event_id === early.id)?.reason).toBe('refunded'),
     )
     expect(await requestsOf(t, tenant)).toHaveLength(1)
+  })
+
+  test("with Stripe's webhook set up, payments are a source of order_completed: no warning says otherwise", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const saved = await putConfiguration(t, tenant, REVIEW_CONFIGURATION)
+    expect(saved.statusCode).toBe(200)
+    expect(saved.json().warnings.filter((w: string) => w.includes('order_completed'))).toEqual([])
   })
 
   test('the spec bare charge object is accepted too', async ({ t }) => {

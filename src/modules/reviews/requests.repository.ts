@@ -201,3 +201,12 @@ export async function recordFirstClick(
 ): Promise<boolean> {
   return (await moveRequest(db, accountId, id, 'sent', { status: 'clicked', clickedAt: at })) !== undefined
 }
+
+/** The requests one event of the account scheduled, one per platform. */
+export function listRequestsOfEvent(db: Database, accountId: string, eventId: string): Promise<RequestRow[]> {
+  return db
+    .select()
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.accountId, accountId), eq(reviewRequests.eventId, eventId)))
+    .orderBy(reviewRequests.platform)
+}

@@ -22,8 +22,8 @@ import {
   type RequestRow,
   wasRefunded,
 } from './requests.repository.js'
-import { requestLimitStart, SKIP_REASONS } from './requests.service.js'
 import { reviewUrlFor } from './review-links.service.js'
+import { requestLimitStart, SKIP_REASONS } from './scheduling.service.js'
 import { nextSendWindowOpening } from './send-window.js'
 import { hasOptOut } from './sms-opt-outs.repository.js'
 import { phoneKeyOf } from './sms-opt-outs.service.js'

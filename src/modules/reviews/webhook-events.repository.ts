@@ -1,18 +1,20 @@
-import { and, count, desc, eq, gte, lt, ne, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gte, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { selectPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
+import type { TriggerType } from './documents.schemas.js'
 import { reviewWebhookEvents } from './tables.js'
 
 export type WebhookEventRow = typeof reviewWebhookEvents.$inferSelect
-type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'accountId' | 'customerKey'>
+type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'reasonText' | 'accountId' | 'customerKey'>
 
 const eventInsert = preparedStatement<{ id: string }>(
   'review_webhook_event_insert',
-  sql`insert into ${reviewWebhookEvents} (id, source, event_id, type, account_id, payload)
+  sql`insert into ${reviewWebhookEvents} (id, source, event_id, type, trigger, account_id, payload)
     values (${sql.placeholder('id')}, ${sql.placeholder('source')}, ${sql.placeholder('eventId')},
-      ${sql.placeholder('type')}, ${sql.placeholder('accountId')}, ${sql.placeholder('payload')}::jsonb)
+      ${sql.placeholder('type')}, ${sql.placeholder('trigger')}, ${sql.placeholder('accountId')},
+      ${sql.placeholder('payload')}::jsonb)
     on conflict do nothing
     returning id`,
 )
@@ -24,7 +26,7 @@ const eventInsert = preparedStatement<{ id: string }>(
  */
 export async function insertWebhookEvent(
   db: Database,
-  values: Pick<WebhookEventRow, 'source' | 'eventId' | 'type' | 'accountId' | 'payload'>,
+  values: Pick<WebhookEventRow, 'source' | 'eventId' | 'type' | 'trigger' | 'accountId' | 'payload'>,
 ): Promise<string | null> {
   const [row] = await eventInsert(db, {
     ...values,
@@ -132,4 +134,63 @@ export function listWebhookEvents(
     { from: reviewWebhookEvents, where },
     page,
   )
+}
+
+export interface AccountEventFilters {
+  status?: WebhookEventRow['status']
+  trigger?: TriggerType
+  from?: Date
+  to?: Date
+}
+
+/** The account's events, newest first, by status, trigger and the time received. */
+export function listAccountEvents(
+  db: Database,
+  accountId: string,
+  filters: AccountEventFilters,
+  page: { offset: number; limit: number },
+) {
+  const conditions: SQL[] = [eq(reviewWebhookEvents.accountId, accountId)]
+  if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
+  if (filters.trigger) conditions.push(eq(reviewWebhookEvents.trigger, filters.trigger))
+  if (filters.from) conditions.push(gte(reviewWebhookEvents.createdAt, filters.from))
+  if (filters.to) conditions.push(lte(reviewWebhookEvents.createdAt, filters.to))
+  const where = and(...conditions)
+  return selectPage(
+    db,
+    db
+      .select()
+      .from(reviewWebhookEvents)
+      .where(where)
+      .orderBy(desc(reviewWebhookEvents.createdAt), desc(reviewWebhookEvents.id))
+      .$dynamic(),
+    { from: reviewWebhookEvents, where },
+    page,
+  )
+}
+
+export async function findAccountEvent(
+  db: Database,
+  accountId: string,
+  id: string,
+): Promise<WebhookEventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.accountId, accountId), eq(reviewWebhookEvents.id, id)))
+  return row
+}
+
+/** Whether any event of the account, from any source, reported `trigger`. */
+export async function hasEventWithTrigger(
+  db: Database,
+  accountId: string,
+  trigger: TriggerType,
+): Promise<boolean> {
+  const [row] = await db
+    .select({ id: reviewWebhookEvents.id })
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.accountId, accountId), eq(reviewWebhookEvents.trigger, trigger)))
+    .limit(1)
+  return row !== undefined
 }
