@@ -85,6 +85,7 @@ export interface ListedRequest {
   follow_up_sent_at: string | null
   source_ref: string
   customer: { name: string; email: string | null; phone: string | null }
+  created_at: string
 }
 
 /** `GET /reviews/requests` as the tenant: its requests, newest first. */

@@ -369,25 +369,4 @@ describe('sending, clicks and follow-ups', () => {
     expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, moved?._id as string))).toEqual([opening])
     expect(moved?.sent_at).toBeNull()
   })
-
-  test('cancels a scheduled request; 409 for one not scheduled, 404 for another account', async ({
-    t,
-    stranger,
-  }) => {
-    const tenant = await reviewingTenant(t)
-    await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
-    const [request] = await waitForRequests(t, tenant, 1)
-    const cancel = (who: Tenant) =>
-      t.app.inject({
-        method: 'POST',
-        url: `/v1/reviews/requests/${request?._id}/cancel`,
-        headers: who.headers,
-      })
-    expect((await cancel(stranger)).statusCode).toBe(404)
-    const cancelled = await cancel(tenant)
-    expect(cancelled.json().data).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' })
-    const again = await cancel(tenant)
-    expect(again.statusCode).toBe(409)
-    expect(await requestsOf(t, stranger)).toEqual([])
-  })
 })
