@@ -1,7 +1,12 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { anId, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createReviewTemplate, putConfiguration, setReviewLink } from '../../../test/helpers/reviews.js'
+import {
+  createReviewTemplate,
+  expectWrittenToCallerOnly,
+  putConfiguration,
+  setReviewLink,
+} from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const full = {
@@ -182,6 +187,17 @@ describe('auto review request configuration', () => {
       expect((await putConfiguration(t, tenant, body)).statusCode).toBeGreaterThan(399)
     const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
     expect(listed.json().data.configs).toEqual([saved])
+  })
+
+  test('each account writes and reads its own configuration', async ({ t, bystander, stranger }) => {
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'PUT', url: '/reviews/auto-review-request', payload: { ...full, name: 'Bystander reviews' } },
+      { method: 'GET', url: '/v1/reviews/auto-review-request' },
+      bystander,
+      stranger,
+      'Bystander reviews',
+    )
   })
 
   test("refuses another account's template as not found", async ({ t, owner, stranger }) => {

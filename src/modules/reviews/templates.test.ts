@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest'
 import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
 import {
   createReviewTemplate,
+  expectWrittenToCallerOnly,
   putConfiguration,
   REVIEW_CONFIGURATION,
 } from '../../../test/helpers/reviews.js'
@@ -75,7 +76,17 @@ describe('review request templates', () => {
       stranger,
     )
     await expectHiddenFromOtherAccounts(t.app, { method: 'DELETE', url }, owner, stranger)
-    const theirs = await t.app.inject({ url: '/reviews/templates', headers: stranger.headers })
-    expect(theirs.json().data).toEqual([])
+  })
+
+  test("creates and lists the account's own templates only", async ({ t, owner, stranger }) => {
+    const payload = { name: 'Owner only', channel: 'sms', body: 'Thanks! {{review.link}}' }
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'POST', url: '/reviews/templates', payload },
+      { method: 'GET', url: '/v1/reviews/templates' },
+      owner,
+      stranger,
+      'Owner only',
+    )
   })
 })
