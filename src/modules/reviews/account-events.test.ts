@@ -324,12 +324,14 @@ describe('GET /reviews/events', () => {
     const first = accountEvent('custom_event')
     const second = accountEvent('service_delivered')
     const third = accountEvent('custom_event')
-    for (const event of [first, second, third]) await report(t, tenant, event)
-    const [newest, , oldest] = await appliedEvents(t, tenant, [
-      third.event_id,
-      second.event_id,
-      first.event_id,
-    ])
+    // Each applied before the next is reported: they are received milliseconds apart at least.
+    const reported: string[] = []
+    for (const event of [first, second, third]) {
+      await report(t, tenant, event)
+      reported.unshift(event.event_id)
+      await appliedEvents(t, tenant, reported)
+    }
+    const [newest, , oldest] = await appliedEvents(t, tenant, reported)
     const idsOf = async (query: string) => (await eventsOf(t, tenant, query)).map((event) => event.event_id)
     expect(await idsOf('status=skipped')).toEqual([second.event_id])
     expect(await idsOf('status=processed&trigger=custom_event')).toEqual([third.event_id, first.event_id])

@@ -124,7 +124,7 @@ export interface ProviderWebhooks {
 const missingLinkWarning = (platform: ReviewPlatform) =>
   `No review link for ${platform}: its requests are skipped (no_review_link) until one is added at /reviews/links`
 
-/** Where order_completed could come from for the account, each that is missing said with what to do. */
+/** Why nothing can send order_completed to the account, each missing source with what to do; null when one can. */
 async function missingOrderSources(db: Database, accountId: string, webhooks: ProviderWebhooks) {
   if (webhooks.stripe) return null
   if (webhooks.square && (await hasClaimedLocation(db, accountId))) return null
