@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto'
-import { sql } from 'drizzle-orm'
 import Stripe from 'stripe'
-import { expect, vi } from 'vitest'
+import { expect } from 'vitest'
 import { SEND_REQUEST_JOB } from '../../src/modules/reviews/jobs.js'
 import { twilioSignature } from '../../src/modules/reviews/twilio.js'
 import { adminHeaders, type TestApp } from './app.js'
-import { createTenant, type Tenant } from './fixtures.js'
+import { createTenant, type RouteCall, type Tenant } from './fixtures.js'
+import { eventually, type JobsOf, makeJobsDue } from './jobs.js'
 
 /** `PUT /reviews/auto-review-request` as the tenant. */
 export const putConfiguration = (t: TestApp, tenant: Tenant, payload: object, prefix = '/reviews') =>
@@ -51,22 +51,12 @@ export async function setReviewLink(
   return response.json().data._id
 }
 
-/** A review request job's scheduled start (pg-boss's `start_after`), by the request it sends. */
-export async function jobStartOf(t: TestApp, jobName: string, requestId: string): Promise<Date[]> {
-  const result = await t.app.platform.db.execute(
-    sql`select start_after from pgboss.job where name = ${jobName} and data ->> 'request_id' = ${requestId} and state = 'created' order by start_after`,
-  )
-  return (result as unknown as { rows: { start_after: Date | string }[] }).rows.map(
-    (row) => new Date(row.start_after),
-  )
-}
-
-/** Makes the request's waiting job due now: the queue then runs it as it would at its time, no sleeping. */
-export async function makeJobDue(t: TestApp, jobName: string, requestId: string): Promise<void> {
-  await t.app.platform.db.execute(
-    sql`update pgboss.job set start_after = now() where name = ${jobName} and data ->> 'request_id' = ${requestId} and state = 'created'`,
-  )
-}
+/** The waiting jobs (send or follow-up) of one review request, for waitingJobStarts and makeJobsDue. */
+export const requestJobs = (name: string, requestId: string): JobsOf => ({
+  name,
+  field: 'request_id',
+  value: requestId,
+})
 
 /** A Stripe webhook post, signed as Stripe signs it (`generateTestHeaderString`). */
 export function stripePost(secret: string, body: object, timestamp?: number) {
@@ -95,6 +85,7 @@ export interface ListedRequest {
   follow_up_sent_at: string | null
   source_ref: string
   customer: { name: string; email: string | null; phone: string | null }
+  created_at: string
 }
 
 /** `GET /reviews/requests` as the tenant: its requests, newest first. */
@@ -104,14 +95,11 @@ export const requestsOf = async (t: TestApp, tenant: Tenant, query = '') =>
 
 /** Waits (polling, no sleep) until the tenant has `count` requests matching `query`; they are returned. */
 export const waitForRequests = (t: TestApp, tenant: Tenant, count: number, query = '') =>
-  vi.waitFor(
-    async () => {
-      const requests = await requestsOf(t, tenant, query)
-      expect(requests).toHaveLength(count)
-      return requests
-    },
-    { timeout: 10_000, interval: 100 },
-  )
+  eventually(async () => {
+    const requests = await requestsOf(t, tenant, query)
+    expect(requests).toHaveLength(count)
+    return requests
+  })
 
 /** Every review event received, oldest first, as the operator reads them (the admin API). */
 export async function storedEvents(t: TestApp, query = '') {
@@ -123,7 +111,16 @@ export async function storedEvents(t: TestApp, query = '') {
   return events.map(({ event_id, status, reason }) => ({ event_id, status, reason })).reverse()
 }
 
-/** A tenant with an enabled configuration (`order_completed`, email), a Google review link and email credits. */
+/** The spec's five required fields of a configuration: enabled, `order_completed`, 2 hours, Google, email. */
+export const REVIEW_CONFIGURATION = {
+  enabled: true,
+  trigger: 'order_completed',
+  delay_hours: 2,
+  platforms: ['google'],
+  send_method: 'email',
+}
+
+/** A tenant with an enabled configuration (REVIEW_CONFIGURATION), a Google review link and email credits. */
 export async function reviewingTenant(t: TestApp, configuration: object = {}) {
   const tenant = await createTenant(t.app, { name: 'Corner Bakery' })
   await t.app.inject({
@@ -133,14 +130,8 @@ export async function reviewingTenant(t: TestApp, configuration: object = {}) {
     payload: { amount: 10 },
   })
   await setReviewLink(t, tenant, 'google', 'https://g.page/r/corner-bakery/review')
-  await putConfiguration(t, tenant, {
-    enabled: true,
-    trigger: 'order_completed',
-    delay_hours: 2,
-    platforms: ['google'],
-    send_method: 'email',
-    ...configuration,
-  })
+  const saved = await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, ...configuration })
+  if (saved.statusCode !== 200) throw new Error(`configuration answered ${saved.statusCode}: ${saved.body}`)
   return tenant
 }
 
@@ -202,16 +193,13 @@ export async function sendRequestOfCharge(
   const ofCharge = async () =>
     (await requestsOf(t, tenant, 'limit=100')).find((request) => request.source_ref === charge.data.object.id)
   const waitUntil = (check: (request: ListedRequest | undefined) => void) =>
-    vi.waitFor(
-      async () => {
-        const request = await ofCharge()
-        check(request)
-        return request as ListedRequest
-      },
-      { timeout: 10_000, interval: 100 },
-    )
+    eventually(async () => {
+      const request = await ofCharge()
+      check(request)
+      return request as ListedRequest
+    })
   const scheduled = await waitUntil((request) => expect(request?.status).toBe('scheduled'))
-  await makeJobDue(t, SEND_REQUEST_JOB, scheduled._id)
+  await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, scheduled._id))
   return waitUntil((request) => expect(request?.status).not.toBe('scheduled'))
 }
 
@@ -233,8 +221,39 @@ export function twilioPost(
   }
 }
 
-/** Waits (polling, no sleep) until `check` passes: the queue applies events and sends within seconds. */
-export const eventually = <T>(
-  check: () => T | Promise<T>,
-  options: { timeout?: number; interval?: number } = {},
-) => vi.waitFor(check, { timeout: 10_000, interval: 100, ...options })
+/**
+ * Tenant isolation for a route that answers the caller's own rows (a list, the configuration): the owner's
+ * answer holds `mark` (an id or a value only the owner's rows have), another account's same call answers
+ * 2xx without it. The collection counterpart of expectHiddenFromOtherAccounts, whose 404 is for one resource.
+ */
+export async function expectOnlyOwnerSees(
+  t: TestApp,
+  read: RouteCall,
+  owner: Tenant,
+  stranger: Tenant,
+  mark: string,
+): Promise<void> {
+  const asOwner = await t.app.inject({ ...read, headers: owner.headers })
+  expect(asOwner.statusCode, `${read.method} ${read.url} as the owner`).toBeLessThan(300)
+  expect(asOwner.body, `${read.method} ${read.url} as the owner`).toContain(mark)
+  const asStranger = await t.app.inject({ ...read, headers: stranger.headers })
+  expect(asStranger.statusCode, `${read.method} ${read.url} as another account`).toBeLessThan(300)
+  expect(asStranger.body, `${read.method} ${read.url} as another account`).not.toContain(mark)
+}
+
+/**
+ * Tenant isolation for a route that writes: what `writer` writes (holding `mark`) lands in its own account
+ * only, as `read` shows it to the writer and not to another account.
+ */
+export async function expectWrittenToCallerOnly(
+  t: TestApp,
+  write: RouteCall,
+  read: RouteCall,
+  writer: Tenant,
+  other: Tenant,
+  mark: string,
+): Promise<void> {
+  const written = await t.app.inject({ ...write, headers: writer.headers })
+  expect(written.statusCode, `${write.method} ${write.url}: ${written.body}`).toBeLessThan(300)
+  await expectOnlyOwnerSees(t, read, writer, other, mark)
+}

@@ -23,6 +23,13 @@ const entryView = (row: DoNotDisturbRow): DoNotDisturbEntry => ({
 /** The spec's refusal when any recipient is listed. */
 export const DND_ENABLED = 'DND enabled for received email(s).'
 
+/** That refusal as a type of its own: other modules branch on it (`instanceof`), never on its words. */
+export class DoNotDisturbRefusal extends Invalid {
+  constructor(readonly emails: string[]) {
+    super(DND_ENABLED, { emails })
+  }
+}
+
 /** Refuses a send when any of the addresses (to, cc, bcc) is on the account's list. */
 export async function assertNotOnDoNotDisturb(
   db: Database,
@@ -30,7 +37,7 @@ export async function assertNotOnDoNotDisturb(
   addresses: string[],
 ): Promise<void> {
   const listed = await findListedValues(db, accountId, addresses)
-  if (listed.length > 0) throw new Invalid(DND_ENABLED, { emails: listed })
+  if (listed.length > 0) throw new DoNotDisturbRefusal(listed)
 }
 
 /**

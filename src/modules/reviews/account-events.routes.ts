@@ -1,13 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { AccountEvent, AccountEventBody } from './account-events.schemas.js'
-import { reportAccountEvent } from './account-events.service.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { AccountEvent, AccountEventBody, AccountEventDetail, EventsQuery } from './account-events.schemas.js'
+import { getEventOfAccount, listEventsOfAccount, reportAccountEvent } from './account-events.service.js'
 import { queueWebhookEvent } from './jobs.js'
-import { REVIEWS_WRITE } from './review-access.service.js'
+import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
 
-/** `POST /reviews/events`: the triggers no provider webhook reports, from the account's own systems. */
+/**
+ * `POST /reviews/events`: the triggers no provider webhook reports, from the account's own systems; `GET`: the
+ * account's events (its own, and the payments and orders attributed to it) and what became of each.
+ */
 export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, queue } = platform
   app.addHook('onRequest', app.authenticate)
@@ -34,5 +38,38 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       )
       return reply.status(repeated ? 200 : 202).send(ok(event))
     },
+  )
+
+  app.get(
+    '/events',
+    routeOptions({
+      operationId: 'reviewEventsList',
+      summary:
+        "The account's review events (its own, payments and orders), newest first, each with what became of " +
+        'it and the reason in words; by status, trigger and the time received',
+      tags: ['reviews'],
+      access: REVIEWS_READ,
+      querystring: EventsQuery,
+      response: { 200: PageEnvelope(AccountEvent) },
+      errors: [400, 401, 403],
+    }),
+    async (request) => {
+      const { data, pagination } = await listEventsOfAccount(db, request.auth.account_id, request.query)
+      return okPage(data, pagination)
+    },
+  )
+
+  app.get(
+    '/events/:id',
+    routeOptions({
+      operationId: 'reviewEventsGet',
+      summary: 'One review event of the account, as received, with the review requests it scheduled',
+      tags: ['reviews'],
+      access: REVIEWS_READ,
+      params: IdParams,
+      response: { 200: Envelope(AccountEventDetail) },
+      errors: [400, 401, 403, 404],
+    }),
+    async (request) => ok(await getEventOfAccount(db, request.auth.account_id, request.params.id)),
   )
 }

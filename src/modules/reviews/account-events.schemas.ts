@@ -1,7 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { PageQuery } from '../../platform/http/pagination.js'
 import { Email, Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { TRIGGER_TYPES } from './documents.schemas.js'
-import { WEBHOOK_EVENT_STATUSES } from './tables.js'
+import { ReviewRequest } from './requests.schemas.js'
+import { WEBHOOK_EVENT_STATUSES, WEBHOOK_SOURCES } from './tables.js'
 
 /**
  * `POST /reviews/events`: the account's own systems report a service delivered, an appointment finished or
@@ -35,14 +37,61 @@ export const AccountEventBody = Type.Object(
 )
 export type AccountEventBody = Static<typeof AccountEventBody>
 
-/** A reported event as stored, and what became of it so far (`received` until its job applies it). */
+/**
+ * One of the account's review events: those it reported (`POST /reviews/events`) and the payment and order
+ * webhooks attributed to it, with what became of each.
+ */
 export const AccountEvent = Type.Object({
   _id: Id(),
-  event_id: Type.String(),
-  trigger: StringEnum(TRIGGER_TYPES),
-  status: StringEnum(WEBHOOK_EVENT_STATUSES),
-  reason: Nullable(Type.String({ description: 'Why it was skipped or failed' })),
+  source: StringEnum(WEBHOOK_SOURCES, {
+    description: 'paymentprovider (Stripe), orderprovider (Square), or account (POST /reviews/events)',
+  }),
+  event_id: Type.String({ description: "The source's id of the event (for your own events, yours)" }),
+  type: Type.String({
+    description: "The source's kind of event (charge.succeeded, order.updated, …; your own: the trigger)",
+  }),
+  trigger: Nullable(
+    StringEnum(TRIGGER_TYPES, {
+      description:
+        'The trigger it counts as: payments and orders order_completed; a refund or another kind none',
+    }),
+  ),
+  status: StringEnum(WEBHOOK_EVENT_STATUSES, {
+    description: 'received (waiting to be applied), processed (it scheduled requests), skipped or failed',
+  }),
+  reason: Nullable(
+    Type.String({
+      description: 'Why it was skipped or failed, as a code (trigger_mismatch, below_min_order_value, …)',
+    }),
+  ),
+  reason_text: Nullable(
+    Type.String({ description: 'The same reason in words, with the values that decided it, and what to do' }),
+  ),
   created_at: Timestamp(),
   processed_at: Nullable(Timestamp()),
 })
 export type AccountEvent = Static<typeof AccountEvent>
+
+/** One event, as it was received, with the review requests it scheduled. */
+export const AccountEventDetail = Type.Composite([
+  AccountEvent,
+  Type.Object({
+    payload: Type.Unknown({
+      description: 'The event as received (of a payment or order, the object it names)',
+    }),
+    requests: Type.Array(ReviewRequest),
+  }),
+])
+export type AccountEventDetail = Static<typeof AccountEventDetail>
+
+/** `GET /reviews/events`: newest first, by status, trigger and the time received. */
+export const EventsQuery = Type.Composite([
+  PageQuery(20, 100),
+  Type.Object({
+    status: Type.Optional(StringEnum(WEBHOOK_EVENT_STATUSES)),
+    trigger: Type.Optional(StringEnum(TRIGGER_TYPES)),
+    from: Type.Optional(Timestamp()),
+    to: Type.Optional(Timestamp()),
+  }),
+])
+export type EventsQuery = Static<typeof EventsQuery>

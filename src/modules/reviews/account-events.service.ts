@@ -1,13 +1,29 @@
 import type { Database } from '../../platform/db/connection.js'
-import { Invalid } from '../../platform/http/errors.js'
+import { isId } from '../../platform/db/ids.js'
+import type { Pagination } from '../../platform/http/envelope.js'
+import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { paginate } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
-import type { AccountEvent, AccountEventBody } from './account-events.schemas.js'
-import { isTrigger } from './configuration.service.js'
+import type {
+  AccountEvent,
+  AccountEventBody,
+  AccountEventDetail,
+  EventsQuery,
+} from './account-events.schemas.js'
+import { INVALID_TRIGGER_TYPE, isTrigger } from './configuration.service.js'
 import type { TriggerType } from './documents.schemas.js'
-import { type EventOutcome, type ScheduleDeps, scheduleReviewRequests } from './requests.service.js'
-import { INVALID_TRIGGER_TYPE } from './review-access.service.js'
-import { findWebhookEvent, type WebhookEventRow } from './webhook-events.repository.js'
+import { listRequestsOfEvent } from './requests.repository.js'
+import { requestView } from './requests.service.js'
+import { type EventOutcome, type ScheduleDeps, scheduleReviewRequests } from './scheduling.service.js'
+import {
+  findAccountEvent,
+  findReportedEvent,
+  listAccountEvents,
+  type WebhookEventRow,
+} from './webhook-events.repository.js'
 import { accountOfEvent, receiveWebhookPost } from './webhook-events.service.js'
+
+export const EVENT_NOT_FOUND = 'Review event not found'
 
 /**
  * An account's event ids are its own: they are stored behind the account's id, so two accounts may use the
@@ -17,10 +33,13 @@ const storedEventId = (accountId: string, eventId: string) => `${accountId}:${ev
 
 const accountEventView = (row: WebhookEventRow): AccountEvent => ({
   _id: row.id,
-  event_id: row.eventId.slice(row.eventId.indexOf(':') + 1),
-  trigger: row.type as TriggerType,
+  source: row.source,
+  event_id: row.source === 'account' ? row.eventId.slice(row.eventId.indexOf(':') + 1) : row.eventId,
+  type: row.type,
+  trigger: row.trigger,
   status: row.status,
   reason: row.reason,
+  reason_text: row.reasonText,
   created_at: row.createdAt.toISOString(),
   processed_at: row.processedAt?.toISOString() ?? null,
 })
@@ -37,9 +56,9 @@ export async function reportAccountEvent(
 ): Promise<{ event: AccountEvent; repeated: boolean }> {
   if (!isTrigger(body.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
   const eventId = storedEventId(accountId, body.event_id)
-  const post = { eventId, type: body.trigger, payload: body, accountId }
+  const post = { eventId, type: body.trigger, trigger: body.trigger, payload: body, accountId }
   const storedId = await receiveWebhookPost(deps, 'account', post, queueProcessing)
-  const row = await findWebhookEvent(deps.db, 'account', eventId)
+  const row = await findReportedEvent(deps.db, accountId, eventId)
   if (!row) throw new Error(`account event ${eventId} was stored but cannot be read`)
   return { event: accountEventView(row), repeated: storedId === null }
 }
@@ -67,4 +86,31 @@ export async function applyAccountEvent(
     orderValue: body.order_value,
     currency: body.currency,
   })
+}
+
+/** `GET /reviews/events`: the account's events, newest first, each with what became of it and why. */
+export function listEventsOfAccount(
+  db: Database,
+  accountId: string,
+  query: EventsQuery,
+): Promise<{ data: AccountEvent[]; pagination: Pagination }> {
+  const filters = {
+    status: query.status,
+    trigger: query.trigger,
+    from: query.from ? new Date(query.from) : undefined,
+    to: query.to ? new Date(query.to) : undefined,
+  }
+  return paginate(query, (window) => listAccountEvents(db, accountId, filters, window), accountEventView)
+}
+
+/** `GET /reviews/events/:id`: one of the account's events, with the requests it scheduled (another's: 404). */
+export async function getEventOfAccount(
+  db: Database,
+  accountId: string,
+  eventId: string,
+): Promise<AccountEventDetail> {
+  const row = isId(eventId) ? await findAccountEvent(db, accountId, eventId) : undefined
+  if (!row) throw new NotFound(EVENT_NOT_FOUND)
+  const requests = await listRequestsOfEvent(db, accountId, row.id)
+  return { ...accountEventView(row), payload: row.payload, requests: requests.map(requestView) }
 }

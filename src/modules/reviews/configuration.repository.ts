@@ -5,7 +5,7 @@ import type { ListQuery } from './configuration.schemas.js'
 import { reviewConfigurations } from './tables.js'
 
 export type ConfigurationRow = typeof reviewConfigurations.$inferSelect
-export type ConfigurationValues = Omit<ConfigurationRow, 'id' | 'createdAt' | 'updatedAt'>
+export type ConfigurationValues = Omit<ConfigurationRow, 'id' | 'accountId' | 'createdAt' | 'updatedAt'>
 
 export async function findConfiguration(
   db: Database,
@@ -21,15 +21,15 @@ export async function findConfiguration(
 /** Creates the account's configuration or replaces the one it has (one per account). */
 export async function upsertConfiguration(
   db: Database,
+  accountId: string,
   values: ConfigurationValues,
 ): Promise<ConfigurationRow> {
-  const { accountId, ...changes } = values
   const [row] = await db
     .insert(reviewConfigurations)
-    .values(values)
+    .values({ ...values, accountId })
     .onConflictDoUpdate({
       target: reviewConfigurations.accountId,
-      set: { ...changes, updatedAt: new Date() },
+      set: { ...values, updatedAt: new Date() },
     })
     .returning()
   return row as ConfigurationRow

@@ -9,6 +9,10 @@ import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
 /** The spec's auto review request configuration, under both reviews prefixes. */
 export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
+  const webhooks = {
+    stripe: platform.config.reviews.stripeWebhookSecret !== undefined,
+    square: platform.config.reviews.square.webhookSignatureKey !== undefined,
+  }
   app.addHook('onRequest', app.authenticate)
 
   app.get(
@@ -37,7 +41,7 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       errors: [400, 401, 403, 404],
     }),
     async (request) => {
-      const { configuration, warnings } = await saveConfiguration(db, request.auth, request.body)
+      const { configuration, warnings } = await saveConfiguration(db, request.auth, request.body, webhooks)
       return { ...ok(configuration), warnings }
     },
   )

@@ -34,27 +34,28 @@ export const Configuration = Type.Object({
 export type Configuration = Static<typeof Configuration>
 
 /**
- * `PUT /reviews/auto-review-request`. Fields left out keep their stored value (or their default when the
- * configuration is created). `trigger`, `platforms`, `delay_hours` and `template_id` are checked by the
- * service, so that each refusal answers with the spec's own message.
+ * `PUT /reviews/auto-review-request`: the whole configuration, which replaces the one stored. The spec's five
+ * fields are required; what is left out is absent afterwards (optional fields null, `name`, `timezone` back to
+ * their defaults). `trigger` and `delay_hours` take any value here, and `platforms` any names: the service
+ * judges them, so that each refusal answers with the spec's own message.
  */
 export const PutBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-    enabled: Type.Optional(Type.Boolean()),
-    trigger: Type.Optional(Type.String({ maxLength: 100, description: TRIGGER_TYPES.join(', ') })),
-    delay_hours: Type.Optional(
-      Type.Number({ maximum: MAX_DELAY_HOURS, description: 'Hours after the event; not negative' }),
-    ),
-    platforms: Type.Optional(
-      Type.Array(Type.String({ maxLength: 100, description: REVIEW_PLATFORMS.join(', ') }), {
-        minItems: 1,
-        maxItems: 10,
-      }),
-    ),
+    enabled: Type.Boolean(),
+    trigger: Type.Unknown({
+      description: `One of ${TRIGGER_TYPES.join(', ')}; anything else answers 400 'Invalid trigger type'`,
+    }),
+    delay_hours: Type.Unknown({
+      description: `Hours after the event, a number from 0 to ${MAX_DELAY_HOURS}; a negative or non-number answers 400 'Delay hours must be positive'`,
+    }),
+    platforms: Type.Array(Type.String({ maxLength: 100, description: REVIEW_PLATFORMS.join(', ') }), {
+      minItems: 1,
+      maxItems: 10,
+    }),
     template_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
     conditions: Type.Optional(ReviewConditions),
-    send_method: Type.Optional(StringEnum(SEND_METHODS)),
+    send_method: StringEnum(SEND_METHODS),
     from_email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
     from_phone: Type.Optional(
       Nullable(Type.String({ pattern: '^\\+[1-9][0-9]{6,14}$', description: 'E.164, e.g. +14155550100' })),
@@ -62,7 +63,7 @@ export const PutBody = Type.Object(
     follow_up: Type.Optional(Nullable(FollowUp)),
     send_window: Type.Optional(Nullable(SendWindow)),
     timezone: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 64, description: 'IANA name, e.g. Europe/Paris' }),
+      Type.String({ minLength: 1, maxLength: 64, description: 'IANA name, e.g. Europe/Paris; default UTC' }),
     ),
   },
   { additionalProperties: false },
@@ -85,7 +86,10 @@ export const ConfigurationList = Type.Object({
   pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
 })
 
-/** The saved configuration, and what will keep it from sending (a platform without a review link). */
+/**
+ * The saved configuration, and what will keep it from sending: a platform without a review link, a trigger
+ * nothing connected sends, a send window read as open all day.
+ */
 export const SavedEnvelope = Type.Object({
   success: Type.Literal(true),
   message: Type.String(),

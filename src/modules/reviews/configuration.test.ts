@@ -1,6 +1,12 @@
 import { describe, expect } from 'vitest'
-import { anId, createTenant } from '../../../test/helpers/fixtures.js'
-import { createReviewTemplate, putConfiguration, setReviewLink } from '../../../test/helpers/reviews.js'
+import type { TestApp } from '../../../test/helpers/app.js'
+import { anId, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  createReviewTemplate,
+  expectWrittenToCallerOnly,
+  putConfiguration,
+  setReviewLink,
+} from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const full = {
@@ -19,6 +25,18 @@ const full = {
   from_phone: '+14155550100',
 }
 
+let events = 0
+/** An event of the tenant's own systems (`POST /reviews/events`), stored at once. */
+async function reportEvent(t: TestApp, tenant: Tenant, trigger: string) {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/reviews/events',
+    headers: tenant.headers,
+    payload: { trigger, event_id: `warning-${++events}`, customer: { email: 'ada@example.com' } },
+  })
+  expect(response.statusCode).toBe(202)
+}
+
 describe('auto review request configuration', () => {
   test('answers an empty list before any configuration', async ({ t }) => {
     const fresh = await createTenant(t.app)
@@ -30,7 +48,7 @@ describe('auto review request configuration', () => {
     })
   })
 
-  test('creates the configuration with every field as sent, then changes it (upsert)', async ({ t }) => {
+  test('creates the configuration with every field as sent, then replaces it (upsert)', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const created = await putConfiguration(t, tenant, full)
     expect(created.statusCode).toBe(200)
@@ -47,7 +65,12 @@ describe('auto review request configuration', () => {
         updated_at: expect.any(String),
       },
     })
-    const changed = await putConfiguration(t, tenant, { enabled: false, delay_hours: 0 }, '/v1/reviews')
+    const changed = await putConfiguration(
+      t,
+      tenant,
+      { ...full, enabled: false, delay_hours: 0 },
+      '/v1/reviews',
+    )
     expect(changed.json().data).toMatchObject({
       ...full,
       _id: created.json().data._id,
@@ -83,6 +106,100 @@ describe('auto review request configuration', () => {
     expect(listed.json().data.pagination.total).toBe(0)
   })
 
+  test('a PUT replaces the configuration: what it leaves out is absent afterwards', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const template = await createReviewTemplate(t, tenant)
+    const everything = {
+      ...full,
+      name: 'Bakery reviews',
+      template_id: template,
+      follow_up: { enabled: true, delay_hours: 72 },
+      send_window: { start: '09:00', end: '20:00' },
+      timezone: 'Europe/Paris',
+    }
+    expect((await putConfiguration(t, tenant, everything)).statusCode).toBe(200)
+    // The new user's case: a service_delivered configuration no longer keeps min_order_value from before.
+    const required = {
+      enabled: true,
+      trigger: 'service_delivered',
+      delay_hours: 1,
+      platforms: ['yelp'],
+      send_method: 'sms',
+    }
+    const replaced = await putConfiguration(t, tenant, required)
+    expect(replaced.statusCode).toBe(200)
+    const absent = {
+      name: 'Auto review request',
+      template_id: null,
+      conditions: {},
+      from_email: null,
+      from_phone: null,
+      follow_up: null,
+      send_window: null,
+      timezone: 'UTC',
+    }
+    expect(replaced.json().data).toMatchObject({ ...required, ...absent })
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.configs).toEqual([expect.objectContaining({ ...required, ...absent })])
+  })
+
+  test('requires the five fields the spec marks required: a 400 naming the one missing', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    for (const field of ['enabled', 'trigger', 'delay_hours', 'platforms', 'send_method']) {
+      const { [field]: _left, ...rest } = full as Record<string, unknown>
+      const response = await putConfiguration(t, tenant, rest)
+      expect(response.statusCode, field).toBe(400)
+      expect(response.json()).toMatchObject({ success: false, message: `${field} is required` })
+    }
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.pagination.total).toBe(0)
+  })
+
+  test("any trigger but the spec's four answers 'Invalid trigger type', any delay but a number from 0 'Delay hours must be positive'", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const triggers = [42, null, true, ['order_completed'], { value: 'order_completed' }, 'x'.repeat(1000), '']
+    for (const trigger of triggers) {
+      const response = await putConfiguration(t, tenant, { ...full, trigger })
+      expect(response.statusCode, JSON.stringify(trigger)).toBe(400)
+      expect(response.json().message).toBe('Invalid trigger type')
+    }
+    for (const delay_hours of ['24', null, false, [1], { hours: 1 }, -0.5]) {
+      const response = await putConfiguration(t, tenant, { ...full, delay_hours })
+      expect(response.statusCode, JSON.stringify(delay_hours)).toBe(400)
+      expect(response.json().message).toBe('Delay hours must be positive')
+    }
+    const tooLong = await putConfiguration(t, tenant, { ...full, delay_hours: 8761 })
+    expect(tooLong.json()).toMatchObject({ success: false, message: 'delay_hours must be at most 8760' })
+  })
+
+  test('a refused PUT leaves the earlier configuration as it was', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const saved = (await putConfiguration(t, tenant, full)).json().data
+    const refused: object[] = [
+      { ...full, trigger: 'service_delivered', platforms: ['myspace'] },
+      { ...full, trigger: 'service_delivered', delay_hours: -1 },
+      { ...full, trigger: 'service_delivered', template_id: '0123456789abcdef01234567' },
+      { trigger: 'service_delivered' },
+    ]
+    for (const body of refused)
+      expect((await putConfiguration(t, tenant, body)).statusCode).toBeGreaterThan(399)
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.configs).toEqual([saved])
+  })
+
+  test('each account writes and reads its own configuration', async ({ t, bystander, stranger }) => {
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'PUT', url: '/reviews/auto-review-request', payload: { ...full, name: 'Bystander reviews' } },
+      { method: 'GET', url: '/v1/reviews/auto-review-request' },
+      bystander,
+      stranger,
+      'Bystander reviews',
+    )
+  })
+
   test("refuses another account's template as not found", async ({ t, owner, stranger }) => {
     const theirs = await createReviewTemplate(t, stranger)
     const response = await putConfiguration(t, owner, { ...full, template_id: theirs })
@@ -100,7 +217,58 @@ describe('auto review request configuration', () => {
     const response = await putConfiguration(t, tenant, { ...full, platforms: ['google', 'yelp'] })
     expect(response.statusCode).toBe(200)
     expect(response.json().data.platforms).toEqual(['google', 'yelp'])
-    expect(response.json().warnings).toEqual([expect.stringMatching(/^No review link for yelp/)])
+    const linkWarnings = response.json().warnings.filter((w: string) => w.startsWith('No review link'))
+    expect(linkWarnings).toEqual([expect.stringMatching(/^No review link for yelp/)])
+  })
+
+  test('warns about a trigger nothing sends yet, until an event of it is reported', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const configuration = { ...full, trigger: 'appointment_finished' }
+    const before = await putConfiguration(t, tenant, configuration)
+    expect(before.statusCode).toBe(200)
+    expect(before.json().warnings).toContain(
+      'No appointment_finished event was ever reported for this account: payments and orders only report ' +
+        'order_completed, so appointment_finished comes only from your own systems, by POST /reviews/events ' +
+        'with "trigger": "appointment_finished"; until one is, no request is scheduled',
+    )
+    await reportEvent(t, tenant, 'appointment_finished')
+    const after = await putConfiguration(t, tenant, configuration)
+    expect(after.json().warnings.filter((w: string) => w.includes('appointment_finished'))).toEqual([])
+  })
+
+  test('warns that nothing sends order_completed without Stripe, Square or an order reported', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const before = await putConfiguration(t, tenant, full)
+    // This server has neither STRIPE_WEBHOOK_SECRET nor SQUARE_WEBHOOK_SIGNATURE_KEY.
+    expect(before.json().warnings).toContain(
+      'Nothing sends order_completed for this account yet: this server receives no Square orders ' +
+        '(SQUARE_WEBHOOK_SIGNATURE_KEY is unset), this server receives no Stripe payments (STRIPE_WEBHOOK_SECRET ' +
+        'is unset), and no order was reported by POST /reviews/events; until one does, no request is scheduled',
+    )
+    await reportEvent(t, tenant, 'order_completed')
+    const after = await putConfiguration(t, tenant, full)
+    expect(after.json().warnings.filter((w: string) => w.includes('order_completed'))).toEqual([])
+  })
+
+  test('warns that a send window starting when it ends is read as open all day', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const allDay = await putConfiguration(t, tenant, {
+      ...full,
+      send_window: { start: '09:00', end: '09:00' },
+    })
+    expect(allDay.statusCode).toBe(200)
+    expect(allDay.json().warnings).toContain(
+      'send_window starts and ends at 09:00: that is read as open all day, so no request is held; leave ' +
+        'send_window out to send at any hour, or give the hours requests may go out (an end before the start ' +
+        'spans midnight)',
+    )
+    const hours = await putConfiguration(t, tenant, {
+      ...full,
+      send_window: { start: '21:00', end: '08:00' },
+    })
+    expect(hours.json().warnings.filter((w: string) => w.startsWith('send_window'))).toEqual([])
   })
 
   test('takes the follow-up, send window and time zone', async ({ t }) => {

@@ -10,6 +10,12 @@ export const TRIGGER_TYPES = [
 ] as const
 export type TriggerType = (typeof TRIGGER_TYPES)[number]
 
+/**
+ * The one trigger payments and orders count as: a succeeded payment or a COMPLETED order is an order
+ * completed, never a service delivered or an appointment finished (a deliberate difference, docs/decisions.md).
+ */
+export const ORDER_TRIGGER: TriggerType = 'order_completed'
+
 /** The spec's `platforms` values: the review sites. */
 export const REVIEW_PLATFORMS = ['google', 'facebook', 'yelp', 'trustpilot'] as const
 export type ReviewPlatform = (typeof REVIEW_PLATFORMS)[number]

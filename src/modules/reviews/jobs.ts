@@ -5,7 +5,8 @@ import { sendDepsOf } from '../email/send.service.js'
 import { applyAccountEvent } from './account-events.service.js'
 import { applyOrderEvent } from './order-webhook.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
-import type { ScheduleDeps } from './requests.service.js'
+import type { RequestKey } from './requests.repository.js'
+import type { ScheduleDeps } from './scheduling.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
 import { processWebhookEvent, requeueReceivedEvents } from './webhook-events.service.js'
 
@@ -19,7 +20,9 @@ export const FOLLOW_UP_JOB = 'reviews.follow-up'
 interface EventJob {
   event_id: string
 }
+/** A request's jobs name its account, so that every read of the request does (sharding by account). */
 interface RequestJob {
+  account_id: string
   request_id: string
 }
 
@@ -31,13 +34,15 @@ export const queueWebhookEvent = (queue: JobQueue, eventRowId: string) =>
   queue.enqueueSoon<EventJob>(WEBHOOK_EVENT_JOB, { event_id: eventRowId }, { singletonKey: eventRowId })
 
 /** Both keyed by the request, so a retried enqueue (a job run twice) queues one send. */
-const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, requestId: string, startAfter: Date) =>
+const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, request: RequestKey, startAfter: Date) =>
   queue.enqueue<RequestJob>(
     tx,
     name,
-    { request_id: requestId },
-    { startAfter, singletonKey: `${requestId}:${startAfter.toISOString()}` },
+    { account_id: request.accountId, request_id: request.id },
+    { startAfter, singletonKey: `${request.id}:${startAfter.toISOString()}` },
   )
+
+const requestOf = (job: RequestJob): RequestKey => ({ accountId: job.account_id, id: job.request_id })
 
 /** The reviews module's jobs; defined before the queue starts (the app's onReady). */
 export function defineReviewsJobs(platform: Platform): void {
@@ -79,14 +84,14 @@ export function defineReviewsJobs(platform: Platform): void {
   })
   queue.define({
     name: SEND_REQUEST_JOB,
-    handle: (data: RequestJob) => sendDueRequest(sending, data.request_id),
+    handle: (data: RequestJob) => sendDueRequest(sending, requestOf(data)),
     retryLimit: 5,
     retryDelaySeconds: 30,
     batchSize: 4,
   })
   queue.define({
     name: FOLLOW_UP_JOB,
-    handle: (data: RequestJob) => sendFollowUp(sending, data.request_id),
+    handle: (data: RequestJob) => sendFollowUp(sending, requestOf(data)),
     retryLimit: 5,
     retryDelaySeconds: 30,
   })

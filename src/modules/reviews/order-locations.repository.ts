@@ -54,6 +54,16 @@ export async function deleteClaim(db: Database, accountId: string, locationId: s
   return rows.length === 1
 }
 
+/** Whether the account claims any location. */
+export async function hasClaim(db: Database, accountId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: reviewOrderLocations.id })
+    .from(reviewOrderLocations)
+    .where(eq(reviewOrderLocations.accountId, accountId))
+    .limit(1)
+  return row !== undefined
+}
+
 /**
  * The account that claims a location. Deliberately not scoped by account: an order event names only its
  * location, and the claim is what makes the event an account's.

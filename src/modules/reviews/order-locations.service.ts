@@ -6,6 +6,7 @@ import {
   deleteClaim,
   findAccountClaim,
   findLocationOwner,
+  hasClaim,
   insertClaim,
   listClaims,
   type OrderLocationRow,
@@ -47,6 +48,10 @@ export function listAccountLocations(
 export async function releaseLocation(db: Database, accountId: string, locationId: string): Promise<void> {
   if (!(await deleteClaim(db, accountId, locationId))) throw new NotFound(LOCATION_NOT_FOUND)
 }
+
+/** Whether Square's order events can be the account's: it claims a location. */
+export const hasClaimedLocation = (db: Database, accountId: string): Promise<boolean> =>
+  hasClaim(db, accountId)
 
 /** The account whose Square location an order event names, if any claims it. */
 export const locationOwner = (db: Database, locationId: string): Promise<string | undefined> =>

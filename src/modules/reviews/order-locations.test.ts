@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { expectWrittenToCallerOnly } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const LOCATIONS = '/reviews/orderprovider/locations'
@@ -42,6 +43,17 @@ describe('Square locations an account claims', () => {
       message: 'This location is claimed by another account',
     })
     expect((await listOf(t, stranger)).data).toEqual([])
+  })
+
+  test("claims for and lists the account's own locations only", async ({ t, owner, stranger }) => {
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'POST', url: LOCATIONS, payload: { location_id: 'OWNERS_ONLY' } },
+      { method: 'GET', url: `/v1${LOCATIONS}` },
+      owner,
+      stranger,
+      'OWNERS_ONLY',
+    )
   })
 
   test("lists the account's claims, newest first, paginated", async ({ t, bystander }) => {

@@ -3,14 +3,17 @@ import { replaceUnstorable } from '../../platform/db/storable.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { isJsonObject, textOf } from '../../platform/http/json-fields.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { ORDER_TRIGGER } from './documents.schemas.js'
 import { locationOwner } from './order-locations.service.js'
 import { INVALID_SIGNATURE } from './payment-webhook.service.js'
 import {
   type EventOutcome,
+  failed,
   type ReviewOccasion,
   type ScheduleDeps,
   scheduleReviewRequests,
-} from './requests.service.js'
+  skipped,
+} from './scheduling.service.js'
 import {
   fetchSquareCustomer,
   fetchSquareOrder,
@@ -26,6 +29,8 @@ import { accountOfEvent, keptEventId, receiveWebhookPost } from './webhook-event
 
 /** The events that may announce a completed order: Square sends several for one order. */
 export const ORDER_EVENTS = ['order.created', 'order.updated'] as const
+const isOrderEvent = (type: string) => (ORDER_EVENTS as readonly string[]).includes(type)
+
 /** The one state of a Square order that was paid for and handed over. */
 export const COMPLETED = 'COMPLETED'
 
@@ -42,12 +47,6 @@ export const ORDER_EVENT_REASONS = {
 
 /** Square's header, and the spec's name for the same value. */
 const SIGNATURE_HEADERS = ['x-square-hmacsha256-signature', 'x-orderprovider-signature'] as const
-
-const outcome = (status: 'skipped' | 'failed', reason: string): EventOutcome => ({
-  status,
-  reason,
-  customerKey: null,
-})
 
 /** The signature a post carries, under either header name. */
 export function signatureOf(headers: Record<string, string | string[] | undefined>): string | undefined {
@@ -111,10 +110,11 @@ export async function receiveSquarePost(
   if (!type) throw new Invalid('type is required')
   const { locationId } = announcedOrder(body)
   const accountId = locationId ? await locationOwner(deps.db, locationId) : undefined
+  const trigger = isOrderEvent(type) ? ORDER_TRIGGER : null
   await receiveWebhookPost(
     deps,
     'orderprovider',
-    { eventId: keptEventId('event_id', eventId), type, payload: body, accountId },
+    { eventId: keptEventId('event_id', eventId), type, trigger, payload: body, accountId },
     queueProcessing,
   )
 }
@@ -166,47 +166,89 @@ async function completedOrder(
     const order = square.accessToken ? await fetchSquareOrder(square, orderId, log) : carried
     if (!order)
       return square.accessToken
-        ? { failure: outcome('skipped', ORDER_EVENT_REASONS.orderNotFound) }
-        : { failure: outcome('failed', ORDER_EVENT_REASONS.noAccessToken) }
-    if (order.state !== COMPLETED) return { failure: outcome('skipped', ORDER_EVENT_REASONS.notCompleted) }
+        ? {
+            failure: skipped({
+              reason: ORDER_EVENT_REASONS.orderNotFound,
+              reasonText: `Square does not know the order ${orderId}`,
+            }),
+          }
+        : {
+            failure: failed({
+              reason: ORDER_EVENT_REASONS.noAccessToken,
+              reasonText:
+                'The event does not carry the order, and the server has no SQUARE_ACCESS_TOKEN to read it with',
+            }),
+          }
+    if (order.state !== COMPLETED)
+      return {
+        failure: skipped({
+          reason: ORDER_EVENT_REASONS.notCompleted,
+          reasonText: `The order's state is ${textOf(order.state) ?? 'unknown'}, not ${COMPLETED}`,
+        }),
+      }
     const customerId = square.accessToken ? customerIdOf(order) : undefined
     return { order, customer: customerId ? await fetchSquareCustomer(square, customerId, log) : null }
   } catch (error) {
     if (!(error instanceof SquareError) || error.transient) throw error
-    return { failure: outcome('failed', `square_${(error.code ?? String(error.status)).toLowerCase()}`) }
+    const code = error.code ?? String(error.status)
+    return {
+      failure: failed({
+        reason: `square_${code.toLowerCase()}`,
+        reasonText: `Square refused to give the order (${error.status} ${code})`,
+      }),
+    }
   }
 }
 
-/**
- * A stored Square event, applied: an order of a claimed location, once COMPLETED, schedules review requests
- * (`order_completed`) for its customer. Requests are keyed by the order, so the several events Square sends
- * for one order schedule once.
- */
-export async function applyOrderEvent(
+/** A completed order of the location's owner: review requests for its customer. */
+async function applyOwnedOrder(
   deps: OrderEventDeps,
   tx: Database,
   event: WebhookEventRow,
+  order: { owner: string; id: string; carried: SquareOrder | undefined },
 ): Promise<EventOutcome> {
-  if (!(ORDER_EVENTS as readonly string[]).includes(event.type))
-    return outcome('skipped', ORDER_EVENT_REASONS.unsupportedEvent)
-  const { orderId, locationId, carried } = announcedOrder(event.payload)
-  if (!orderId) return outcome('failed', ORDER_EVENT_REASONS.missingOrderId)
-  // Read now, not at receipt: the location may have been claimed or given up since.
-  const owner = locationId ? await locationOwner(tx, locationId) : undefined
-  if (!owner) return outcome('skipped', ORDER_EVENT_REASONS.unclaimedLocation)
-  const account = await accountOfEvent(tx, owner)
+  const account = await accountOfEvent(tx, order.owner)
   if ('failure' in account) return account.failure
-  const found = await completedOrder(deps, orderId, carried)
+  const found = await completedOrder(deps, order.id, order.carried)
   if ('failure' in found) return found.failure
   const money = found.order.total_money
   return scheduleReviewRequests(deps, tx, {
     eventId: event.id,
     receivedAt: event.createdAt,
     ...account,
-    trigger: 'order_completed',
-    sourceRef: orderId,
+    trigger: ORDER_TRIGGER,
+    sourceRef: order.id,
     customer: contactOf(found.order, found.customer),
     orderValue: Number.isSafeInteger(money?.amount) ? money?.amount : undefined,
     currency: textOf(money?.currency),
   })
+}
+
+/**
+ * A stored Square event, applied: an order of a claimed location, once COMPLETED, schedules review requests
+ * (ORDER_TRIGGER) for its customer. Requests are keyed by the order, so the several events Square sends for
+ * one order schedule once. The event is the account's that claims the location when it is applied.
+ */
+export async function applyOrderEvent(
+  deps: OrderEventDeps,
+  tx: Database,
+  event: WebhookEventRow,
+): Promise<EventOutcome> {
+  if (!isOrderEvent(event.type))
+    return skipped({
+      reason: ORDER_EVENT_REASONS.unsupportedEvent,
+      reasonText: `A ${event.type} event schedules nothing: only ${ORDER_EVENTS.join(' and ')} count`,
+    })
+  const { orderId, locationId, carried } = announcedOrder(event.payload)
+  if (!orderId)
+    return failed({ reason: ORDER_EVENT_REASONS.missingOrderId, reasonText: 'The event names no order' })
+  // Read now, not at receipt: the location may have been claimed or given up since.
+  const owner = locationId ? await locationOwner(tx, locationId) : undefined
+  if (!owner)
+    return skipped({
+      reason: ORDER_EVENT_REASONS.unclaimedLocation,
+      reasonText: `No account claims the order's Square location ${locationId ?? '(none named)'}: claim it at /reviews/orderprovider/locations`,
+    })
+  const outcome = await applyOwnedOrder(deps, tx, event, { owner, id: orderId, carried })
+  return { ...outcome, accountId: owner }
 }

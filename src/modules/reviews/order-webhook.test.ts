@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect } from 'vitest'
 import { startFakeSquareApi } from '../../../test/fakes/square-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
 import {
-  eventually,
+  putConfiguration,
+  REVIEW_CONFIGURATION,
   requestsOf,
   reviewingTenant,
   squarePost,
@@ -232,6 +234,27 @@ describe('order webhook (Square)', () => {
       await outcomeOf(t, event.event_id, { status: 'skipped', reason })
     }
     expect(await requestsOf(t, tenant)).toEqual([])
+    // The tenant sees its own two, in words; the unclaimed location's is no account's.
+    const events = (await t.app.inject({ url: '/reviews/events', headers: tenant.headers })).json().data
+    expect(events.map((e: { reason_text: string }) => e.reason_text)).toEqual([
+      `Square does not know the order ${unknown.id}`,
+      "The order's state is OPEN, not COMPLETED",
+    ])
+  })
+
+  test('a claimed location makes Square a source of order_completed: the configuration warns until then', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const before = await putConfiguration(t, tenant, REVIEW_CONFIGURATION)
+    expect(before.json().warnings).toContain(
+      'Nothing sends order_completed for this account yet: no Square location is claimed (POST ' +
+        '/reviews/orderprovider/locations), this server receives no Stripe payments (STRIPE_WEBHOOK_SECRET is ' +
+        'unset), and no order was reported by POST /reviews/events; until one does, no request is scheduled',
+    )
+    await claim(t, tenant, nextId('LOC'))
+    const after = await putConfiguration(t, tenant, REVIEW_CONFIGURATION)
+    expect(after.json().warnings.filter((w: string) => w.includes('order_completed'))).toEqual([])
   })
 
   test("the spec's order shape under x-orderprovider-signature; a customer-less order uses its recipient", async ({

@@ -3,13 +3,18 @@ import { isId } from '../../platform/db/ids.js'
 import { replaceUnstorable } from '../../platform/db/storable.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { isJsonObject, type JsonFields, textOf } from '../../platform/http/json-fields.js'
+import { configurationInForce } from './configuration.service.js'
+import { ORDER_TRIGGER, type TriggerType } from './documents.schemas.js'
+import { cancelScheduledOfSources, recordRefunds } from './requests.repository.js'
 import {
-  cancelRefundedRequests,
   type EventOutcome,
   type ScheduleDeps,
+  SKIP_REASONS,
   scheduleReviewRequests,
-} from './requests.service.js'
+  skipped,
+} from './scheduling.service.js'
 import type { WebhookEventRow } from './webhook-events.repository.js'
+import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 import { accountOfEvent, keptEventId, type WebhookPost } from './webhook-events.service.js'
 
 /** The spec: "invalid signature gives 400". */
@@ -22,6 +27,13 @@ export const PAYMENT_EVENTS = ['charge.succeeded', 'payment_intent.succeeded'] a
 export const REFUND_EVENTS = ['charge.refunded', 'refund.created'] as const
 /** The type given to the spec's bare charge object, posted without a Stripe event around it. */
 export const BARE_CHARGE = 'charge'
+
+const isPayment = (type: string) =>
+  type === BARE_CHARGE || (PAYMENT_EVENTS as readonly string[]).includes(type)
+const isRefund = (type: string) => (REFUND_EVENTS as readonly string[]).includes(type)
+
+/** The trigger a kind of payment event reports: a payment, ORDER_TRIGGER; a refund or another kind, none. */
+const paymentTrigger = (type: string): TriggerType | null => (isPayment(type) ? ORDER_TRIGGER : null)
 
 /**
  * What Stripe posted, from the exact bytes it sent: `Stripe-Signature` verified with STRIPE_WEBHOOK_SECRET
@@ -45,7 +57,7 @@ export async function readStripePost(
 }
 
 /** A verified post as an event to store: a Stripe event, or the spec's bare charge (its id as event id). */
-export function stripeWebhookPost(body: unknown): WebhookPost & { accountId: string | undefined } {
+export function stripeWebhookPost(body: unknown): WebhookPost {
   if (
     isJsonObject(body) &&
     body.object === 'event' &&
@@ -55,12 +67,19 @@ export function stripeWebhookPost(body: unknown): WebhookPost & { accountId: str
     const { id, type } = body
     const payload = body.data.object
     if (typeof id === 'string' && typeof type === 'string')
-      return { eventId: keptEventId('id', id), type, payload, accountId: paymentAccountId(payload) }
+      return {
+        eventId: keptEventId('id', id),
+        type,
+        trigger: paymentTrigger(type),
+        payload,
+        accountId: paymentAccountId(payload),
+      }
   }
   if (isJsonObject(body) && typeof body.id === 'string' && typeof body.status === 'string')
     return {
       eventId: keptEventId('id', body.id),
       type: BARE_CHARGE,
+      trigger: paymentTrigger(BARE_CHARGE),
       payload: body,
       accountId: paymentAccountId(body),
     }
@@ -118,6 +137,36 @@ export function refundedSources(type: string, object: JsonFields): string[] {
 }
 
 /**
+ * A refund, kept whatever the configuration says (`exclude_refunded` is read again when a request is due);
+ * the scheduled requests of its payment are cancelled when the configuration excludes refunds.
+ */
+async function cancelRefundedRequests(
+  tx: Database,
+  refund: { accountId: string; parentAccount: string | null; sourceRefs: string[] },
+): Promise<EventOutcome> {
+  // A ref longer than the reviews keep names no payment they scheduled for, and is no key to keep.
+  const sourceRefs = refund.sourceRefs.filter((ref) => ref.length <= PROVIDER_ID_MAX_LENGTH)
+  await recordRefunds(tx, refund.accountId, sourceRefs)
+  const config = await configurationInForce(tx, {
+    account_id: refund.accountId,
+    parent_account: refund.parentAccount,
+  })
+  if (!config?.conditions?.exclude_refunded)
+    return skipped({
+      reason: 'refunds_not_excluded',
+      reasonText:
+        'A refund, kept: the configuration does not exclude refunded orders, so no request was cancelled',
+    })
+  const cancelled = await cancelScheduledOfSources(tx, refund.accountId, sourceRefs, SKIP_REASONS.refunded)
+  return cancelled > 0
+    ? { status: 'processed', reason: null, reasonText: null, customerKey: null }
+    : skipped({
+        reason: 'nothing_scheduled',
+        reasonText: 'A refund: no request of this payment was waiting to be cancelled',
+      })
+}
+
+/**
  * A stored payment event, applied: a succeeded payment schedules review requests (`order_completed`), a
  * refund cancels them when the configuration excludes refunds; anything else is skipped.
  */
@@ -127,21 +176,27 @@ export async function applyPaymentEvent(
   event: WebhookEventRow,
 ): Promise<EventOutcome> {
   const object = isJsonObject(event.payload) ? event.payload : {}
-  const isRefund = (REFUND_EVENTS as readonly string[]).includes(event.type)
-  if (!isRefund && event.type !== BARE_CHARGE && !(PAYMENT_EVENTS as readonly string[]).includes(event.type))
-    return { status: 'skipped', reason: 'unsupported_event', customerKey: null }
+  const refund = isRefund(event.type)
+  if (!refund && !isPayment(event.type))
+    return skipped({
+      reason: 'unsupported_event',
+      reasonText: `A ${event.type} event schedules nothing: only succeeded payments (${[BARE_CHARGE, ...PAYMENT_EVENTS].join(', ')}) and refunds (${REFUND_EVENTS.join(', ')}) count`,
+    })
   const payment = paymentOf(event.type, object)
-  if (!isRefund && !payment.succeeded)
-    return { status: 'skipped', reason: 'not_succeeded', customerKey: null }
+  if (!refund && !payment.succeeded)
+    return skipped({
+      reason: 'not_succeeded',
+      reasonText: `The payment's status is ${textOf(object.status) ?? 'unknown'}, not succeeded`,
+    })
   const account = await accountOfEvent(tx, payment.accountId)
   if ('failure' in account) return account.failure
-  if (isRefund)
+  if (refund)
     return cancelRefundedRequests(tx, { ...account, sourceRefs: refundedSources(event.type, object) })
   return scheduleReviewRequests(deps, tx, {
     eventId: event.id,
     receivedAt: event.createdAt,
     ...account,
-    trigger: 'order_completed',
+    trigger: ORDER_TRIGGER,
     sourceRef: payment.sourceRef,
     customer: payment.customer,
     orderValue: payment.amount,

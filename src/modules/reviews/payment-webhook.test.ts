@@ -1,11 +1,11 @@
 import { describe, expect } from 'vitest'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
 import {
-  eventually,
-  jobStartOf,
-  makeJobDue,
   putConfiguration,
+  REVIEW_CONFIGURATION,
+  requestJobs,
   requestsOf,
   reviewingTenant,
   storedEvents,
@@ -14,7 +14,7 @@ import {
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
-import { SOURCE_REF_TOO_LONG } from './requests.service.js'
+import { SOURCE_REF_TOO_LONG } from './scheduling.service.js'
 import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
 
 const SECRET = 'whsec_test_reviews_secret'
@@ -77,10 +77,10 @@ describe('payment webhook (Stripe)', () => {
       const due = Date.parse(request.scheduled_for)
       expect(due - before).toBeGreaterThanOrEqual(2 * 3_600_000 - 1000)
       expect(due - Date.now()).toBeLessThanOrEqual(2 * 3_600_000)
-      expect(await jobStartOf(t, SEND_REQUEST_JOB, request._id)).toEqual([new Date(due)])
+      expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, request._id))).toEqual([new Date(due)])
     }
     // Made due now, the jobs send: yelp has no review link, so it is skipped at send time.
-    for (const request of requests) await makeJobDue(t, SEND_REQUEST_JOB, request._id)
+    for (const request of requests) await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request._id))
     await waitForRequests(t, tenant, 1, 'status=sent&platform=google')
     const [yelp] = await waitForRequests(t, tenant, 1, 'status=skipped')
     expect(yelp).toMatchObject({ platform: 'yelp', reason: 'no_review_link' })
@@ -152,7 +152,15 @@ describe('payment webhook (Stripe)', () => {
         }),
       )
     }
-    await putConfiguration(t, tenant, { enabled: false })
+    // The tenant reads the same reasons in words (the payment naming no account is no account's).
+    const events = (await t.app.inject({ url: '/reviews/events', headers: tenant.headers })).json().data
+    expect(events.map((e: { reason_text: string }) => e.reason_text)).toEqual([
+      'A customer.created event schedules nothing: only succeeded payments (charge, charge.succeeded, ' +
+        'payment_intent.succeeded) and refunds (charge.refunded, refund.created) count',
+      'The customer has no usable email address, and the configuration sends by email (send_method email)',
+      "The payment's status is failed, not succeeded",
+    ])
+    await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, enabled: false })
     const disabled = chargeEvent(tenant)
     await t.app.inject(stripePost(SECRET, disabled))
     await eventually(async () =>
@@ -252,8 +260,8 @@ describe('payment webhook (Stripe)', () => {
         'refunds_not_excluded',
       ),
     )
-    await putConfiguration(t, tenant, { conditions: { exclude_refunded: true } })
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await putConfiguration(t, tenant, { ...REVIEW_CONFIGURATION, conditions: { exclude_refunded: true } })
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const [cancelled] = await waitForRequests(t, tenant, 1, 'status=cancelled')
     expect(cancelled).toMatchObject({ _id: request?._id, reason: 'refunded', sent_at: null })
 
@@ -270,6 +278,15 @@ describe('payment webhook (Stripe)', () => {
       expect((await storedEvents(t)).find((e) => e.event_id === early.id)?.reason).toBe('refunded'),
     )
     expect(await requestsOf(t, tenant)).toHaveLength(1)
+  })
+
+  test("with Stripe's webhook set up, payments are a source of order_completed: no warning says otherwise", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const saved = await putConfiguration(t, tenant, REVIEW_CONFIGURATION)
+    expect(saved.statusCode).toBe(200)
+    expect(saved.json().warnings.filter((w: string) => w.includes('order_completed'))).toEqual([])
   })
 
   test('the spec bare charge object is accepted too', async ({ t }) => {
@@ -296,9 +313,9 @@ describe('sending, clicks and follow-ups', () => {
     const tenant = await reviewingTenant(t, { follow_up: { enabled: true, delay_hours: 48 } })
     await t.app.inject(stripePost(SECRET, chargeEvent(tenant, { email: 'clicker@example.com' })))
     const [request] = await waitForRequests(t, tenant, 1)
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const [sent] = await waitForRequests(t, tenant, 1, 'status=sent')
-    const [followUpAt] = await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)
+    const [followUpAt] = await waitingJobStarts(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))
     expect((followUpAt?.getTime() ?? 0) - Date.now()).toBeGreaterThan(47 * 3_600_000)
 
     const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
@@ -321,8 +338,10 @@ describe('sending, clicks and follow-ups', () => {
     await t.app.inject({ url: `/r/${code}`, headers: person })
     expect((await requestsOf(t, tenant, 'status=clicked'))[0]?.clicked_at).toBe(clicked?.clicked_at)
 
-    await makeJobDue(t, FOLLOW_UP_JOB, sent?._id as string)
-    await eventually(async () => expect(await jobStartOf(t, FOLLOW_UP_JOB, sent?._id as string)).toEqual([]))
+    await makeJobsDue(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))
+    await eventually(async () =>
+      expect(await waitingJobStarts(t, requestJobs(FOLLOW_UP_JOB, sent?._id as string))).toEqual([]),
+    )
     const [after] = await requestsOf(t, tenant)
     expect(after).toMatchObject({ status: 'clicked', follow_up_sent_at: null })
     expect((await t.app.inject({ url: '/r/AAAAAAAAAAAA' })).statusCode).toBe(404)
@@ -338,7 +357,7 @@ describe('sending, clicks and follow-ups', () => {
     })
     await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
     const [request] = await waitForRequests(t, tenant, 1)
-    await makeJobDue(t, SEND_REQUEST_JOB, request?._id as string)
+    await makeJobsDue(t, requestJobs(SEND_REQUEST_JOB, request?._id as string))
     const opening = new Date(
       Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate(), now.getUTCHours() + 2),
     )
@@ -347,28 +366,7 @@ describe('sending, clicks and follow-ups', () => {
       expect(requests[0]?.scheduled_for).toBe(opening.toISOString())
       return requests
     })
-    expect(await jobStartOf(t, SEND_REQUEST_JOB, moved?._id as string)).toEqual([opening])
+    expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, moved?._id as string))).toEqual([opening])
     expect(moved?.sent_at).toBeNull()
-  })
-
-  test('cancels a scheduled request; 409 for one not scheduled, 404 for another account', async ({
-    t,
-    stranger,
-  }) => {
-    const tenant = await reviewingTenant(t)
-    await t.app.inject(stripePost(SECRET, chargeEvent(tenant)))
-    const [request] = await waitForRequests(t, tenant, 1)
-    const cancel = (who: Tenant) =>
-      t.app.inject({
-        method: 'POST',
-        url: `/v1/reviews/requests/${request?._id}/cancel`,
-        headers: who.headers,
-      })
-    expect((await cancel(stranger)).statusCode).toBe(404)
-    const cancelled = await cancel(tenant)
-    expect(cancelled.json().data).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' })
-    const again = await cancel(tenant)
-    expect(again.statusCode).toBe(409)
-    expect(await requestsOf(t, stranger)).toEqual([])
   })
 })

@@ -6,31 +6,48 @@ import { type REQUEST_STATUSES, reviewRefunds, reviewRequests, reviewSmsMessages
 
 export type RequestRow = typeof reviewRequests.$inferSelect
 export type RequestStatus = (typeof REQUEST_STATUSES)[number]
-export type NewRequest = typeof reviewRequests.$inferInsert
+export type NewRequest = Omit<typeof reviewRequests.$inferInsert, 'accountId'>
+/** What names a request in its jobs: its account and its id. */
+export type RequestKey = Pick<RequestRow, 'accountId' | 'id'>
+export type RequestChanges = Partial<
+  Pick<RequestRow, 'status' | 'reason' | 'sentAt' | 'clickedAt' | 'scheduledFor' | 'followUpSentAt'>
+>
 
 /** Statuses that hold a customer's place in the 30-day limit. */
 const COUNTED = ['scheduled', 'sent', 'clicked'] as const
 
+/** A customer on a platform, within an agency: the 30-day limit is counted per key, across its accounts. */
+interface LimitKey {
+  customerKey: string
+  platform?: ReviewPlatform
+}
+
 /**
  * Serialises scheduling for one customer and platform across an agency's accounts until the transaction
- * ends (a transaction-scoped advisory lock on the key), so two events at once cannot both schedule.
+ * ends (a transaction-scoped advisory lock on the key), so two events at once cannot both schedule. Scoped
+ * by the agency (`parent_account`), not one account: the spec's limit spans its accounts.
  */
 export async function lockCustomerPlatform(
   tx: Database,
-  key: { parentAccount: string; customerKey: string; platform: ReviewPlatform },
+  parentAccount: string,
+  key: Required<LimitKey>,
 ): Promise<void> {
-  const name = `review-limit\n${key.parentAccount}\n${key.customerKey}\n${key.platform}`
+  const name = `review-limit\n${parentAccount}\n${key.customerKey}\n${key.platform}`
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`)
 }
 
-/** Whether the customer holds a request (on `platform`, or on any) created since `since`, besides `exceptId`. */
+/**
+ * Whether the customer holds a request of the agency's accounts (on `platform`, or on any) created since
+ * `since`, besides `exceptId`. Scoped by the agency (`parent_account`), as the spec's limit is.
+ */
 export async function hasCountedRequest(
   db: Database,
-  key: { parentAccount: string; customerKey: string; platform?: ReviewPlatform; exceptId?: string },
+  parentAccount: string,
+  key: LimitKey & { exceptId?: string },
   since: Date,
 ): Promise<boolean> {
   const filters: SQL[] = [
-    eq(reviewRequests.parentAccount, key.parentAccount),
+    eq(reviewRequests.parentAccount, parentAccount),
     eq(reviewRequests.customerKey, key.customerKey),
     gte(reviewRequests.createdAt, since),
     inArray(reviewRequests.status, [...COUNTED]),
@@ -46,25 +63,33 @@ export async function hasCountedRequest(
 }
 
 /** The new request, or none when its payment or order was already scheduled for the platform. */
-export async function insertRequest(db: Database, values: NewRequest): Promise<RequestRow | undefined> {
-  const [row] = await db.insert(reviewRequests).values(values).onConflictDoNothing().returning()
-  return row
-}
-
-export async function findRequest(db: Database, id: string): Promise<RequestRow | undefined> {
-  const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.id, id))
-  return row
-}
-
-export async function findAccountRequest(db: Database, accountId: string, id: string) {
+export async function insertRequest(
+  db: Database,
+  accountId: string,
+  values: NewRequest,
+): Promise<RequestRow | undefined> {
   const [row] = await db
-    .select()
-    .from(reviewRequests)
-    .where(and(eq(reviewRequests.accountId, accountId), eq(reviewRequests.id, id)))
+    .insert(reviewRequests)
+    .values({ ...values, accountId })
+    .onConflictDoNothing()
+    .returning()
   return row
 }
 
-export async function findRequestByCode(db: Database, code: string): Promise<RequestRow | undefined> {
+const ofAccount = (accountId: string, id: string) =>
+  and(eq(reviewRequests.accountId, accountId), eq(reviewRequests.id, id))
+
+export async function findRequest(
+  db: Database,
+  accountId: string,
+  id: string,
+): Promise<RequestRow | undefined> {
+  const [row] = await db.select().from(reviewRequests).where(ofAccount(accountId, id))
+  return row
+}
+
+/** By its tracked link's code, from anyone who has the link: no account is known before it is found. */
+export async function findRequestByPublicCode(db: Database, code: string): Promise<RequestRow | undefined> {
   const [row] = await db.select().from(reviewRequests).where(eq(reviewRequests.code, code))
   return row
 }
@@ -72,16 +97,15 @@ export async function findRequestByCode(db: Database, code: string): Promise<Req
 /** Moves a request on from `from` only: a change another run made first is never overwritten. */
 export async function moveRequest(
   db: Database,
+  accountId: string,
   id: string,
   from: RequestStatus,
-  changes: Partial<
-    Pick<RequestRow, 'status' | 'reason' | 'sentAt' | 'clickedAt' | 'scheduledFor' | 'followUpSentAt'>
-  >,
+  changes: RequestChanges,
 ): Promise<RequestRow | undefined> {
   const [row] = await db
     .update(reviewRequests)
     .set(changes)
-    .where(and(eq(reviewRequests.id, id), eq(reviewRequests.status, from)))
+    .where(and(ofAccount(accountId, id), eq(reviewRequests.status, from)))
     .returning()
   return row
 }
@@ -160,11 +184,29 @@ export function listRequests(
   )
 }
 
-export async function insertSmsMessage(db: Database, values: typeof reviewSmsMessages.$inferInsert) {
-  await db.insert(reviewSmsMessages).values(values)
+export async function insertSmsMessage(
+  db: Database,
+  accountId: string,
+  values: Omit<typeof reviewSmsMessages.$inferInsert, 'accountId'>,
+) {
+  await db.insert(reviewSmsMessages).values({ ...values, accountId })
 }
 
 /** The first click on a sent request's link: it becomes `clicked`, the time kept; later clicks change nothing. */
-export async function recordFirstClick(db: Database, id: string, at: Date): Promise<boolean> {
-  return (await moveRequest(db, id, 'sent', { status: 'clicked', clickedAt: at })) !== undefined
+export async function recordFirstClick(
+  db: Database,
+  accountId: string,
+  id: string,
+  at: Date,
+): Promise<boolean> {
+  return (await moveRequest(db, accountId, id, 'sent', { status: 'clicked', clickedAt: at })) !== undefined
+}
+
+/** The requests one event of the account scheduled, one per platform. */
+export function listRequestsOfEvent(db: Database, accountId: string, eventId: string): Promise<RequestRow[]> {
+  return db
+    .select()
+    .from(reviewRequests)
+    .where(and(eq(reviewRequests.accountId, accountId), eq(reviewRequests.eventId, eventId)))
+    .orderBy(reviewRequests.platform)
 }

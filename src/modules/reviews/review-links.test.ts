@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest'
 import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { setReviewLink } from '../../../test/helpers/reviews.js'
+import { expectWrittenToCallerOnly, setReviewLink } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 describe('review links', () => {
@@ -52,5 +52,17 @@ describe('review links', () => {
       stranger,
     )
     await expectHiddenFromOtherAccounts(t.app, { method: 'DELETE', url }, owner, stranger)
+  })
+
+  test("sets and lists the account's own links only", async ({ t, owner, stranger }) => {
+    const payload = { platform: 'facebook', url: 'https://www.facebook.com/owner.shop/reviews' }
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'POST', url: '/reviews/links', payload },
+      { method: 'GET', url: '/v1/reviews/links' },
+      owner,
+      stranger,
+      'owner.shop',
+    )
   })
 })

@@ -1,6 +1,6 @@
+import { MINUTE_MS } from '../../platform/time.js'
 import type { SendWindow } from './documents.schemas.js'
 
-const MINUTE_MS = 60_000
 const DAY_MINUTES = 24 * 60
 
 const minutesOf = (clock: string) => Number(clock.slice(0, 2)) * 60 + Number(clock.slice(3, 5))

@@ -2,9 +2,10 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { DomainError } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { HOUR_MS } from '../../platform/time.js'
 import type { Account } from '../accounts/accounts.schemas.js'
 import { getAccount } from '../accounts/accounts.service.js'
-import { DND_ENABLED } from '../email/do-not-disturb.service.js'
+import { DoNotDisturbRefusal } from '../email/do-not-disturb.service.js'
 import type { SendDeps } from '../email/send.service.js'
 import { sendEmailOncePerKey } from '../email/send-keys.service.js'
 import { lookUpVariables, renderNamedValues, renderVariables } from '../email/variables.service.js'
@@ -16,19 +17,18 @@ import {
   hasCountedRequest,
   insertSmsMessage,
   moveRequest,
+  type RequestChanges,
+  type RequestKey,
   type RequestRow,
   wasRefunded,
 } from './requests.repository.js'
-import { REVIEW_REQUEST_WINDOW_DAYS, SKIP_REASONS } from './requests.service.js'
 import { reviewUrlFor } from './review-links.service.js'
+import { requestLimitStart, SKIP_REASONS } from './scheduling.service.js'
 import { nextSendWindowOpening } from './send-window.js'
 import { hasOptOut } from './sms-opt-outs.repository.js'
 import { phoneKeyOf } from './sms-opt-outs.service.js'
 import { DEFAULT_TEMPLATES, requireTemplate } from './templates.service.js'
 import { type SmsSettings, sendTwilioSms, TWILIO_UNSUBSCRIBED_RECIPIENT, TwilioError } from './twilio.js'
-
-const HOUR_MS = 3_600_000
-const DAY_MS = 86_400_000
 
 /** The `uid` review requests are sent as: no user sends them (the sender is the configuration's address). */
 export const REVIEW_REQUEST_SENDER = 'review-requests'
@@ -39,8 +39,8 @@ export interface SendingDeps {
   email: SendDeps
   sms: SmsSettings
   publicBaseUrl: string
-  enqueueSend: (tx: Database, requestId: string, startAfter: Date) => Promise<unknown>
-  enqueueFollowUp: (tx: Database, requestId: string, startAfter: Date) => Promise<unknown>
+  enqueueSend: (tx: Database, request: RequestKey, startAfter: Date) => Promise<unknown>
+  enqueueFollowUp: (tx: Database, request: RequestKey, startAfter: Date) => Promise<unknown>
 }
 
 /** Whether a request's messages went out, and why not. */
@@ -127,8 +127,7 @@ async function sendBySms(
     deps.sms.provider === 'twilio'
       ? await sendTwilioSms(deps.sms, { to, from: from ?? undefined, body }, deps.log)
       : undefined
-  await insertSmsMessage(deps.db, {
-    accountId: request.accountId,
+  await insertSmsMessage(deps.db, request.accountId, {
     requestId: request.id,
     to,
     from,
@@ -155,7 +154,7 @@ async function sendChannel(
     await sendByEmail(deps, context, message, values, key)
     return { outcome: 'sent' }
   } catch (error) {
-    if (error instanceof DomainError && error.message === DND_ENABLED) return { outcome: 'opted_out' }
+    if (error instanceof DoNotDisturbRefusal) return { outcome: 'opted_out' }
     if (error instanceof DomainError && error.statusCode < 500)
       return { outcome: 'failed', reason: error.message }
     if (error instanceof TwilioError && error.code === TWILIO_UNSUBSCRIBED_RECIPIENT)
@@ -204,75 +203,58 @@ async function accountAndConfiguration(db: Database, accountId: string) {
   return { account, config }
 }
 
+/** Moves a scheduled request on, unless another run moved it first. */
+const moveScheduled = (db: Database, request: RequestRow, changes: RequestChanges) =>
+  moveRequest(db, request.accountId, request.id, 'scheduled', changes)
+
 /**
  * The send job of a scheduled request. At send time it reads again what may have changed since it was
  * scheduled: the configuration (disabled: `cancelled`), the refund state (refunded while refunds are
  * excluded: `cancelled`), the send window (outside it: moved to its next opening), the 30-day limit, the
  * review link (missing: `skipped`, `no_review_link`) and, per channel, the opt-outs.
  */
-export async function sendDueRequest(deps: SendingDeps, requestId: string, now = new Date()): Promise<void> {
-  const request = await findRequest(deps.db, requestId)
+export async function sendDueRequest(deps: SendingDeps, key: RequestKey, now = new Date()): Promise<void> {
+  const request = await findRequest(deps.db, key.accountId, key.id)
   if (request?.status !== 'scheduled') return
   const { account, config } = await accountAndConfiguration(deps.db, request.accountId)
   if (!account || !config?.enabled) {
-    await moveRequest(deps.db, request.id, 'scheduled', {
-      status: 'cancelled',
-      reason: 'configuration_disabled',
-    })
+    await moveScheduled(deps.db, request, { status: 'cancelled', reason: 'configuration_disabled' })
     return
   }
   if (
     config.conditions?.exclude_refunded &&
     (await wasRefunded(deps.db, request.accountId, request.sourceRef))
   ) {
-    await moveRequest(deps.db, request.id, 'scheduled', {
-      status: 'cancelled',
-      reason: SKIP_REASONS.refunded,
-    })
+    await moveScheduled(deps.db, request, { status: 'cancelled', reason: SKIP_REASONS.refunded })
     return
   }
   const opening = nextSendWindowOpening(now, config.sendWindow, config.timezone)
   if (opening) {
     await inTransaction(deps.db, async (tx) => {
-      if (await moveRequest(tx, request.id, 'scheduled', { scheduledFor: opening }))
-        await deps.enqueueSend(tx, request.id, opening)
+      if (await moveScheduled(tx, request, { scheduledFor: opening }))
+        await deps.enqueueSend(tx, request, opening)
     })
     return
   }
-  const since = new Date(now.getTime() - REVIEW_REQUEST_WINDOW_DAYS * DAY_MS)
-  const key = {
-    parentAccount: request.parentAccount,
-    customerKey: request.customerKey,
-    platform: request.platform,
-  }
-  if (await hasCountedRequest(deps.db, { ...key, exceptId: request.id }, since)) {
-    await moveRequest(deps.db, request.id, 'scheduled', {
-      status: 'skipped',
-      reason: SKIP_REASONS.frequencyLimit,
-    })
+  const limitKey = { customerKey: request.customerKey, platform: request.platform, exceptId: request.id }
+  if (await hasCountedRequest(deps.db, request.parentAccount, limitKey, requestLimitStart(now))) {
+    await moveScheduled(deps.db, request, { status: 'skipped', reason: SKIP_REASONS.frequencyLimit })
     return
   }
   const reviewUrl = await reviewUrlFor(deps.db, [account._id, config.accountId], request.platform)
   if (!reviewUrl) {
-    await moveRequest(deps.db, request.id, 'scheduled', {
-      status: 'skipped',
-      reason: SKIP_REASONS.noReviewLink,
-    })
+    await moveScheduled(deps.db, request, { status: 'skipped', reason: SKIP_REASONS.noReviewLink })
     return
   }
   const delivery = await deliver(deps, { request, config, account }, reviewUrl, 'review-request')
   await inTransaction(deps.db, async (tx) => {
     if (delivery.outcome !== 'sent') {
-      await moveRequest(tx, request.id, 'scheduled', { status: delivery.outcome, reason: delivery.reason })
+      await moveScheduled(tx, request, { status: delivery.outcome, reason: delivery.reason })
       return
     }
-    const sent = await moveRequest(tx, request.id, 'scheduled', { status: 'sent', sentAt: now })
+    const sent = await moveScheduled(tx, request, { status: 'sent', sentAt: now })
     if (sent && config.followUp?.enabled)
-      await deps.enqueueFollowUp(
-        tx,
-        request.id,
-        new Date(now.getTime() + config.followUp.delay_hours * HOUR_MS),
-      )
+      await deps.enqueueFollowUp(tx, request, new Date(now.getTime() + config.followUp.delay_hours * HOUR_MS))
   })
   deps.log.info({ request_id: request.id, outcome: delivery.outcome }, 'review request due')
 }
@@ -281,14 +263,15 @@ export async function sendDueRequest(deps: SendingDeps, requestId: string, now =
  * The one reminder, `follow_up.delay_hours` after the send: only while the request is `sent`, so a click
  * (`clicked`) cancels it, and only while the configuration still asks for it.
  */
-export async function sendFollowUp(deps: SendingDeps, requestId: string, now = new Date()): Promise<void> {
-  const request = await findRequest(deps.db, requestId)
+export async function sendFollowUp(deps: SendingDeps, key: RequestKey, now = new Date()): Promise<void> {
+  const request = await findRequest(deps.db, key.accountId, key.id)
   if (request?.status !== 'sent' || request.followUpSentAt) return
   const { account, config } = await accountAndConfiguration(deps.db, request.accountId)
   if (!account || !config?.enabled || !config.followUp?.enabled) return
   const reviewUrl = await reviewUrlFor(deps.db, [account._id, config.accountId], request.platform)
   if (!reviewUrl) return
   const delivery = await deliver(deps, { request, config, account }, reviewUrl, 'review-follow-up')
-  if (delivery.outcome === 'sent') await moveRequest(deps.db, request.id, 'sent', { followUpSentAt: now })
+  if (delivery.outcome === 'sent')
+    await moveRequest(deps.db, request.accountId, request.id, 'sent', { followUpSentAt: now })
   deps.log.info({ request_id: request.id, outcome: delivery.outcome }, 'review request follow-up due')
 }

@@ -7,6 +7,7 @@ import {
   chargeFor,
   createReviewTemplate,
   putConfiguration,
+  REVIEW_CONFIGURATION,
   reviewingTenant,
   sendRequestOfCharge,
   twilioPost,
@@ -49,12 +50,13 @@ function customerPhone() {
 
 /** A tenant that asks for Google reviews by SMS, with a template using both areas' variables. */
 async function smsTenant(t: TestApp, configuration: object = {}) {
-  const tenant = await reviewingTenant(t, { send_method: 'sms', delay_hours: 1, ...configuration })
+  const settings = { ...REVIEW_CONFIGURATION, send_method: 'sms', delay_hours: 1, ...configuration }
+  const tenant = await reviewingTenant(t, settings)
   const templateId = await createReviewTemplate(t, tenant, {
     channel: 'sms',
     body: 'Hi {{contact.name}} ({{customer.name}}), thanks from {{business.name}}: {{review.link}}',
   })
-  expect((await putConfiguration(t, tenant, { template_id: templateId })).statusCode).toBe(200)
+  expect((await putConfiguration(t, tenant, { ...settings, template_id: templateId })).statusCode).toBe(200)
   return tenant
 }
 
@@ -197,5 +199,23 @@ describe('review requests by SMS through Twilio', () => {
     const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
     expect(JSON.stringify(mail.json().data)).toContain('both@example.com')
     expect(await smsOf(t, request._id)).toEqual([])
+  })
+})
+
+describe('review requests by email', () => {
+  test("a customer on the account's do-not-disturb list is skipped as opted_out, not failed", async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    const dnd = await t.app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/dnd',
+      headers: tenant.headers,
+      payload: { value: 'quiet@example.com' },
+    })
+    expect(dnd.statusCode).toBe(201)
+    const charge = chargeFor(tenant, { email: 'quiet@example.com' })
+    const request = await sendRequestOfCharge(t, STRIPE_SECRET, tenant, charge)
+    expect(request).toMatchObject({ status: 'skipped', reason: 'opted_out', sent_at: null })
   })
 })

@@ -4,7 +4,7 @@ import type { Pagination } from '../../platform/http/envelope.js'
 import { Forbidden } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { customerKeyOf } from './requests.service.js'
+import { customerKeyOf } from './scheduling.service.js'
 import {
   deleteOptOuts,
   insertOptOuts,

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import { isJsonObject, type JsonFields } from '../../platform/http/json-fields.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
@@ -77,11 +78,8 @@ export function isSquareSignature(
   rawBody: Buffer,
   signature: string,
 ): boolean {
-  const expected = Buffer.from(
-    createHmac('sha256', signatureKey).update(notificationUrl).update(rawBody).digest('base64'),
-  )
-  const given = Buffer.from(signature)
-  return given.length === expected.length && timingSafeEqual(given, expected)
+  const expected = createHmac('sha256', signatureKey).update(notificationUrl).update(rawBody).digest('base64')
+  return isSameSecret(signature, expected)
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
+import { DAY_MS } from '../../platform/time.js'
 import type { ReviewPlatform } from './documents.schemas.js'
 import { countRequests, type RequestCountRow } from './stats.repository.js'
 import { MAX_STATS_DAYS, type RequestCounts, type ReviewStats, type StatsQuery } from './stats.schemas.js'
 
-const DAY_MS = 86_400_000
 const DEFAULT_STATS_DAYS = 30
 
 const noRequests = (): RequestCounts => ({

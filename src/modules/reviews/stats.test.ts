@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
-import { eventually, reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
+import { eventually } from '../../../test/helpers/jobs.js'
+import { expectOnlyOwnerSees, reviewingTenant, waitForRequests } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const statsOf = async (t: TestApp, tenant: Tenant, query = '') => {
@@ -91,6 +92,14 @@ describe('GET /reviews/stats', () => {
       `from=${new Date(Date.now() + 60_000).toISOString()}&to=${new Date(Date.now() + 120_000).toISOString()}`,
     )
     expect(later).toMatchObject({ totals: { requested: 0 }, by_platform: [], by_day: [] })
+    // Another account counts none of the tenant's requests: no platform of theirs.
+    await expectOnlyOwnerSees(
+      t,
+      { method: 'GET', url: '/reviews/stats' },
+      tenant,
+      stranger,
+      '"platform":"google"',
+    )
     expect((await statsOf(t, stranger)).totals.requested).toBe(0)
   })
 

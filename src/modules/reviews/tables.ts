@@ -107,7 +107,11 @@ export const WEBHOOK_EVENT_STATUSES = ['received', 'processed', 'skipped', 'fail
 
 /**
  * Every event a review webhook received, kept before it is acknowledged and processed by a job. The
- * provider's event id is unique per source, so a repeated event is recognised.
+ * provider's event id is unique per source, so a repeated event is recognised. `account_id` is the account
+ * the event is attributed to: named when it arrives (a payment's metadata, a claimed location, the reporting
+ * account), or once applied; none, it is no account's yet. `trigger` is the one its kind reports (payments
+ * and orders: `order_completed`; a refund or another kind: none). `reason_text` says `reason` in words, for
+ * the account (`GET /reviews/events`).
  */
 export const reviewWebhookEvents = pgTable(
   'review_webhook_events',
@@ -116,12 +120,14 @@ export const reviewWebhookEvents = pgTable(
     source: text('source', { enum: WEBHOOK_SOURCES }).notNull(),
     eventId: text('event_id').notNull(),
     type: text('type').notNull(),
+    trigger: text('trigger', { enum: TRIGGER_TYPES }),
     accountId: text('account_id'),
     /** The customer the event is about, once processed: the account's order history (customer segments). */
     customerKey: text('customer_key'),
     payload: jsonb('payload').notNull(),
     status: text('status', { enum: WEBHOOK_EVENT_STATUSES }).notNull().default('received'),
     reason: text('reason'),
+    reasonText: text('reason_text'),
     createdAt: createdAt(),
     processedAt: timestampColumn('processed_at'),
   },
@@ -130,6 +136,9 @@ export const reviewWebhookEvents = pgTable(
     uniqueIndex('review_webhook_events_source_event').on(t.source, t.eventId),
     index('review_webhook_events_status_created').on(t.status, t.createdAt),
     index('review_webhook_events_customer').on(t.accountId, t.customerKey, t.createdAt),
+    // The account's events, newest first, and by trigger (GET /reviews/events, the configuration's warnings).
+    index('review_webhook_events_account_created').on(t.accountId, t.createdAt, t.id),
+    index('review_webhook_events_account_trigger').on(t.accountId, t.trigger, t.createdAt),
   ],
 )
 
@@ -176,7 +185,8 @@ export const reviewRequests = pgTable(
     uniqueIndex('review_requests_source_platform').on(t.accountId, t.sourceRef, t.platform),
     index('review_requests_account_created').on(t.accountId, t.createdAt),
     index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
-    index('review_requests_event').on(t.eventId),
+    // The requests an event scheduled (GET /reviews/events/:id).
+    index('review_requests_account_event').on(t.accountId, t.eventId),
   ],
 )
 

@@ -5,7 +5,6 @@ import type { Pagination } from '../../platform/http/envelope.js'
 import { Conflict, Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import type { TemplateChannel } from './documents.schemas.js'
-import { TEMPLATE_NOT_FOUND } from './review-access.service.js'
 import {
   deleteTemplate,
   findTemplate,
@@ -16,6 +15,8 @@ import {
 } from './templates.repository.js'
 import { type CreateBody, MAX_SMS_BODY, type Template, type UpdateBody } from './templates.schemas.js'
 
+/** The spec's refusal of a `template_id` that names no template of the account. */
+export const TEMPLATE_NOT_FOUND = 'Template not found'
 export const TEMPLATE_IN_USE = 'Template is in use by the auto review request configuration'
 
 export const templateView = (row: TemplateRow): Template => ({

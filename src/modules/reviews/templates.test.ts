@@ -1,6 +1,11 @@
 import { describe, expect } from 'vitest'
 import { anId, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
-import { createReviewTemplate, putConfiguration } from '../../../test/helpers/reviews.js'
+import {
+  createReviewTemplate,
+  expectWrittenToCallerOnly,
+  putConfiguration,
+  REVIEW_CONFIGURATION,
+} from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 describe('review request templates', () => {
@@ -51,12 +56,12 @@ describe('review request templates', () => {
 
   test('cannot delete a template the configuration uses (409)', async ({ t, owner }) => {
     const id = await createReviewTemplate(t, owner)
-    await putConfiguration(t, owner, { template_id: id })
+    await putConfiguration(t, owner, { ...REVIEW_CONFIGURATION, template_id: id })
     const url = `/reviews/templates/${id}`
     const refused = await t.app.inject({ method: 'DELETE', url, headers: owner.headers })
     expect(refused.statusCode).toBe(409)
     expect(refused.json().message).toBe('Template is in use by the auto review request configuration')
-    await putConfiguration(t, owner, { template_id: null })
+    await putConfiguration(t, owner, REVIEW_CONFIGURATION)
     expect((await t.app.inject({ method: 'DELETE', url, headers: owner.headers })).statusCode).toBe(200)
   })
 
@@ -71,7 +76,17 @@ describe('review request templates', () => {
       stranger,
     )
     await expectHiddenFromOtherAccounts(t.app, { method: 'DELETE', url }, owner, stranger)
-    const theirs = await t.app.inject({ url: '/reviews/templates', headers: stranger.headers })
-    expect(theirs.json().data).toEqual([])
+  })
+
+  test("creates and lists the account's own templates only", async ({ t, owner, stranger }) => {
+    const payload = { name: 'Owner only', channel: 'sms', body: 'Thanks! {{review.link}}' }
+    await expectWrittenToCallerOnly(
+      t,
+      { method: 'POST', url: '/reviews/templates', payload },
+      { method: 'GET', url: '/v1/reviews/templates' },
+      owner,
+      stranger,
+      'Owner only',
+    )
   })
 })

@@ -3,7 +3,7 @@ import { NotFound } from '../../platform/http/errors.js'
 import { isBotVisit } from '../../platform/http/visits.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { getAccount } from '../accounts/accounts.service.js'
-import { findRequestByCode, recordFirstClick } from './requests.repository.js'
+import { findRequestByPublicCode, recordFirstClick } from './requests.repository.js'
 import { reviewUrlFor } from './review-links.service.js'
 
 export const REVIEW_LINK_GONE = 'Review link not found'
@@ -18,13 +18,16 @@ export async function followTrackedLink(
   code: string,
   visit: { userAgent: string | undefined },
 ): Promise<string> {
-  const request = CODE.test(code) ? await findRequestByCode(deps.db, code) : undefined
+  const request = CODE.test(code) ? await findRequestByPublicCode(deps.db, code) : undefined
   if (!request) throw new NotFound(REVIEW_LINK_GONE)
   const account = await getAccount(deps.db, request.accountId)
   const accounts = account?.parent_account ? [request.accountId, account.parent_account] : [request.accountId]
   const url = await reviewUrlFor(deps.db, accounts, request.platform)
   if (!url) throw new NotFound(REVIEW_LINK_GONE)
-  if (!isBotVisit(visit.userAgent) && (await recordFirstClick(deps.db, request.id, new Date())))
+  if (
+    !isBotVisit(visit.userAgent) &&
+    (await recordFirstClick(deps.db, request.accountId, request.id, new Date()))
+  )
     deps.log.info({ request_id: request.id, platform: request.platform }, 'review request clicked')
   return url
 }

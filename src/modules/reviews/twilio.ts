@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac } from 'node:crypto'
+import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
 
@@ -83,9 +84,6 @@ export function isTwilioSignatureValid(
   signature: string | undefined,
   request: { url: string; params: TwilioParams },
 ): boolean {
-  if (!authToken || !signature) return false
-  const expected = Buffer.from(twilioSignature(authToken, request.url, request.params))
-  const given = Buffer.from(signature)
-  // timingSafeEqual needs equal lengths; a length differing says nothing about the token.
-  return given.length === expected.length && timingSafeEqual(given, expected)
+  if (!authToken) return false
+  return isSameSecret(signature, twilioSignature(authToken, request.url, request.params))
 }

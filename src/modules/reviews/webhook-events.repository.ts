@@ -1,29 +1,32 @@
-import { and, count, desc, eq, gte, lt, ne, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, gte, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { selectPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
+import type { TriggerType } from './documents.schemas.js'
 import { reviewWebhookEvents } from './tables.js'
 
 export type WebhookEventRow = typeof reviewWebhookEvents.$inferSelect
-type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'accountId' | 'customerKey'>
+type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'reasonText' | 'accountId' | 'customerKey'>
 
 const eventInsert = preparedStatement<{ id: string }>(
   'review_webhook_event_insert',
-  sql`insert into ${reviewWebhookEvents} (id, source, event_id, type, account_id, payload)
+  sql`insert into ${reviewWebhookEvents} (id, source, event_id, type, trigger, account_id, payload)
     values (${sql.placeholder('id')}, ${sql.placeholder('source')}, ${sql.placeholder('eventId')},
-      ${sql.placeholder('type')}, ${sql.placeholder('accountId')}, ${sql.placeholder('payload')}::jsonb)
+      ${sql.placeholder('type')}, ${sql.placeholder('trigger')}, ${sql.placeholder('accountId')},
+      ${sql.placeholder('payload')}::jsonb)
     on conflict do nothing
     returning id`,
 )
 
 /**
  * The stored event's id, or null when the source sent this event before. Every webhook post runs it: one
- * prepared statement.
+ * prepared statement. The events are the reviews' intake: `account_id` is what the event names when it
+ * arrives, if anything (a payment without metadata, an order of an unclaimed location name none).
  */
 export async function insertWebhookEvent(
   db: Database,
-  values: Pick<WebhookEventRow, 'source' | 'eventId' | 'type' | 'accountId' | 'payload'>,
+  values: Pick<WebhookEventRow, 'source' | 'eventId' | 'type' | 'trigger' | 'accountId' | 'payload'>,
 ): Promise<string | null> {
   const [row] = await eventInsert(db, {
     ...values,
@@ -33,20 +36,29 @@ export async function insertWebhookEvent(
   return row?.id ?? null
 }
 
-/** The stored event a source sent under `eventId`. */
-export async function findWebhookEvent(
+/** The event the account reported (`POST /reviews/events`) under `eventId`, as stored. */
+export async function findReportedEvent(
   db: Database,
-  source: WebhookEventRow['source'],
+  accountId: string,
   eventId: string,
 ): Promise<WebhookEventRow | undefined> {
   const [row] = await db
     .select()
     .from(reviewWebhookEvents)
-    .where(and(eq(reviewWebhookEvents.source, source), eq(reviewWebhookEvents.eventId, eventId)))
+    .where(
+      and(
+        eq(reviewWebhookEvents.accountId, accountId),
+        eq(reviewWebhookEvents.source, 'account'),
+        eq(reviewWebhookEvents.eventId, eventId),
+      ),
+    )
   return row
 }
 
-/** Events still waiting to be applied that were received before `before`, oldest first. */
+/**
+ * Events still waiting to be applied that were received before `before`, oldest first: the requeue sweep,
+ * across accounts (and events that name none yet).
+ */
 export async function findReceivedBefore(db: Database, before: Date, limit: number): Promise<string[]> {
   const rows = await db
     .select({ id: reviewWebhookEvents.id })
@@ -57,7 +69,10 @@ export async function findReceivedBefore(db: Database, before: Date, limit: numb
   return rows.map((row) => row.id)
 }
 
-/** The event, locked until the transaction ends, so two runs of its job cannot both apply it. */
+/**
+ * The event, locked until the transaction ends, so two runs of its job cannot both apply it. By its own id
+ * alone: its job is queued when it arrives, before any account is known for some.
+ */
 export async function lockWebhookEvent(db: Database, id: string): Promise<WebhookEventRow | undefined> {
   const [row] = await db
     .select()
@@ -67,6 +82,7 @@ export async function lockWebhookEvent(db: Database, id: string): Promise<Webhoo
   return row
 }
 
+/** What applying the event made of it, by its own id (as its job knows it), with the account it was for. */
 export async function recordOutcome(db: Database, id: string, outcome: Outcome): Promise<void> {
   await db
     .update(reviewWebhookEvents)
@@ -77,7 +93,8 @@ export async function recordOutcome(db: Database, id: string, outcome: Outcome):
 /** Orders of a customer an account received before `event`, since `since`: its order history. */
 export async function countEarlierOrders(
   db: Database,
-  event: { id: string; accountId: string; customerKey: string; before: Date },
+  accountId: string,
+  event: { id: string; customerKey: string; before: Date },
   since: Date,
 ): Promise<number> {
   const [row] = await db
@@ -85,7 +102,7 @@ export async function countEarlierOrders(
     .from(reviewWebhookEvents)
     .where(
       and(
-        eq(reviewWebhookEvents.accountId, event.accountId),
+        eq(reviewWebhookEvents.accountId, accountId),
         eq(reviewWebhookEvents.customerKey, event.customerKey),
         ne(reviewWebhookEvents.id, event.id),
         lt(reviewWebhookEvents.createdAt, event.before),
@@ -117,4 +134,63 @@ export function listWebhookEvents(
     { from: reviewWebhookEvents, where },
     page,
   )
+}
+
+export interface AccountEventFilters {
+  status?: WebhookEventRow['status']
+  trigger?: TriggerType
+  from?: Date
+  to?: Date
+}
+
+/** The account's events, newest first, by status, trigger and the time received. */
+export function listAccountEvents(
+  db: Database,
+  accountId: string,
+  filters: AccountEventFilters,
+  page: { offset: number; limit: number },
+) {
+  const conditions: SQL[] = [eq(reviewWebhookEvents.accountId, accountId)]
+  if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
+  if (filters.trigger) conditions.push(eq(reviewWebhookEvents.trigger, filters.trigger))
+  if (filters.from) conditions.push(gte(reviewWebhookEvents.createdAt, filters.from))
+  if (filters.to) conditions.push(lte(reviewWebhookEvents.createdAt, filters.to))
+  const where = and(...conditions)
+  return selectPage(
+    db,
+    db
+      .select()
+      .from(reviewWebhookEvents)
+      .where(where)
+      .orderBy(desc(reviewWebhookEvents.createdAt), desc(reviewWebhookEvents.id))
+      .$dynamic(),
+    { from: reviewWebhookEvents, where },
+    page,
+  )
+}
+
+export async function findAccountEvent(
+  db: Database,
+  accountId: string,
+  id: string,
+): Promise<WebhookEventRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.accountId, accountId), eq(reviewWebhookEvents.id, id)))
+  return row
+}
+
+/** Whether any event of the account, from any source, reported `trigger`. */
+export async function hasEventWithTrigger(
+  db: Database,
+  accountId: string,
+  trigger: TriggerType,
+): Promise<boolean> {
+  const [row] = await db
+    .select({ id: reviewWebhookEvents.id })
+    .from(reviewWebhookEvents)
+    .where(and(eq(reviewWebhookEvents.accountId, accountId), eq(reviewWebhookEvents.trigger, trigger)))
+    .limit(1)
+  return row !== undefined
 }

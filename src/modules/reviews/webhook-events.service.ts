@@ -6,7 +6,8 @@ import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import { paginate } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { getAccount } from '../accounts/accounts.service.js'
-import type { EventOutcome, ScheduleDeps } from './requests.service.js'
+import type { TriggerType } from './documents.schemas.js'
+import { type EventOutcome, failed, type ScheduleDeps } from './scheduling.service.js'
 import type { WEBHOOK_SOURCES } from './tables.js'
 import {
   findReceivedBefore,
@@ -29,7 +30,11 @@ export interface WebhookPost {
   /** The provider's event id: a repeated one is recognised and applied once. */
   eventId: string
   type: string
+  /** The trigger its kind reports, if any. */
+  trigger: TriggerType | null
   payload: unknown
+  /** The account it names, when it names one. */
+  accountId: string | undefined
 }
 
 /**
@@ -60,7 +65,7 @@ export const MISSING_ACCOUNT_ID = 'missing_account_id'
 export async function receiveWebhookPost(
   deps: { db: Database; log: Logger },
   source: WebhookSource,
-  post: WebhookPost & { accountId: string | undefined },
+  post: WebhookPost,
   queueProcessing: (eventRowId: string) => void,
 ): Promise<string | null> {
   let id: string | null
@@ -69,6 +74,7 @@ export async function receiveWebhookPost(
       source,
       eventId: post.eventId,
       type: post.type,
+      trigger: post.trigger,
       accountId: post.accountId ?? null,
       payload: post.payload,
     })
@@ -106,9 +112,16 @@ export async function accountOfEvent(
   tx: Database,
   accountId: string | undefined,
 ): Promise<{ accountId: string; parentAccount: string | null } | { failure: EventOutcome }> {
-  if (!accountId) return { failure: { status: 'failed', reason: MISSING_ACCOUNT_ID, customerKey: null } }
+  if (!accountId)
+    return { failure: failed({ reason: MISSING_ACCOUNT_ID, reasonText: 'The event names no account' }) }
   const account = isId(accountId) ? await getAccount(tx, accountId) : null
-  if (!account) return { failure: { status: 'failed', reason: 'unknown_account', customerKey: null } }
+  if (!account)
+    return {
+      failure: failed({
+        reason: 'unknown_account',
+        reasonText: 'The event names an account that does not exist',
+      }),
+    }
   return { accountId: account._id, parentAccount: account.parent_account }
 }
 
@@ -127,7 +140,13 @@ export async function processWebhookEvent(
     const event = await lockWebhookEvent(tx, eventRowId)
     if (event?.status !== 'received') return
     const outcome = await applyBySource[event.source](deps, tx, event)
-    await recordOutcome(tx, event.id, { ...outcome, accountId: event.accountId })
+    await recordOutcome(tx, event.id, {
+      status: outcome.status,
+      reason: outcome.reason,
+      reasonText: outcome.reasonText,
+      customerKey: outcome.customerKey,
+      accountId: outcome.accountId ?? event.accountId,
+    })
     const log = outcome.status === 'failed' ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log)
     log(
       { source: event.source, event_id: event.eventId, status: outcome.status, reason: outcome.reason },

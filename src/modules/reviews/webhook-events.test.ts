@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
-import { eventually, storedEvents, stripePost } from '../../../test/helpers/reviews.js'
+import { eventually } from '../../../test/helpers/jobs.js'
+import { storedEvents, stripePost } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { REQUEUE_RECEIVED_EVENTS_JOB } from './jobs.js'
 
