@@ -113,16 +113,8 @@ export async function countEarlierOrders(
   return row?.total ?? 0
 }
 
-/** The events received, newest first, by status and source: every account's (the operator's view). */
-export function listWebhookEvents(
-  db: Database,
-  filters: { status?: WebhookEventRow['status']; source?: WebhookEventRow['source'] },
-  page: { offset: number; limit: number },
-) {
-  const conditions: SQL[] = []
-  if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
-  if (filters.source) conditions.push(eq(reviewWebhookEvents.source, filters.source))
-  const where = and(...conditions)
+/** A page of the events matching `where`, newest first. */
+function newestEventsPage(db: Database, where: SQL | undefined, page: { offset: number; limit: number }) {
   return selectPage(
     db,
     db
@@ -134,6 +126,18 @@ export function listWebhookEvents(
     { from: reviewWebhookEvents, where },
     page,
   )
+}
+
+/** The events received, newest first, by status and source: every account's (the operator's view). */
+export function listWebhookEvents(
+  db: Database,
+  filters: { status?: WebhookEventRow['status']; source?: WebhookEventRow['source'] },
+  page: { offset: number; limit: number },
+) {
+  const conditions: SQL[] = []
+  if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
+  if (filters.source) conditions.push(eq(reviewWebhookEvents.source, filters.source))
+  return newestEventsPage(db, and(...conditions), page)
 }
 
 export interface AccountEventFilters {
@@ -155,18 +159,7 @@ export function listAccountEvents(
   if (filters.trigger) conditions.push(eq(reviewWebhookEvents.trigger, filters.trigger))
   if (filters.from) conditions.push(gte(reviewWebhookEvents.createdAt, filters.from))
   if (filters.to) conditions.push(lte(reviewWebhookEvents.createdAt, filters.to))
-  const where = and(...conditions)
-  return selectPage(
-    db,
-    db
-      .select()
-      .from(reviewWebhookEvents)
-      .where(where)
-      .orderBy(desc(reviewWebhookEvents.createdAt), desc(reviewWebhookEvents.id))
-      .$dynamic(),
-    { from: reviewWebhookEvents, where },
-    page,
-  )
+  return newestEventsPage(db, and(...conditions), page)
 }
 
 export async function findAccountEvent(
