@@ -1,4 +1,5 @@
 import autocannon from 'autocannon'
+import { VIA_TLS_PROXY } from './scenario.js'
 
 /** One request of a run that sends each request once: what differs between them. */
 export interface EachRequest {
@@ -53,7 +54,7 @@ export function postEach(
       {
         url,
         method: 'POST',
-        headers: { 'content-type': contentType },
+        headers: { 'content-type': contentType, ...VIA_TLS_PROXY },
         connections: Math.min(connections, requests.length),
         amount: requests.length,
         timeout: REQUEST_TIMEOUT_SECONDS,

@@ -1,7 +1,7 @@
 import pg from 'pg'
 import { type EachRequest, percentile, type SentEach } from './each.js'
 import { median } from './report.js'
-import type { Target } from './scenario.js'
+import { type Target, VIA_TLS_PROXY } from './scenario.js'
 import type { RecordedRequest } from './sql-recording.js'
 import {
   type PlannedReplay,
@@ -101,7 +101,12 @@ async function sendRecorded(target: Target, side: RecordSide, request: EachReque
   const url = new URL(request.path ?? '', side.url)
   const response = await fetch(url, {
     method: request.method ?? 'POST',
-    headers: { 'content-type': side.contentType, ...request.headers, ...sql.headers(label) },
+    headers: {
+      'content-type': side.contentType,
+      ...VIA_TLS_PROXY,
+      ...request.headers,
+      ...sql.headers(label),
+    },
     ...(request.method !== 'GET' && { body: request.body }),
     signal: AbortSignal.timeout(CAPTURE_TIMEOUT_MS),
   })

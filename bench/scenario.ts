@@ -1,5 +1,13 @@
 import type { SqlRecorder } from './sql-recording.js'
 
+/**
+ * What the TLS proxy in front of a production server adds to each request it forwards. Production requires
+ * HTTPS on the authorization and webhook endpoints (docs/decisions.md, "HTTPS in production"); the bench's
+ * server trusts a proxy on loopback (TRUST_PROXY, servers.ts), so the requests the bench sends carry this, as
+ * they would arrive from one.
+ */
+export const VIA_TLS_PROXY = { 'x-forwarded-proto': 'https' } as const
+
 /** The one request a scenario repeats on every connection. */
 export interface BenchRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'

@@ -62,6 +62,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     OAUTH_SIGNING_KEY: newSigningKey(),
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
     PUBLIC_BASE_URL: baseUrl,
+    // As production runs, behind a TLS proxy (here on loopback): see VIA_TLS_PROXY.
+    TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'warn',
     // No load balancer to drain: stopped, the server closes at once instead of serving on for 5 s.
     SHUTDOWN_DELAY_MS: '0',

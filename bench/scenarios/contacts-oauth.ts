@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { adminPost } from '../admin.js'
-import type { BenchRequest, Scenario, Target } from '../scenario.js'
+import { type BenchRequest, type Scenario, type Target, VIA_TLS_PROXY } from '../scenario.js'
 
 const REDIRECT_URI = 'https://bench.example/callback'
 const SCOPE = 'crm.contacts.read'
@@ -16,7 +16,11 @@ const tokenOf = (html: string) => {
 }
 
 async function send(target: Target, path: string, init: RequestInit): Promise<Response> {
-  const response = await fetch(new URL(path, target.baseUrl), { redirect: 'manual', ...init })
+  const response = await fetch(new URL(path, target.baseUrl), {
+    redirect: 'manual',
+    ...init,
+    headers: { ...VIA_TLS_PROXY, ...(init.headers as Record<string, string> | undefined) },
+  })
   if (response.status >= 400) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
   return response
 }

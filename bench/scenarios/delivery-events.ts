@@ -3,7 +3,13 @@ import { setTimeout as delay } from 'node:timers/promises'
 import pg from 'pg'
 import { createMember } from '../admin.js'
 import { loadAverage } from '../machine.js'
-import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
+import {
+  type Measured,
+  type MeasuredScenario,
+  type MeasureOptions,
+  type Target,
+  VIA_TLS_PROXY,
+} from '../scenario.js'
 import { ingestAgainstSql } from './delivery-events-sql.js'
 
 const EVENTS_PER_BATCH = 1_000
@@ -108,7 +114,7 @@ async function postAll(baseUrl: string, bodies: string[], order: number[], conne
       try {
         const response = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
           body: bodies[order[i] as number],
           signal: AbortSignal.timeout(POST_TIMEOUT_MS),
         })
