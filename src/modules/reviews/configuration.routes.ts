@@ -3,7 +3,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { ConfigurationList, ListQuery, PutBody, SavedEnvelope } from './configuration.schemas.js'
-import { listConfigurationsInForce, saveConfiguration } from './configuration.service.js'
+import { listConfigurationsInForce, refuseInvalidFields, saveConfiguration } from './configuration.service.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
 
 /** The spec's auto review request configuration, under both reviews prefixes. */
@@ -31,15 +31,19 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
 
   app.put(
     '/auto-review-request',
-    routeOptions({
-      operationId: 'reviewConfigurationPut',
-      summary: "Create or change the account's auto review request configuration",
-      tags: ['reviews'],
-      access: REVIEWS_WRITE,
-      body: PutBody,
-      response: { 200: SavedEnvelope },
-      errors: [400, 401, 403, 404],
-    }),
+    {
+      // The spec's words for a wrong trigger, platform or delay come before the schema names a missing field.
+      preValidation: async (request) => refuseInvalidFields(request.body),
+      ...routeOptions({
+        operationId: 'reviewConfigurationPut',
+        summary: "Create or replace the account's auto review request configuration",
+        tags: ['reviews'],
+        access: REVIEWS_WRITE,
+        body: PutBody,
+        response: { 200: SavedEnvelope },
+        errors: [400, 401, 403, 404],
+      }),
+    },
     async (request) => {
       const { configuration, warnings } = await saveConfiguration(db, request.auth, request.body, webhooks)
       return { ...ok(configuration), warnings }

@@ -84,24 +84,37 @@ function delayHoursOf(value: unknown): number {
 }
 
 /**
- * The configuration a `PUT` describes, whole: the spec's refusals in its table's order, each with its own
- * message, then the time zone. Fields left out are absent (null), ours back to their defaults.
+ * The spec's refusals, in its table's order (trigger, platform, delay), of the fields a `PUT` body has, each
+ * with its own message. The route runs it before the schema, so that a body leaving out another required
+ * field still answers a wrong trigger, platform or delay with the spec's words.
  */
-function replacement(caller: Caller, body: PutBody): ConfigurationValues {
-  if (!isTrigger(body.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
-  const badPlatform = body.platforms.find((platform) => !isPlatform(platform))
+export function refuseInvalidFields(body: unknown): void {
+  if (typeof body !== 'object' || body === null) return
+  const fields = body as Record<string, unknown>
+  if ('trigger' in fields && !isTrigger(fields.trigger)) throw new Invalid(INVALID_TRIGGER_TYPE)
+  const platforms = Array.isArray(fields.platforms) ? fields.platforms : []
+  const badPlatform = platforms.find((platform) => typeof platform === 'string' && !isPlatform(platform))
   if (badPlatform !== undefined)
     throw new Invalid(`Invalid platform: ${badPlatform}. Allowed: ${REVIEW_PLATFORMS.join(', ')}`)
-  const delayHours = delayHoursOf(body.delay_hours)
+  if ('delay_hours' in fields) delayHoursOf(fields.delay_hours)
+}
+
+/**
+ * The configuration a `PUT` describes, whole: the spec's refusals, then the time zone. Fields left out are
+ * absent (null), ours back to their defaults.
+ */
+function replacement(caller: Caller, body: PutBody): ConfigurationValues {
+  refuseInvalidFields(body)
   if (body.timezone !== undefined && !isTimeZone(body.timezone))
     throw new Invalid('timezone must be an IANA time zone name, such as Europe/Paris')
   return {
     parentAccount: parentAccountOf(caller),
     name: body.name ?? DEFAULT_NAME,
     enabled: body.enabled,
-    trigger: body.trigger,
-    delayHours,
-    platforms: [...new Set(body.platforms.filter(isPlatform))],
+    // Each refused above unless valid.
+    trigger: body.trigger as TriggerType,
+    delayHours: body.delay_hours as number,
+    platforms: [...new Set(body.platforms as ReviewPlatform[])],
     templateId: body.template_id ?? null,
     conditions: body.conditions ?? null,
     sendMethod: body.send_method,

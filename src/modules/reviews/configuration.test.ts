@@ -174,6 +174,30 @@ describe('auto review request configuration', () => {
     expect(tooLong.json()).toMatchObject({ success: false, message: 'delay_hours must be at most 8760' })
   })
 
+  test("a body leaving out required fields still answers a wrong trigger, platform or delay in the spec's words", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app)
+    const refusals: [object, string][] = [
+      [{ trigger: 'invalid_trigger' }, 'Invalid trigger type'],
+      [{ enabled: true, trigger: 7 }, 'Invalid trigger type'],
+      [
+        { platforms: ['google', 'myspace'] },
+        'Invalid platform: myspace. Allowed: google, facebook, yelp, trustpilot',
+      ],
+      [{ delay_hours: -1 }, 'Delay hours must be positive'],
+      [{ trigger: 'order_completed', delay_hours: -5 }, 'Delay hours must be positive'],
+      [{ trigger: 'order_completed' }, 'enabled is required'],
+    ]
+    for (const [body, message] of refusals) {
+      const response = await putConfiguration(t, tenant, body)
+      expect(response.statusCode, JSON.stringify(body)).toBe(400)
+      expect(response.json(), JSON.stringify(body)).toMatchObject({ success: false, errno: 400, message })
+    }
+    const listed = await t.app.inject({ url: '/reviews/auto-review-request', headers: tenant.headers })
+    expect(listed.json().data.pagination.total).toBe(0)
+  })
+
   test('a refused PUT leaves the earlier configuration as it was', async ({ t }) => {
     const tenant = await createTenant(t.app)
     const saved = (await putConfiguration(t, tenant, full)).json().data
