@@ -99,8 +99,8 @@ import { registerResponseHeaders, sendsDocument } from './platform/http/response
 import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { serializeError } from './platform/log/error-serializer.js'
+import { OneLinePerRequest } from './platform/log/request-line.js'
 import { requestLogger } from './platform/log/request-logger.js'
-import { serializeRequest } from './platform/log/request-serializer.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
@@ -129,11 +129,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       level: config.logLevel,
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
       // Database errors by SQL state and constraint, never their parameters; long messages cut.
-      // Requests without their query string (signatures, codes, addresses).
-      serializers: { err: serializeError, req: serializeRequest },
+      serializers: { err: serializeError },
       ...(options.logStream && { stream: options.logStream }),
     },
     childLoggerFactory: requestLogger,
+    logController: new OneLinePerRequest(config.logLevel),
     trustProxy: config.trustProxy,
     // A caller's x-request-id is kept when it looks like one, so logs correlate across services.
     requestIdHeader: false,

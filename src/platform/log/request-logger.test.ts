@@ -1,6 +1,6 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import { captureLogs } from '../../../test/helpers/app.js'
+import { bearer, captureLogs } from '../../../test/helpers/app.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { requestLogger } from './request-logger.js'
 
@@ -55,9 +55,31 @@ describe('a request logger', () => {
 })
 
 describe("the service's request lines", () => {
-  test("carry the request's id", async ({ t }) => {
-    await t.app.inject({ url: '/status', headers: { 'x-request-id': 'trace-77' } })
-    const lines = serviceLines.lines.filter((line) => line.reqId === 'trace-77').map((line) => line.msg)
-    expect(lines).toEqual(['incoming request', 'request completed'])
+  test('are one line per request, with its id, route pattern, status, time and calling account', async ({
+    t,
+    owner,
+  }) => {
+    await t.app.inject({
+      url: '/v1/contacts?email=a@b.example',
+      headers: { ...bearer(owner.token), 'x-request-id': 'trace-77' },
+    })
+    const lines = serviceLines.lines.filter((line) => line.reqId === 'trace-77')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({
+      level: 30,
+      method: 'GET',
+      route: '/v1/contacts',
+      status: expect.any(Number),
+      ms: expect.any(Number),
+      account_id: owner.accountId,
+    })
+    expect(lines[0]?.msg).toMatch(/^GET \/v1\/contacts \d{3} [\d.]+ ms$/)
+  })
+
+  test('name a request that matched no route by its path, without the query string', async ({ t }) => {
+    await t.app.inject({ url: '/nowhere/at-all?code=s3cret', headers: { 'x-request-id': 'trace-78' } })
+    const lines = serviceLines.lines.filter((line) => line.reqId === 'trace-78')
+    expect(lines).toMatchObject([{ path: '/nowhere/at-all', status: 404 }])
+    expect(JSON.stringify(lines)).not.toContain('s3cret')
   })
 })
