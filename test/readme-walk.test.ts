@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeListingsApi, startFakeListingsApi } from './fakes/listings-api.js'
 import { freePort } from './helpers/app.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
 import { matchesExpectation, runWalk, walkSteps } from './helpers/readme-walk.js'
@@ -19,15 +20,25 @@ describe("README's walk", () => {
   const workDir = mkdtempSync(join(tmpdir(), 'readme-walk-'))
   const dataDir = join(workDir, 'data')
   let server: ChildProcess | undefined
+  let listingsApi: FakeListingsApi | undefined
   let platformUrl = ''
 
   beforeAll(async () => {
+    // The providers of README's `needs-provider` blocks.
+    listingsApi = await startFakeListingsApi({ apiKey: 'walk-listings-key' })
+    const providers = { LISTINGS_API_URL: listingsApi.url, LISTINGS_API_KEY: 'walk-listings-key' }
     const port = await freePort()
     platformUrl = `http://127.0.0.1:${port}`
     // `npm start` minus its build (dist/ is built once for the suite), in a directory of its own: no `.env`.
     server = spawn(process.execPath, ['--enable-source-maps', join(PROJECT_ROOT, 'dist/main.js')], {
       cwd: workDir,
-      env: newcomerEnv({ DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }),
+      env: newcomerEnv({
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...providers,
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''
@@ -52,6 +63,7 @@ describe("README's walk", () => {
         server?.kill('SIGTERM')
       })
     }
+    await listingsApi?.close()
     rmSync(workDir, { recursive: true, force: true })
   })
 

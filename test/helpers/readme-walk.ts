@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process'
 /**
  * README's walk, as its reader runs it: every ```sh block in order in one shell, each `# => answer` line
  * stating what the commands since the previous one (or the block's start) print, `…` standing for any
- * text (a long one goes on over `#     ` lines). Blocks whose info string says `no-run` (installing, starting, deploying) are not run.
+ * text (a long one goes on over `#     ` lines). Blocks whose info string says `no-run` (installing, starting,
+ * deploying) are not run; `needs-provider` ones are, against the stand-ins the caller gives the server.
  */
 
 /** The commands from the previous `# =>` line, or the block's start, to the next one. */
