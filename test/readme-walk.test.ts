@@ -3,8 +3,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeGraphApi, startFakeGraphApi } from './fakes/graph-api.js'
 import { type FakeListingsApi, startFakeListingsApi } from './fakes/listings-api.js'
 import { freePort } from './helpers/app.js'
+import { LEADS_APP, leadsEnv } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
 import { matchesExpectation, runWalk, walkSteps } from './helpers/readme-walk.js'
 
@@ -21,12 +23,25 @@ describe("README's walk", () => {
   const dataDir = join(workDir, 'data')
   let server: ChildProcess | undefined
   let listingsApi: FakeListingsApi | undefined
+  let graphApi: FakeGraphApi | undefined
   let platformUrl = ''
 
   beforeAll(async () => {
     // The providers of README's `needs-provider` blocks.
     listingsApi = await startFakeListingsApi({ apiKey: 'walk-listings-key' })
-    const providers = { LISTINGS_API_URL: listingsApi.url, LISTINGS_API_KEY: 'walk-listings-key' }
+    graphApi = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
+    graphApi.addUser('EAAB-walk-user-token', { '101234567890': 'EAAG-walk-page-token' })
+    graphApi.addForm('101234567890', { id: '998877665544', name: 'Spring offer' })
+    graphApi.addLead('998877665544', {
+      id: '1122334455',
+      created_time: new Date(),
+      field_data: [{ name: 'email', values: ['grace@example.com'] }],
+    })
+    const providers = {
+      LISTINGS_API_URL: listingsApi.url,
+      LISTINGS_API_KEY: 'walk-listings-key',
+      ...leadsEnv(graphApi.url),
+    }
     const port = await freePort()
     platformUrl = `http://127.0.0.1:${port}`
     // `npm start` minus its build (dist/ is built once for the suite), in a directory of its own: no `.env`.
@@ -63,7 +78,7 @@ describe("README's walk", () => {
         server?.kill('SIGTERM')
       })
     }
-    await listingsApi?.close()
+    await Promise.all([listingsApi?.close(), graphApi?.close()])
     rmSync(workDir, { recursive: true, force: true })
   })
 
