@@ -83,7 +83,7 @@ import {
   type DeferredCompilations,
   serializersCompiledOnFirstUse,
 } from './platform/http/compiled-on-first-use.js'
-import { frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
+import { clientErrors, frameworkErrors, registerErrorHandling } from './platform/http/error-handler.js'
 import { requireHttpsWhereDeclared } from './platform/http/https-required.js'
 import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
@@ -145,6 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Refusals made before routing (414, a bad URL) and validation (NUL, a PATCH setting nothing) answer
     // in the error envelope; see request-guards.ts.
     frameworkErrors,
+    clientErrorHandler: clientErrors,
     schemaController: {
       compilersFactory: {
         buildValidator: guardedValidatorBuilder(options.onDeferredCompilation),

@@ -65,7 +65,7 @@ function readmeProductionEnvironment(): Record<string, string> {
   const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
   const block = readme
     .split('The smallest production environment that starts')[1]
-    ?.split('```sh\n')[1]
+    ?.split(/```sh[^\n]*\n/)[1]
     ?.split('```')[0]
   if (!block) throw new Error('README.md lost its smallest production environment')
   const generated: Record<string, string> = {

@@ -110,8 +110,18 @@ export async function insertClick(db: Database, accountId: string, click: Click)
 
 const people = sql`not ${funnelShortLinkClicks.isBot} and not ${funnelShortLinkClicks.isRepeat}`
 
-/** The link's clicks of all time: every one, people's first in an hour, bots'. */
-export async function clickTotals(db: Database, accountId: string, linkId: string) {
+/** The link's clicks from `from` to before `before`, on the (link, time) index. */
+function clicksWithin(accountId: string, linkId: string, from: Date, before: Date) {
+  return and(
+    eq(funnelShortLinkClicks.accountId, accountId),
+    eq(funnelShortLinkClicks.linkId, linkId),
+    gte(funnelShortLinkClicks.clickedAt, from),
+    lt(funnelShortLinkClicks.clickedAt, before),
+  )
+}
+
+/** The link's clicks from `from` to before `before`: every one, people's first in an hour, bots'. */
+export async function clickTotals(db: Database, accountId: string, linkId: string, from: Date, before: Date) {
   const [totals] = await db
     .select({
       total: count(),
@@ -119,7 +129,7 @@ export async function clickTotals(db: Database, accountId: string, linkId: strin
       bots: sql<number>`(count(*) filter (where ${funnelShortLinkClicks.isBot}))::int`,
     })
     .from(funnelShortLinkClicks)
-    .where(and(eq(funnelShortLinkClicks.accountId, accountId), eq(funnelShortLinkClicks.linkId, linkId)))
+    .where(clicksWithin(accountId, linkId, from, before))
   return totals ?? { total: 0, unique: 0, bots: 0 }
 }
 
@@ -129,13 +139,6 @@ export function dailyClicks(db: Database, accountId: string, linkId: string, fro
   return db
     .select({ date: day, clicks: count(), unique: sql<number>`(count(*) filter (where ${people}))::int` })
     .from(funnelShortLinkClicks)
-    .where(
-      and(
-        eq(funnelShortLinkClicks.accountId, accountId),
-        eq(funnelShortLinkClicks.linkId, linkId),
-        gte(funnelShortLinkClicks.clickedAt, from),
-        lt(funnelShortLinkClicks.clickedAt, before),
-      ),
-    )
+    .where(clicksWithin(accountId, linkId, from, before))
     .groupBy(day)
 }

@@ -33,11 +33,14 @@ export const ShortLinkStats = Type.Object({
   short_url: ShortUrl,
   funnel_id: Id(),
   created_at: Timestamp(),
-  clicks: Type.Object({
-    total: Type.Integer({ description: 'Every click, bots and repeats included' }),
-    unique: Type.Integer({ description: 'Clicks by people, a visitor counted once an hour' }),
-    bots: Type.Integer({ description: 'Clicks by crawlers and scripts' }),
-  }),
+  clicks: Type.Object(
+    {
+      total: Type.Integer({ description: 'Every click, bots and repeats included' }),
+      unique: Type.Integer({ description: 'Clicks by people, a visitor counted once an hour' }),
+      bots: Type.Integer({ description: 'Clicks by crawlers and scripts' }),
+    },
+    { description: 'The clicks from `from` to `to`, the days of the series' },
+  ),
   series: Type.Array(
     Type.Object({ date: Type.String({ format: 'date' }), clicks: Type.Integer(), unique: Type.Integer() }),
     { description: 'One entry per day from `from` to `to`, days without clicks included' },

@@ -119,7 +119,7 @@ function seriesDays(query: StatsQuery, now: Date): string[] {
   return Array.from({ length: days }, (_, i) => dayOf(new Date(from + i * DAY_MS)))
 }
 
-/** The caller's short link with its click totals of all time and its clicks per day. */
+/** The caller's short link with its click totals and its clicks per day, both over the series' days. */
 export async function shortLinkStats(
   db: Database,
   publicBaseUrl: string,
@@ -133,7 +133,7 @@ export async function shortLinkStats(
   const first = new Date(days[0] as string)
   const after = new Date(Date.parse(days.at(-1) as string) + DAY_MS)
   const [clicks, daily] = await Promise.all([
-    clickTotals(db, accountId, link.id),
+    clickTotals(db, accountId, link.id, first, after),
     dailyClicks(db, accountId, link.id, first, after),
   ])
   const byDay = new Map(daily.map((day) => [day.date, day]))

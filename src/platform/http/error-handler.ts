@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ErrorEnvelope,
@@ -59,6 +61,38 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   reply
     .status(status)
     .send(errorBody(status, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI Too Long' : 'Bad Request'))
+}
+
+/** What Node's HTTP parser refuses before Fastify sees a request: its status and the envelope's message. */
+function clientErrorAnswer(error: Error & { code?: string; reason?: string }): [number, string] {
+  switch (error.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'Request Timeout']
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'Request Header Fields Too Large']
+    case 'HPE_INVALID_URL':
+      return [400, 'The URL holds a character it must percent-encode (UTF-8, e.g. … as %E2%80%A6)']
+    default:
+      return [400, `Malformed HTTP request${error.reason ? `: ${error.reason}` : ''}`]
+  }
+}
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node's HTTP parser refuses (a raw non-ASCII character in the
+ * URL, headers too large, a request too slow) is answered in the error envelope, not Fastify's own body,
+ * and the connection closed, as Node and Fastify do.
+ */
+export function clientErrors(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (socket.writable) {
+    const [status, message] = clientErrorAnswer(error)
+    const body = JSON.stringify(errorBody(status, message))
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy()
 }
 
 /**

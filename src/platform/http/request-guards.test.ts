@@ -1,5 +1,6 @@
+import { connect } from 'node:net'
 import { describe, expect } from 'vitest'
-import { adminHeaders } from '../../../test/helpers/app.js'
+import { adminHeaders, listenTestApp } from '../../../test/helpers/app.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { MAX_JSON_DEPTH } from './request-guards.js'
 
@@ -131,5 +132,54 @@ describe('bad input is a 400 naming the field, never a 5xx', () => {
       413,
       /./,
     )
+  })
+
+  test('a query value that is not percent-encoded UTF-8, on any route, before authentication', async ({
+    t,
+    owner,
+  }) => {
+    const encoding = /must be UTF-8, percent-encoded/
+    refused(
+      await t.app.inject({ url: '/v1/contacts?page=1&search=%E2%80', headers: owner.headers }),
+      400,
+      /^search must be UTF-8, percent-encoded/,
+    )
+    refused(await t.app.inject({ url: '/v1/contacts?search=100%' }), 400, /^search must be UTF-8/)
+    refused(await t.app.inject({ url: '/status?a%ZZ=1' }), 400, encoding)
+    const decoded = await t.app.inject({ url: '/v1/contacts?search=%C3%A9+x%2B', headers: owner.headers })
+    expect(decoded.statusCode).toBe(200)
+  })
+})
+
+describe('what the HTTP parser refuses answers in the error envelope', () => {
+  const rawAnswer = (baseUrl: string, request: Buffer) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1', () => socket.end(request))
+      let answer = ''
+      socket.on('data', (chunk) => {
+        answer += chunk.toString('utf8')
+      })
+      socket.on('close', () => resolve(answer))
+      socket.on('error', reject)
+    })
+
+  test('a raw non-ASCII character in the query string', async () => {
+    const t = await listenTestApp()
+    try {
+      const answer = await rawAnswer(
+        t.baseUrl,
+        Buffer.from('GET /v1/contacts?search=a…b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 'utf8'),
+      )
+      const [head = '', body = ''] = answer.split('\r\n\r\n')
+      expect(head).toMatch(/^HTTP\/1.1 400 Bad Request\r\n/)
+      expect(head).toMatch(/\r\nContent-Type: application\/json/)
+      expect(JSON.parse(body)).toEqual({
+        success: false,
+        errno: 400,
+        message: 'The URL holds a character it must percent-encode (UTF-8, e.g. … as %E2%80%A6)',
+      })
+    } finally {
+      await t.close()
+    }
   })
 })

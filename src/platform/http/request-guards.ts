@@ -101,13 +101,50 @@ export function registerJsonParser(app: FastifyInstance): void {
 const ANY_QUERY = { type: 'object', properties: {} }
 
 /**
- * Gives every route a query string schema, so that the guarded validator refuses NUL in any query value on
- * every route, including routes that read no query (a value they ignore could still reach a log line).
+ * Guards every route's query string: a name or value that is not percent-encoded UTF-8 is refused before
+ * anything else runs (Fastify's parser would pass `%E2%80` on as those six characters), and every route
+ * gets a query string schema, so that the guarded validator refuses NUL in any query value, including on
+ * routes that read no query (a value they ignore could still reach a log line).
  */
 export function guardEveryQuery(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    const malformed = malformedQueryParameter(request.url)
+    if (malformed !== undefined) {
+      throw validationError('querystring', [
+        issue('encoding', token(malformed), 'must be UTF-8, percent-encoded (e.g. … as %E2%80%A6)'),
+      ])
+    }
+  })
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, querystring: route.schema?.querystring ?? ANY_QUERY }
   })
+}
+
+const decodes = (text: string) => {
+  try {
+    decodeURIComponent(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The name of the first query parameter whose name or value does not decode (a cut or invalid UTF-8
+ * sequence, `%` without two hex digits), as far as it decodes; undefined when all do. Only a query
+ * holding `%` is looked at (raw non-ASCII bytes never get this far: see `clientErrors`).
+ */
+export function malformedQueryParameter(url: string): string | undefined {
+  const query = url.slice(url.indexOf('?') + 1 || url.length)
+  if (!query.includes('%')) return undefined
+  for (const pair of query.split('&')) {
+    const separator = pair.indexOf('=')
+    const name = (separator < 0 ? pair : pair.slice(0, separator)).replaceAll('+', ' ')
+    const value = separator < 0 ? '' : pair.slice(separator + 1)
+    if (!decodes(name)) return name
+    if (!decodes(value)) return decodeURIComponent(name)
+  }
+  return undefined
 }
 
 type Validate = ((data: unknown, context?: unknown) => unknown) & {

@@ -1,0 +1,149 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type FakeGraphApi, startFakeGraphApi } from './fakes/graph-api.js'
+import { type FakeListingsApi, startFakeListingsApi } from './fakes/listings-api.js'
+import { freePort } from './helpers/app.js'
+import { LEADS_APP, leadsEnv } from './helpers/leads.js'
+import { PROJECT_ROOT } from './helpers/npm-scripts.js'
+import { matchesExpectation, runWalk, walkSteps } from './helpers/readme-walk.js'
+
+/** Only what a newcomer's shell has: no configuration of the service, no database or Redis of the suite. */
+const newcomerEnv = (settings: Record<string, string>): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  LANG: 'C.UTF-8',
+  ...settings,
+})
+
+describe("README's walk", () => {
+  const workDir = mkdtempSync(join(tmpdir(), 'readme-walk-'))
+  const dataDir = join(workDir, 'data')
+  let server: ChildProcess | undefined
+  let listingsApi: FakeListingsApi | undefined
+  let graphApi: FakeGraphApi | undefined
+  let platformUrl = ''
+
+  beforeAll(async () => {
+    // The providers of README's `needs-provider` blocks.
+    listingsApi = await startFakeListingsApi({ apiKey: 'walk-listings-key' })
+    graphApi = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
+    graphApi.addUser('EAAB-walk-user-token', { '101234567890': 'EAAG-walk-page-token' })
+    graphApi.addForm('101234567890', { id: '998877665544', name: 'Spring offer' })
+    graphApi.addLead('998877665544', {
+      id: '1122334455',
+      created_time: new Date(),
+      field_data: [{ name: 'email', values: ['grace@example.com'] }],
+    })
+    const providers = {
+      LISTINGS_API_URL: listingsApi.url,
+      LISTINGS_API_KEY: 'walk-listings-key',
+      ...leadsEnv(graphApi.url),
+    }
+    const port = await freePort()
+    platformUrl = `http://127.0.0.1:${port}`
+    // `npm start` minus its build (dist/ is built once for the suite), in a directory of its own: no `.env`.
+    server = spawn(process.execPath, ['--enable-source-maps', join(PROJECT_ROOT, 'dist/main.js')], {
+      cwd: workDir,
+      env: newcomerEnv({
+        DATA_DIR: dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ...providers,
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    server.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    server.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const deadline = Date.now() + 45_000
+    while (!output.includes('listening on')) {
+      if (server.exitCode !== null || Date.now() > deadline)
+        throw new Error(`server did not start:\n${output}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  })
+
+  afterAll(async () => {
+    if (server && server.exitCode === null) {
+      await new Promise((resolve) => {
+        server?.once('exit', resolve)
+        server?.kill('SIGTERM')
+      })
+    }
+    await Promise.all([listingsApi?.close(), graphApi?.close()])
+    rmSync(workDir, { recursive: true, force: true })
+  })
+
+  it('runs block after block in one shell, each printing what README shows', async () => {
+    const steps = walkSteps(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8'))
+    expect(steps.length).toBeGreaterThan(50)
+    // curl's progress meter would fill the failure message.
+    writeFileSync(join(workDir, '.curlrc'), 'silent\nshow-error\n')
+    const result = await runWalk(steps, {
+      cwd: PROJECT_ROOT,
+      env: newcomerEnv({
+        PLATFORM_URL: platformUrl,
+        DATA_DIR: dataDir,
+        CURL_HOME: workDir,
+        // `npm run cli` without its prebuild: dist/ is built, and rebuilding it would race the other files.
+        npm_config_ignore_scripts: 'true',
+      }),
+      timeoutMs: 90_000,
+    })
+    if (result.failure) {
+      throw new Error(`README.md, ${result.failure.step.where}: the step ${result.failure.reason}`)
+    }
+    expect(result.stepsRun).toBe(steps.length)
+  }, 120_000)
+})
+
+describe('the walk runner', () => {
+  const readme = (block: string, info = 'sh') => `# Title\n\n## Section\n\n\`\`\`${info}\n${block}\n\`\`\`\n`
+  const run = (text: string) =>
+    runWalk(walkSteps(text), { cwd: tmpdir(), env: newcomerEnv({}), timeoutMs: 10_000 })
+
+  it('cuts sh blocks at their `# =>` lines, joins continued ones, and skips no-run and other blocks', () => {
+    const text = `${readme('A=1\necho $A\n# => 1\necho "{\\"b\\":2}"\n# => {"b":\n#      2}\necho tail')}${readme(
+      'npm start',
+      'sh no-run',
+    )}${readme('console.log(1)', 'js')}`
+    expect(walkSteps(text)).toEqual([
+      { where: '"Section", line 8', script: 'A=1\necho $A', expected: '1' },
+      { where: '"Section", line 10', script: 'echo "{\\"b\\":2}"', expected: '{"b":2}' },
+      { where: '"Section", block at line 5', script: 'echo tail' },
+    ])
+  })
+
+  it('takes … for any text, and compares the rest exactly', () => {
+    expect(matchesExpectation('{"_id":"6b07","name":"Ada","x":1}\n', '{"_id":"…","name":"Ada",…}')).toBe(true)
+    expect(matchesExpectation('{"_id":"6b07","name":"Bob"}', '{"_id":"…","name":"Ada"…}')).toBe(false)
+    expect(matchesExpectation('{"total":12}', '{"total":1}')).toBe(false)
+  })
+
+  it('carries variables from block to block, and passes when every step prints what it shows', async () => {
+    const result = await run(`${readme('A=1')}${readme('echo $A\n# => 1')}`)
+    expect(result).toEqual({ stepsRun: 2 })
+  })
+
+  it('fails on a step that prints something else, naming its line', async () => {
+    const result = await run(readme('echo 1\n# => 1\necho 2\n# => 3\necho 4\n# => 4'))
+    expect(result.failure?.step.where).toBe('"Section", line 9')
+    expect(result.failure?.reason).toBe('printed\n  2\ninstead of\n  3')
+  })
+
+  it('fails on a step that exits non-zero, or uses a variable nothing set, naming it', async () => {
+    const failing = await run(`${readme('echo 1\n# => 1')}${readme('false\necho never')}`)
+    expect(failing.failure?.step.where).toBe('"Section", block at line 13')
+    expect(failing.failure?.reason).toMatch(/^exited 1/)
+    const unset = await run(readme('echo $NOTHING_SET\n# => '))
+    expect(unset.failure?.reason).toMatch(/NOTHING_SET: unbound variable/)
+  })
+})
