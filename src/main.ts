@@ -9,7 +9,7 @@ const app = await startOrExit(async () => {
   const app = await buildApp(config)
   // The address was free a moment ago; taken since, it is still a setting's fault, not a bug.
   await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
-    throw listenFailure(error, config.host, config.port)
+    throw listenFailure(error, config)
   })
   return app
 })

@@ -13,8 +13,9 @@ const CHECK_TIMEOUT_MS = 2000
  * setting and where it points (never a password), in one StartError: "neither answers" says both.
  */
 export async function checkStart(config: Config, needs: { listen: boolean }): Promise<void> {
+  const ports = needs.listen ? [config.port, config.metrics.port] : []
   const checks = [
-    needs.listen ? checkListen(config.host, config.port) : undefined,
+    ...ports.map((port) => (port === undefined ? undefined : checkListen(config, port))),
     config.databaseUrl
       ? checkReachable('DATABASE_URL', 'PostgreSQL', config.databaseUrl, probePostgres)
       : undefined,
@@ -30,7 +31,8 @@ export async function checkStart(config: Config, needs: { listen: boolean }): Pr
 }
 
 /** Binds the address and lets it go: a taken port or a wrong HOST is known in milliseconds. */
-async function checkListen(host: string, port: number): Promise<void> {
+async function checkListen(config: Config, port: number): Promise<void> {
+  const { host } = config
   const server = createServer()
   let timer: NodeJS.Timeout | undefined
   try {
@@ -43,22 +45,30 @@ async function checkListen(host: string, port: number): Promise<void> {
       server.listen(port, host, resolve)
     })
   } catch (error) {
-    throw listenFailure(error, host, port)
+    throw listenFailure(error, config)
   } finally {
     clearTimeout(timer)
     server.close()
   }
 }
 
-/** A listen error as the setting at fault (PORT or HOST) and what to do; an unknown one as it is. */
-export function listenFailure(error: unknown, host: string, port: number): unknown {
-  switch ((error as NodeJS.ErrnoException).code) {
+/**
+ * A listen error as the setting at fault (PORT, METRICS_PORT or HOST) and what to do about it; an
+ * unknown one as it is.
+ */
+export function listenFailure(error: unknown, config: Config): unknown {
+  const { code, port } = error as NodeJS.ErrnoException & { port?: number }
+  const setting = port !== undefined && port === config.metrics.port ? 'METRICS_PORT' : 'PORT'
+  const { host } = config
+  switch (code) {
     case 'EADDRINUSE':
       return new StartError(
-        `PORT ${port} on HOST ${host} is in use by another process: stop it, or set PORT to a free port`,
+        `${setting} ${port} on HOST ${host} is in use by another process: stop it, or set ${setting} to a free port`,
       )
     case 'EACCES':
-      return new StartError(`PORT ${port} needs privileges this process lacks: set PORT to 1024 or above`)
+      return new StartError(
+        `${setting} ${port} needs privileges this process lacks: set ${setting} to 1024 or above`,
+      )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EADDRNOTAVAIL':

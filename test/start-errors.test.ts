@@ -104,6 +104,12 @@ const cases: Case[] = [
     env: ({ busyPort }) => ({ PORT: String(busyPort) }),
   },
   {
+    tried: 'a METRICS_PORT another process listens on',
+    entry: 'start',
+    names: ['METRICS_PORT', 'in use by another process'],
+    env: ({ busyPort }) => ({ METRICS_PORT: String(busyPort) }),
+  },
+  {
     tried: 'DATABASE_URL on a closed port',
     entry: 'start',
     names: ['DATABASE_URL', 'connection refused'],
