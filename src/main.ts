@@ -5,7 +5,7 @@ import { checkStart, listenFailure } from './start-checks.js'
 /** Process entry: the API and, unless RUN_WORKERS=false, the job workers in one process. */
 const config = loadConfigOrExit()
 const app = await startOrExit(async () => {
-  await checkStart(config, { listen: true })
+  await checkStart(config, ['addresses', 'database', 'redis'])
   const app = await buildApp(config)
   // The address was free a moment ago; taken since, it is still a setting's fault, not a bug.
   await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {

@@ -7,19 +7,26 @@ import { StartError } from './platform/start-error.js'
 /** How long a start waits on each outside thing it needs: the address to listen on, PostgreSQL, Redis. */
 const CHECK_TIMEOUT_MS = 2000
 
+/** What a process needs from outside: its addresses (PORT, METRICS_PORT), PostgreSQL, Redis. */
+export type Need = 'addresses' | 'database' | 'redis'
+
 /**
  * Checks at once, before anything is built (the embedded database's set-up alone takes seconds), that the
- * address is free to listen on and that PostgreSQL and Redis answer. Every failure is named, with its
- * setting and where it points (never a password), in one StartError: "neither answers" says both.
+ * addresses are free to listen on and that PostgreSQL and Redis, when configured, answer. Every failure is
+ * named, with its setting and where it points (never a password), in one StartError: "neither answers"
+ * says both.
  */
-export async function checkStart(config: Config, needs: { listen: boolean }): Promise<void> {
-  const ports = needs.listen ? [config.port, config.metrics.port] : []
+export async function checkStart(config: Config, needs: Need[]): Promise<void> {
+  const ports = needs.includes('addresses') ? [config.port, config.metrics.port] : []
+  const { databaseUrl, redisUrl } = config
   const checks = [
     ...ports.map((port) => (port === undefined ? undefined : checkListen(config, port))),
-    config.databaseUrl
-      ? checkReachable('DATABASE_URL', 'PostgreSQL', config.databaseUrl, probePostgres)
+    needs.includes('database') && databaseUrl
+      ? checkReachable('DATABASE_URL', 'PostgreSQL', databaseUrl, probePostgres)
       : undefined,
-    config.redisUrl ? checkReachable('REDIS_URL', 'Redis', config.redisUrl, probeRedis) : undefined,
+    needs.includes('redis') && redisUrl
+      ? checkReachable('REDIS_URL', 'Redis', redisUrl, probeRedis)
+      : undefined,
   ]
   const failures = (await Promise.allSettled(checks))
     .filter((result) => result.status === 'rejected')

@@ -8,7 +8,7 @@ import { checkStart } from './start-checks.js'
  */
 const config = loadConfigOrExit()
 const app = await startOrExit(async () => {
-  await checkStart(config, { listen: false })
+  await checkStart(config, ['database', 'redis'])
   const app = await buildApp({ ...config, jobs: { ...config.jobs, runWorkers: true } })
   await app.ready()
   return app

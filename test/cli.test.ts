@@ -502,11 +502,15 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(none.stderr).toContain('set ADMIN_TOKEN, or start the server once')
   })
 
-  test('db:migrate applies the migrations to the configured database', async ({ expect, t }) => {
+  test('db:migrate applies the migrations to the configured database, needing nothing of Redis', async ({
+    expect,
+    t,
+  }) => {
     const env = t.database.url
       ? { DATABASE_URL: t.database.url }
       : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }
-    const run = await runScript('db:migrate', [], { ...env, NODE_ENV: 'test' })
+    const redisDown = { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }
+    const run = await runScript('db:migrate', [], { ...env, ...redisDown, NODE_ENV: 'test' })
     expect(run.stderr).toBe('')
     expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })
   })

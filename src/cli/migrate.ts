@@ -5,7 +5,7 @@ import { checkStart } from '../start-checks.js'
 /** `npm run db:migrate`: applies the committed migrations to the configured database, then exits. */
 const config = loadConfigOrExit()
 const database = await startOrExit(async () => {
-  await checkStart(config, { listen: false })
+  await checkStart(config, ['database'])
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
 })
 try {
