@@ -46,8 +46,21 @@ describe('configuration', () => {
 
   it.each([
     [{ NODE_ENV: 'staging' }, 'NODE_ENV must be one of'],
-    [{ PORT: 'eighty' }, 'PORT must be'],
-    [{ PORT: '70000' }, 'PORT must be an integer between 0 and 65535'],
+    [{ PORT: 'abc' }, 'PORT must be an integer from 0 to 65535, got "abc"'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535, got "70000"'],
+    [{ PORT: '80.5' }, 'PORT must be an integer from 0 to 65535, got "80.5"'],
+    [
+      { LOG_LEVEL: 'verbose' },
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    ],
+    [
+      { RATE_LIMIT_ROOMS_PER_MINUTE: '0' },
+      'RATE_LIMIT_ROOMS_PER_MINUTE must be an integer of at least 1, got "0"',
+    ],
+    [
+      { JOBS_POLLING_INTERVAL_SECONDS: 'soon' },
+      'JOBS_POLLING_INTERVAL_SECONDS must be a number of at least 0.5, got "soon"',
+    ],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must use postgres or postgresql'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET must be at least 32 characters'],
@@ -58,15 +71,12 @@ describe('configuration', () => {
     [{ SECRETS_ENCRYPTION_KEY: 'abcd' }, 'SECRETS_ENCRYPTION_KEY must be 32 bytes'],
     [{ GRAPH_API_VERSION: '18' }, 'GRAPH_API_VERSION must look like v18.0'],
     [{ GRAPH_API_URL: 'graph' }, 'GRAPH_API_URL must be a URL'],
-    [
-      { LEADS_SYNC_INTERVAL_MINUTES: '0' },
-      'LEADS_SYNC_INTERVAL_MINUTES must be an integer between 1 and 1440',
-    ],
+    [{ LEADS_SYNC_INTERVAL_MINUTES: '0' }, 'LEADS_SYNC_INTERVAL_MINUTES must be an integer from 1 to 1440'],
     [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN must be at least 16 characters'],
     [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT'],
     [{ METRICS_PORT: 'x' }, 'METRICS_PORT must be'],
-    [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be an integer between 0 and 300000'],
-    [{ SHUTDOWN_TIMEOUT_MS: '10' }, 'SHUTDOWN_TIMEOUT_MS must be an integer between 1000 and 300000'],
+    [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be an integer from 0 to 300000'],
+    [{ SHUTDOWN_TIMEOUT_MS: '10' }, 'SHUTDOWN_TIMEOUT_MS must be an integer from 1000 to 300000'],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -176,10 +186,26 @@ describe('configuration', () => {
   it('refuses a TRUST_PROXY hop count, which Fastify would trust for nothing', () => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), TRUST_PROXY: '1' })).toThrow(
       new ConfigError(
-        "TRUST_PROXY must be true, false or the proxies' addresses (e.g. 10.0.0.0/8, loopback): a hop count is not trusted",
+        `TRUST_PROXY must be true, false or the proxies' addresses and CIDRs, comma-separated (e.g. 10.0.0.0/8, loopback, linklocal, uniquelocal), got "1": a hop count is not trusted`,
       ),
     )
   })
+
+  it.each(['maybe', '10.0.0.0/8, nearby', '10.0.0.0/99'])(
+    'refuses a TRUST_PROXY Fastify could not compile, naming it: %s',
+    (value) => {
+      expect(() => loadConfig({ DATA_DIR: tempDir(), TRUST_PROXY: value })).toThrow(
+        `TRUST_PROXY must be true, false or the proxies' addresses and CIDRs, comma-separated (e.g. 10.0.0.0/8, loopback, linklocal, uniquelocal), got "${value}"`,
+      )
+    },
+  )
+
+  it.each(['loopback, linklocal, uniquelocal', '::1', '192.168.0.0/16,fc00::/7'])(
+    'takes every TRUST_PROXY Fastify compiles: %s',
+    (value) => {
+      expect(loadConfig({ DATA_DIR: tempDir(), TRUST_PROXY: value }).trustProxy).toBe(value)
+    },
+  )
 
   it('reads the Square settings, the signed URL kept exactly as registered, and the pool size', () => {
     const bare = loadConfig({ DATA_DIR: tempDir(), PUBLIC_BASE_URL: 'https://api.example.com' })

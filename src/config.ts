@@ -1,7 +1,9 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
+import { StartError } from './platform/start-error.js'
 
 /** The one typed configuration, read from the environment and validated at start. */
 export interface Config {
@@ -108,7 +110,11 @@ export interface Config {
   }
 }
 
-export class ConfigError extends Error {}
+/** A setting that is wrong in itself; the message names the variable, what it holds and what it accepts. */
+export class ConfigError extends StartError {}
+
+/** pino's levels, and `silent`: anything else stops pino with a stack when the logger is made. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 type Env = Record<string, string | undefined>
 
@@ -156,7 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodeEnv,
     port,
     host: env.HOST || '0.0.0.0',
-    logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
@@ -328,22 +334,30 @@ const isLoopback = (hostname: string) =>
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const value = env[name] || fallback
-  if (!allowed.includes(value as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}`)
+  if (!allowed.includes(value as T)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`)
+  }
   return value as T
 }
 
-function number(env: Env, name: string, fallback: number, min = Number.NEGATIVE_INFINITY): number {
+function number(env: Env, name: string, fallback: number, min: number): number {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
-  if (!Number.isFinite(value) || value < min) throw new ConfigError(`${name} must be a number >= ${min}`)
+  if (!Number.isFinite(value) || value < min) {
+    throw new ConfigError(`${name} must be a number of at least ${min}, got "${raw}"`)
+  }
   return value
 }
 
-function integer(env: Env, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  const value = number(env, name, fallback)
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}`)
+function integer(env: Env, name: string, fallback: number, min = 0, max?: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  // Digits only: Number() would also take 0x10, 1e3 and surrounding blanks.
+  const value = /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isSafeInteger(value) || value < min || (max !== undefined && value > max)) {
+    const range = max === undefined ? `of at least ${min}` : `from ${min} to ${max}`
+    throw new ConfigError(`${name} must be an integer ${range}, got "${raw}"`)
   }
   return value
 }
@@ -379,6 +393,18 @@ function secretsKey(raw: string | undefined): Buffer | undefined {
 }
 
 /**
+ * The proxy-addr Fastify compiles TRUST_PROXY with, resolved from Fastify's own folder: a value is accepted
+ * here exactly when Fastify accepts it, instead of Fastify throwing its stack at start.
+ */
+const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'))
+const proxyAddr = fastifyRequire('@fastify/proxy-addr') as {
+  compile(values: string[]): unknown
+}
+
+const TRUST_PROXY_ACCEPTS =
+  "true, false or the proxies' addresses and CIDRs, comma-separated (e.g. 10.0.0.0/8, loopback, linklocal, uniquelocal)"
+
+/**
  * Fastify trusts nothing for a hop count (it cannot verify the immediate peer with one, so it fails closed):
  * `TRUST_PROXY=1` would silently leave `https` and client addresses unread behind the proxy, and every
  * endpoint that requires HTTPS in production refused. A count is refused at start instead.
@@ -388,7 +414,13 @@ function trustProxy(raw: string | undefined): boolean | string {
   if (raw === 'true') return true
   if (/^\d+$/.test(raw))
     throw new ConfigError(
-      "TRUST_PROXY must be true, false or the proxies' addresses (e.g. 10.0.0.0/8, loopback): a hop count is not trusted",
+      `TRUST_PROXY must be ${TRUST_PROXY_ACCEPTS}, got "${raw}": a hop count is not trusted`,
     )
+  try {
+    // As Fastify splits a string value.
+    proxyAddr.compile(raw.split(',').map((value) => value.trim()))
+  } catch {
+    throw new ConfigError(`TRUST_PROXY must be ${TRUST_PROXY_ACCEPTS}, got "${raw}"`)
+  }
   return raw
 }

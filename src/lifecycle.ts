@@ -1,14 +1,31 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { StartError } from './platform/start-error.js'
 
 /**
  * Reads `.env` in the working directory into the environment, when there is one. A variable the real
  * environment sets (even to the empty string) wins: Node's own loader never overrides one.
  */
 export function loadEnvFile(): void {
-  if (existsSync('.env')) process.loadEnvFile('.env')
+  if (!existsSync('.env')) return
+  refuseUnquotedPem(readFileSync('.env', 'utf8'))
+  process.loadEnvFile('.env')
+}
+
+/**
+ * Node's `.env` reader keeps only the first line of an unquoted value, so a PEM pasted as is becomes its
+ * `-----BEGIN` line, and the lines after it are read as other (broken) variables: the error would then
+ * name one of those. The value's own variable is named instead.
+ */
+function refuseUnquotedPem(text: string): void {
+  const unquoted = /^\s*(?:export\s+)?([\w.-]+)\s*=\s*-----BEGIN [A-Z0-9 ]+-----\s*$/m.exec(text)
+  if (unquoted) {
+    throw new ConfigError(
+      `${unquoted[1]} in .env is a PEM on several lines without quotes, of which Node's .env reader keeps the first only: put the value in double quotes, as .env.example shows`,
+    )
+  }
 }
 
 /** The configuration (`.env` read first), or exit 1 with the message naming the bad variable. */
@@ -17,10 +34,28 @@ export function loadConfigOrExit(): Config {
     loadEnvFile()
     return loadConfig()
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error
-    console.error(`Configuration error: ${error.message}`)
-    process.exit(1)
+    exitOnStartError(error)
   }
+}
+
+/**
+ * Runs a process's start (its checks, building the app, listening). A StartError, a mistake in how the
+ * service is set up, ends the process at once with its one line and exit 1, leaving nothing half-started
+ * to wait for; any other error is a bug and keeps its stack.
+ */
+export async function startOrExit<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return await start()
+  } catch (error) {
+    exitOnStartError(error)
+  }
+}
+
+function exitOnStartError(error: unknown): never {
+  if (!(error instanceof StartError)) throw error
+  const kind = error instanceof ConfigError ? 'Configuration error' : 'Cannot start'
+  console.error(`${kind}: ${error.message.replace(/\s+/g, ' ')}`)
+  process.exit(1)
 }
 
 /**

@@ -1,22 +1,23 @@
 import { buildApp } from './app.js'
-import { ConfigError } from './config.js'
-import { closeOnSignals, loadConfigOrExit } from './lifecycle.js'
-import { DataDirInUse } from './platform/db/data-dir-lock.js'
+import { closeOnSignals, loadConfigOrExit, startOrExit } from './lifecycle.js'
+import { checkStart, listenFailure } from './start-checks.js'
 
 /** Process entry: the API and, unless RUN_WORKERS=false, the job workers in one process. */
 const config = loadConfigOrExit()
-const app = await buildApp(config).catch((error: unknown) => {
-  if (error instanceof ConfigError) console.error(`Configuration error: ${error.message}`)
-  else if (error instanceof DataDirInUse) console.error(`Cannot start: ${error.message}`)
-  else throw error
-  process.exit(1)
+const app = await startOrExit(async () => {
+  await checkStart(config, ['addresses', 'database', 'redis'])
+  const app = await buildApp(config)
+  // The address was free a moment ago; taken since, it is still a setting's fault, not a bug.
+  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+    throw listenFailure(error, config)
+  })
+  return app
 })
 if (config.nodeEnv === 'production' && !config.databaseUrl) {
   app.log.warn(
     `DATABASE_URL is not set: production runs on the embedded database in ${config.dataDir}, one process only`,
   )
 }
-await app.listen({ port: config.port, host: config.host })
 closeOnSignals(app, config.shutdown)
 
 const database = config.databaseUrl ? 'PostgreSQL' : `the embedded database in ${config.dataDir}`
@@ -26,7 +27,10 @@ console.log(
     '',
     `Platform backend at ${config.publicBaseUrl}, listening on ${config.host}:${config.port} (${database})`,
     `API reference: ${config.publicBaseUrl}/docs`,
-    'Create an account, a user and a token with:  npm run cli -- quickstart',
+    // A demo account has no place on a production server; its accounts are made one by one.
+    config.nodeEnv === 'production'
+      ? 'Manage accounts, users and apps with:  npm run cli -- --help'
+      : 'Create an account, a user and a token with:  npm run cli -- quickstart',
     '',
   ].join('\n'),
 )

@@ -26,12 +26,13 @@ function runScript(
   script: 'cli' | 'db:migrate',
   args: string[],
   env: Record<string, string | undefined>,
+  cwd = root,
 ): Promise<CliRun> {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env }
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name]
   const { command, args: flags } = npmScriptCommand(script)
   const child = spawn(command, [...flags, ...args], {
-    cwd: root,
+    cwd,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -378,15 +379,78 @@ describe.concurrent('the operator CLI against a running service', () => {
     for (const run of [missing, zero, notNumber, badTtl, unknownCommand, unknownFlag, badId]) {
       expect(run.code, run.stderr).toBe(2)
       expect(run.stdout).toBe('')
-      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1)
+    }
+    // One line saying what is wrong, then how the command is written.
+    const usageOf = {
+      'account create': [missing],
+      'credits grant': [zero, notNumber],
+      token: [badTtl],
+      'account get': [unknownFlag, badId],
+    }
+    for (const [name, runs] of Object.entries(usageOf)) {
+      for (const run of runs) {
+        const lines = run.stderr.trimEnd().split('\n')
+        expect(lines).toHaveLength(2)
+        expect(lines[1]).toMatch(new RegExp(`^Usage: npm run cli -- ${name} --`))
+      }
     }
     expect(missing.stderr).toContain('missing required flag --name')
     expect(zero.stderr).toContain('--amount must be a positive integer')
     expect(notNumber.stderr).toContain('--amount must be a positive integer')
     expect(badTtl.stderr).toContain('--ttl must be a positive integer')
-    expect(unknownCommand.stderr).toContain("unknown command 'accounts create'")
-    expect(unknownFlag.stderr).toContain('--verbose')
+    expect(unknownCommand.stderr).toBe(
+      'error: unknown command "accounts create": did you mean "account create"?\n',
+    )
+    expect(unknownFlag.stderr).toBe(
+      'error: unknown option --verbose\nUsage: npm run cli -- account get --id ID\n',
+    )
     expect(badId.stderr).toContain('--id must be a 24-character')
+  })
+
+  test('names the command or flag a typing slip meant, and none for a word nothing is near', async ({
+    expect,
+  }) => {
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }
+    const [quikstart, nam, unrelated] = await Promise.all([
+      cli(['quikstart'], unreachable),
+      cli(['account', 'create', '--nam', 'Acme'], unreachable),
+      cli(['deploy'], unreachable),
+    ])
+    expect(quikstart.stderr).toBe('error: unknown command "quikstart": did you mean "quickstart"?\n')
+    expect(nam.stderr.split('\n')[0]).toBe('error: unknown option --nam; did you mean --name?')
+    expect(unrelated.stderr).toBe('error: unknown command "deploy"; run with --help for the list\n')
+    for (const run of [quikstart, nam, unrelated]) expect(run.code).toBe(2)
+  })
+
+  test("quickstart without PLATFORM_URL reaches the server on the PORT and HOST of the server's .env", async ({
+    expect,
+  }) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-'))
+    // The server listens on every address (HOST=0.0.0.0): the CLI goes to this machine's loopback.
+    writeFileSync(join(cwd, '.env'), `PORT=${new URL(platformUrl).port}\nHOST=0.0.0.0\n`)
+    const run = await runScript(
+      'cli',
+      ['quickstart'],
+      { PLATFORM_URL: undefined, PORT: undefined, HOST: undefined, ADMIN_TOKEN: TEST_ADMIN_TOKEN },
+      cwd,
+    )
+    expect(run.stderr).toBe('')
+    expect(Object.keys(run.json())).toContain('token')
+  })
+
+  test('refuses an unquoted multi-line PEM in .env, naming its variable, as the server does', async ({
+    expect,
+  }) => {
+    const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-'))
+    writeFileSync(
+      join(cwd, '.env'),
+      'JWT_PUBLIC_KEY=-----BEGIN PUBLIC KEY-----\nMFkwEwYH\n-----END PUBLIC KEY-----\n',
+    )
+    const run = await runScript('cli', ['quickstart'], { PLATFORM_URL: undefined }, cwd)
+    expect(run.code).toBe(1)
+    expect(run.stderr).toBe(
+      "error: JWT_PUBLIC_KEY in .env is a PEM on several lines without quotes, of which Node's .env reader keeps the first only: put the value in double quotes, as .env.example shows\n",
+    )
   })
 
   test('prints usage for --help and for no command', async ({ expect }) => {
@@ -438,11 +502,15 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(none.stderr).toContain('set ADMIN_TOKEN, or start the server once')
   })
 
-  test('db:migrate applies the migrations to the configured database', async ({ expect, t }) => {
+  test('db:migrate applies the migrations to the configured database, needing nothing of Redis', async ({
+    expect,
+    t,
+  }) => {
     const env = t.database.url
       ? { DATABASE_URL: t.database.url }
       : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }
-    const run = await runScript('db:migrate', [], { ...env, NODE_ENV: 'test' })
+    const redisDown = { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }
+    const run = await runScript('db:migrate', [], { ...env, ...redisDown, NODE_ENV: 'test' })
     expect(run.stderr).toBe('')
     expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })
   })

@@ -202,6 +202,9 @@ describe('npm start in production', () => {
       database: 'ok',
       jobs: 'ok',
     })
+    // A production server suggests no demo account.
+    expect(server.output()).not.toContain('quickstart')
+    expect(server.output()).toContain('npm run cli -- --help')
     expect(await stop(server.child)).toBe(0)
     await database?.drop()
     const warnings = server

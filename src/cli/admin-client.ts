@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { isIPv6 } from 'node:net'
 import { devSecretsFile } from '../config.js'
 import { CliError } from './errors.js'
 
@@ -10,12 +11,13 @@ export interface AdminClient {
   request<T = Record<string, unknown>>(method: Method, path: string, body?: object): Promise<T>
 }
 
-export const DEFAULT_PLATFORM_URL = 'http://127.0.0.1:3000'
 // Creating a user hashes a password with argon2; anything past this is a server that hangs.
 const REQUEST_TIMEOUT_MS = 30_000
 
+/** PLATFORM_URL, else the server of this machine where PORT and HOST (its defaults too) make it listen. */
 export function platformUrl(env: Env): string {
-  const raw = env.PLATFORM_URL || DEFAULT_PLATFORM_URL
+  if (!env.PLATFORM_URL) return localServerUrl(env)
+  const raw = env.PLATFORM_URL
   let protocol: string
   try {
     protocol = new URL(raw).protocol
@@ -25,6 +27,20 @@ export function platformUrl(env: Env): string {
   if (protocol !== 'http:' && protocol !== 'https:')
     throw new CliError(`PLATFORM_URL must be http(s): ${raw}`)
   return raw.replace(/\/+$/, '')
+}
+
+/** A server listening on every address (0.0.0.0, ::) is reached on loopback. */
+function localServerUrl(env: Env): string {
+  const port = env.PORT || '3000'
+  const listens = env.HOST || '0.0.0.0'
+  const host = listens === '0.0.0.0' || listens === '::' ? '127.0.0.1' : listens
+  const url = `http://${isIPv6(host) ? `[${host}]` : host}:${port}`
+  if (!/^\d+$/.test(port) || !URL.canParse(url)) {
+    throw new CliError(
+      `no server address from PORT "${port}" and HOST "${listens}": fix them, or set PLATFORM_URL`,
+    )
+  }
+  return url
 }
 
 /** ADMIN_TOKEN, else the token a development server generated into DATA_DIR on its first start. */

@@ -5,6 +5,7 @@ import { UsageError } from './errors.js'
 import {
   type FlagSpecs,
   type FlagValues,
+  flagsUsage,
   id,
   oneOf,
   parseFlags,
@@ -14,6 +15,7 @@ import {
   text,
   toggle,
 } from './flags.js'
+import { closest } from './suggest.js'
 
 /** One CLI command: its words, its flags, and the admin API calls that produce the JSON it prints. */
 export interface Command {
@@ -35,11 +37,22 @@ function command<S extends FlagSpecs>(definition: {
   return {
     ...definition,
     run: (args, admin) => {
-      const flags = parseFlags(definition.flags, args)
-      definition.check?.(flags)
+      let flags: FlagValues<S>
+      try {
+        flags = parseFlags(definition.flags, args)
+        definition.check?.(flags)
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error
+        throw new UsageError(error.message, `Usage: npm run cli -- ${commandUsage(definition)}`)
+      }
       return definition.run(flags, admin())
     },
   }
+}
+
+/** `account get --id ID`: a command's words and its flags. */
+export function commandUsage(command: { name: string; flags: FlagSpecs }): string {
+  return `${command.name} ${flagsUsage(command.flags)}`.trimEnd()
 }
 
 type Row = { _id: string }
@@ -326,3 +339,10 @@ export function findCommand(argv: string[]): { command: Command; args: string[] 
   }
   return undefined
 }
+
+/** The command `typed` (the words before the first flag) most likely meant, for a mistyped one. */
+export const meantCommand = (typed: string) =>
+  closest(
+    typed,
+    commands.map((command) => command.name),
+  )

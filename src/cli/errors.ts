@@ -11,7 +11,11 @@ export class CliError extends Error {
 
 /** Wrong or missing arguments: exit 2, as shells expect of a usage error. */
 export class UsageError extends CliError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The command's own usage line, printed after the message once the command is known. */
+    readonly usage?: string,
+  ) {
     super(message, 2)
   }
 }

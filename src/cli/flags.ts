@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { ID_PATTERN } from '../platform/db/ids.js'
 import { UsageError } from './errors.js'
+import { closest } from './suggest.js'
 
 /** One command-line flag: how parseArgs reads it, how usage shows it, and how its value is checked. */
 export interface Flag<T> {
@@ -86,7 +87,7 @@ export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagV
   try {
     parsed = parseArgs({ args, options, strict: true, allowPositionals: true })
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    throw new UsageError(parseArgsProblem(error as Error & { code?: string }, Object.keys(specs)))
   }
   const [stray] = parsed.positionals
   if (stray !== undefined) throw new UsageError(`unexpected argument '${stray}'`)
@@ -95,6 +96,20 @@ export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagV
     flag.read(parsed.values[name] as string | boolean | string[] | undefined, `--${name}`),
   ])
   return Object.fromEntries(values) as FlagValues<S>
+}
+
+/**
+ * parseArgs's message, but for an unknown option its own advice (about positionals starting with '-')
+ * gives way to the flag most likely meant.
+ */
+function parseArgsProblem(error: Error & { code?: string }, names: string[]): string {
+  const option = /'([^']+)'/.exec(error.message)?.[1]
+  if (error.code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || !option) return error.message
+  const meant = closest(
+    option,
+    names.map((name) => `--${name}`),
+  )
+  return `unknown option ${option}${meant ? `; did you mean ${meant}?` : ''}`
 }
 
 /** `--name NAME [--parent ID] [--main]`: required flags bare, optional ones in brackets. */

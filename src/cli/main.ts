@@ -1,15 +1,13 @@
 // The operator's command line, a client of the admin API: `npm run cli -- <command> [flags]`.
 // Each command prints one JSON object as the last line of stdout; failures print one line on stderr.
 import { loadEnvFile } from '../lifecycle.js'
-import { adminToken, createAdminClient, DEFAULT_PLATFORM_URL, platformUrl } from './admin-client.js'
-import { commands, findCommand } from './commands.js'
+import { StartError } from '../platform/start-error.js'
+import { adminToken, createAdminClient, platformUrl } from './admin-client.js'
+import { commands, commandUsage, findCommand, meantCommand } from './commands.js'
 import { CliError, UsageError } from './errors.js'
-import { flagsUsage } from './flags.js'
 
 function usage(): string {
-  const lines = commands.map(
-    (command) => `  ${command.name} ${flagsUsage(command.flags)}\n      ${command.summary}`,
-  )
+  const lines = commands.map((command) => `  ${commandUsage(command)}\n      ${command.summary}`)
   return [
     'Usage: npm run cli -- <command> [flags]',
     '',
@@ -18,7 +16,7 @@ function usage(): string {
     '',
     'Each command prints one JSON object as the last line of stdout.',
     'Environment:',
-    `  PLATFORM_URL  the server (default ${DEFAULT_PLATFORM_URL})`,
+    '  PLATFORM_URL  the server (default http://127.0.0.1:PORT, with PORT and HOST read as the server does)',
     '  ADMIN_TOKEN   the admin token; unset: read from DATA_DIR/secrets.json (DATA_DIR default ./data)',
   ].join('\n')
 }
@@ -29,8 +27,11 @@ async function run(argv: string[]): Promise<object | undefined> {
   if (!found) {
     const firstFlag = argv.findIndex((arg) => arg.startsWith('-'))
     const words = argv.slice(0, firstFlag === -1 ? argv.length : firstFlag).join(' ')
-    const problem = words ? `unknown command '${words}'` : 'no command before the flags'
-    throw new UsageError(`${problem}; run with --help for the list`)
+    if (!words) throw new UsageError('no command before the flags; run with --help for the list')
+    const meant = meantCommand(words)
+    throw new UsageError(
+      `unknown command "${words}"${meant ? `: did you mean "${meant}"?` : '; run with --help for the list'}`,
+    )
   }
   return found.command.run(found.args, () =>
     createAdminClient(platformUrl(process.env), adminToken(process.env)),
@@ -42,8 +43,10 @@ try {
   const result = await run(process.argv.slice(2))
   process.stdout.write(result ? `${JSON.stringify(result)}\n` : `${usage()}\n`)
 } catch (error) {
-  if (!(error instanceof CliError)) throw error
-  // One line, so scripts can show it as is.
-  process.stderr.write(`error: ${error.message.replace(/\s+/g, ' ')}\n`)
-  process.exitCode = error.exitCode
+  // A broken .env (StartError) is reported as the server reports it.
+  if (!(error instanceof CliError || error instanceof StartError)) throw error
+  // One line, so scripts can show it as is; a usage error then shows how the command is written.
+  const commandUsage = error instanceof UsageError && error.usage ? `${error.usage}\n` : ''
+  process.stderr.write(`error: ${error.message.replace(/\s+/g, ' ')}\n${commandUsage}`)
+  process.exitCode = error instanceof CliError ? error.exitCode : 1
 }

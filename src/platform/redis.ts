@@ -25,6 +25,34 @@ export function createRedis(url: string, log: Logger): Redis {
   return logOutages(new Redis(url, { maxRetriesPerRequest: 2 }), log, 'commands')
 }
 
+/**
+ * Connects once and sends PING, without retrying, giving up after `timeoutMs`: a start checks that Redis
+ * answers instead of queueing its first commands through reconnections. Rejects with the connection's
+ * own error (ECONNREFUSED, WRONGPASS...), not ioredis's "Connection is closed".
+ */
+export async function probeRedis(url: string, timeoutMs: number): Promise<void> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  })
+  let cause: Error | undefined
+  client.on('error', (error: Error) => {
+    cause ??= error
+  })
+  try {
+    await client.connect()
+    await client.ping()
+  } catch (error) {
+    throw cause ?? error
+  } finally {
+    client.disconnect()
+  }
+}
+
 /** Another connection with the same settings, for a subscriber (which can send nothing else). */
 export function duplicateRedis(client: Redis, log: Logger, name: string): Redis {
   return logOutages(client.duplicate(), log, name)

@@ -60,6 +60,22 @@ async function openPostgres(connectionString: string, max: number): Promise<Data
 }
 
 /**
+ * Connects once and runs `select 1`, giving up after `timeoutMs`: a start checks that its database
+ * answers before anything else, instead of failing later with a pool's stack. Rejects with pg's error.
+ */
+export async function probePostgres(connectionString: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs })
+  // The failure is connect()'s rejection; without a listener a late socket error would be thrown.
+  client.on('error', () => undefined)
+  try {
+    await client.connect()
+    await client.query('select 1')
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+/**
  * PostgreSQL settings of the embedded database. PGlite's default shared_buffers (128 MB) sits in the
  * process's WebAssembly memory; 16 MB keeps an idle server's RSS down (docs/decisions.md, the figures).
  */

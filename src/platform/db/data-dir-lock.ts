@@ -1,7 +1,8 @@
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { StartError } from '../start-error.js'
 
-export class DataDirInUse extends Error {}
+export class DataDirInUse extends StartError {}
 
 /** Lock files this process holds: a lock with our own pid is stale unless it is one of these. */
 const heldHere = new Set<string>()
