@@ -59,22 +59,50 @@ function exitOnStartError(error: unknown): never {
 }
 
 /**
- * On SIGTERM or SIGINT: readiness answers 503 at once while the server keeps serving for
- * SHUTDOWN_DELAY_MS (a load balancer stops sending meanwhile); then it stops accepting, finishes in-flight
- * requests and running jobs, closes sockets, Redis and the database, and exits 0. Whatever is still
- * running SHUTDOWN_TIMEOUT_MS after the delay is abandoned with exit 1.
+ * Listens on HOST and PORT, and says so once: Fastify writes "Server listening" once per address of the
+ * machine when HOST is 0.0.0.0, so its lines are held back (nothing else logs in that moment).
  */
-export function closeOnSignals(app: FastifyInstance, shutdown: Config['shutdown']): void {
+export async function listen(
+  app: FastifyInstance,
+  { host, port }: Pick<Config, 'host' | 'port'>,
+): Promise<void> {
+  const level = app.log.level
+  app.log.level = 'silent'
+  try {
+    await app.listen({ port, host })
+  } finally {
+    app.log.level = level
+  }
+  app.log.info(`Server listening on ${host.includes(':') ? `[${host}]` : host}:${port}`)
+}
+
+/**
+ * On SIGTERM or SIGINT, a server (`servesHttp`): readiness answers 503 at once while it keeps serving for
+ * SHUTDOWN_DELAY_MS (a load balancer stops sending meanwhile); then it stops accepting, finishes in-flight
+ * requests and running jobs, closes sockets, Redis and the database, and exits 0. A worker finishes its
+ * running jobs and closes. Whatever is still running SHUTDOWN_TIMEOUT_MS after the delay is abandoned with
+ * exit 1.
+ */
+export function closeOnSignals(
+  app: FastifyInstance,
+  shutdown: Config['shutdown'] & { servesHttp: boolean },
+): void {
   let closing = false
   const close = async (signal: string) => {
-    app.readiness.shuttingDown = true
-    app.log.info(`${signal}: readiness answers 503; serving ${shutdown.delayMs} ms more, then closing`)
-    await sleep(shutdown.delayMs)
+    if (shutdown.servesHttp) {
+      app.readiness.shuttingDown = true
+      app.log.info(`${signal}: readiness answers 503; serving ${shutdown.delayMs} ms more, then closing`)
+      await sleep(shutdown.delayMs)
+    }
     setTimeout(() => {
       app.log.error(`shutdown took over ${shutdown.timeoutMs} ms (SHUTDOWN_TIMEOUT_MS); exiting anyway`)
       process.exit(1)
     }, shutdown.timeoutMs).unref()
-    app.log.info('closing: no new connections; finishing in-flight requests and jobs')
+    app.log.info(
+      shutdown.servesHttp
+        ? 'closing: no new connections; finishing in-flight requests and jobs'
+        : `${signal}: finishing running jobs, then closing`,
+    )
     await app.close()
   }
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -1,5 +1,5 @@
 import { buildApp } from './app.js'
-import { closeOnSignals, loadConfigOrExit, startOrExit } from './lifecycle.js'
+import { closeOnSignals, listen, loadConfigOrExit, startOrExit } from './lifecycle.js'
 import { checkStart, listenFailure } from './start-checks.js'
 
 /** Process entry: the API and, unless RUN_WORKERS=false, the job workers in one process. */
@@ -8,7 +8,7 @@ const app = await startOrExit(async () => {
   await checkStart(config, ['addresses', 'database', 'redis'])
   const app = await buildApp(config)
   // The address was free a moment ago; taken since, it is still a setting's fault, not a bug.
-  await app.listen({ port: config.port, host: config.host }).catch((error: unknown) => {
+  await listen(app, config).catch((error: unknown) => {
     throw listenFailure(error, config)
   })
   return app
@@ -18,7 +18,7 @@ if (config.nodeEnv === 'production' && !config.databaseUrl) {
     `DATABASE_URL is not set: production runs on the embedded database in ${config.dataDir}, one process only`,
   )
 }
-closeOnSignals(app, config.shutdown)
+closeOnSignals(app, { ...config.shutdown, servesHttp: true })
 
 const database = config.databaseUrl ? 'PostgreSQL' : `the embedded database in ${config.dataDir}`
 // PUBLIC_BASE_URL: the address the service gives out (OAuth issuer, links), so the one to open.

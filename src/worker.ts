@@ -13,6 +13,6 @@ const app = await startOrExit(async () => {
   await app.ready()
   return app
 })
-// No HTTP to drain: the delay is for a load balancer, which never sends a worker anything.
-closeOnSignals(app, { ...config.shutdown, delayMs: 0 })
+// No HTTP to drain and no readiness to answer: the delay is for a load balancer, which never sends a worker anything.
+closeOnSignals(app, { ...config.shutdown, delayMs: 0, servesHttp: false })
 app.log.info('Job workers started')
