@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../src/config.js'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './fakes/otlp-receiver.js'
 import { freePort } from './helpers/app.js'
 import { eventually } from './helpers/jobs.js'
-import { leadsEnv, seller } from './helpers/leads.js'
+import { emailFor, graphLead, leadEvent, leadsEnv, seller, signedLeadPost } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
 import { test as tenantTest } from './helpers/tenant-test.js'
 
@@ -136,6 +136,37 @@ describe('tracing, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     // Nor any secret anywhere: Graph's access_token is redacted from the call's URL as it is in the logs.
     expect(JSON.stringify(inTrace())).not.toContain(page.userToken)
     expect(JSON.stringify(inTrace())).not.toContain(page.pageToken)
+  })
+
+  test('a job queued soon, in a batch, and the job it queues in turn stay in the trace of the request', async ({
+    t,
+    graph,
+    owner,
+    otlp,
+  }) => {
+    const page = await seller(t, graph, owner)
+    const leadgenId = graphLead(graph, page, { email: emailFor('ada'), full_name: 'Ada Lovelace' })
+    const event = leadEvent([{ leadgen_id: leadgenId, page_id: page.pageId, form_id: page.formId }])
+    expect((await t.app.inject(signedLeadPost(event))).body).toBe('EVENT_RECEIVED')
+
+    const request = await received(
+      otlp,
+      (span) => span.kind === 'server' && span.attributes['http.route'] === '/webhooks/socialnet/leads',
+    )
+    // The capture job reads the lead from Graph.
+    const providerCall = await received(
+      otlp,
+      (span) => span.kind === 'client' && String(span.attributes['url.full']).includes(`/${leadgenId}?`),
+    )
+    expect(providerCall.traceId).toBe(request.traceId)
+    const spans = otlp.spans()
+    const nameOf = (id: string) => spans.find((span) => span.spanId === id)?.name
+    expect(ancestorsOf(providerCall, spans).map(nameOf)).toEqual([
+      'process leads.capture-lead',
+      'send leads.capture-lead',
+      'process leads.webhook-event',
+      'POST /webhooks/socialnet/leads',
+    ])
   })
 
   test('a request continues the trace its caller sends in traceparent', async ({ t, otlp }) => {
