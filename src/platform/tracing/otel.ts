@@ -60,7 +60,6 @@ function wrap(span: OtelSpan, parentContext: typeof ROOT_CONTEXT): Span {
     },
     end: () => span.end(),
     run: (work) => context.with(spanContext, work),
-    bind: (emitter) => void context.bind(spanContext, emitter),
   }
 }
 

@@ -9,7 +9,7 @@ import { startSpan } from './tracing.js'
  */
 export function registerRequestSpans(app: FastifyInstance): void {
   const spans = new WeakMap<FastifyRequest, Span>()
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const route = request.routeOptions.url
     const span = startSpan(route ? `${request.method} ${route}` : request.method, {
       kind: 'server',
@@ -23,9 +23,7 @@ export function registerRequestSpans(app: FastifyInstance): void {
       },
     })
     spans.set(request, span)
-    // The body arrives in events of the connection, which would otherwise run outside the span.
-    span.bind(request.raw)
-    span.bind(reply.raw)
+    // Fastify keeps the async context across body parsing (an AsyncResource), so the handler runs in it too.
     span.run(done)
   })
   const end = (request: FastifyRequest, statusCode: number | undefined) => {

@@ -1,5 +1,3 @@
-import type { EventEmitter } from 'node:events'
-
 /** Attribute values as OpenTelemetry takes them; undefined ones are left out. */
 export type SpanAttributes = Record<string, string | number | boolean | undefined>
 
@@ -25,8 +23,6 @@ export interface Span {
   end(): void
   /** Runs `work` with this span current, so that the spans it starts are its children. */
   run<T>(work: () => T): T
-  /** Listeners later added to `emitter` run with this span current (a request body's events otherwise do not). */
-  bind(emitter: EventEmitter): void
 }
 
 /** The one implementation beside the no-op: OpenTelemetry's SDK (otel.ts), loaded only when tracing is on. */
@@ -43,7 +39,6 @@ export const noSpan: Span = {
   fail() {},
   end() {},
   run: (work) => work(),
-  bind() {},
 }
 
 /** Runs `work` with `span` current and ends it when the work settles; a throw marks it failed. */
