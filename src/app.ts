@@ -104,6 +104,8 @@ import { requestLogger } from './platform/log/request-logger.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
+import { registerRequestSpans } from './platform/tracing/request-spans.js'
+import { startTracing, stopTracing, tracingEnabled } from './platform/tracing/tracing.js'
 
 export interface BuildOptions {
   /** An already open database (tests share one per file); otherwise opened from the config. */
@@ -153,6 +155,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // Before the Redis client is made and any hook is added: both are traced only when tracing is on.
+  await startTracing(config.tracing)
+  if (tracingEnabled()) registerRequestSpans(app)
 
   // Before the database opens: a bad key stops the start at once, naming its variable.
   const oauthKeys = await loadOAuthKeys(config.oauth)
@@ -321,6 +326,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await revokedGrants.close()
     if (redis) await closeRedis(redis)
     if (ownsDatabase) await database.close()
+    await stopTracing(config.tracing)
   })
   return app
 }

@@ -16,6 +16,8 @@ export interface Config {
   /** Connections the API and the jobs' handlers share on PostgreSQL (pg-boss keeps 4 of its own). */
   databasePoolSize: number
   redisUrl: string | undefined
+  /** OpenTelemetry, on when an OTLP endpoint is set (src/platform/tracing); the SDK reads the other OTEL_*. */
+  tracing: { enabled: boolean; protocol: TracingProtocol }
   publicBaseUrl: string
   trustProxy: boolean | string
   adminToken: string
@@ -116,6 +118,8 @@ export class ConfigError extends StartError {}
 /** pino's levels, and `silent`: anything else stops pino with a stack when the logger is made. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
+export type TracingProtocol = 'http/protobuf' | 'http/json'
+
 type Env = Record<string, string | undefined>
 
 /** Secrets a bare development start generates once and keeps in DATA_DIR. */
@@ -167,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    tracing: tracing(env),
     publicBaseUrl,
     trustProxy: trustProxy(env.TRUST_PROXY),
     adminToken: env.ADMIN_TOKEN || (secrets as DevSecrets).adminToken,
@@ -257,6 +262,22 @@ export function loadConfig(env: Env = process.env): Config {
       syncIntervalMinutes: integer(env, 'LEADS_SYNC_INTERVAL_MINUTES', 15, 1, 1440),
     },
   }
+}
+
+/**
+ * On when an OTLP endpoint is set, unless OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none says otherwise.
+ * grpc is refused: it would need another exporter and its HTTP/2 stack, and collectors take OTLP/HTTP too.
+ */
+function tracing(env: Env): Config['tracing'] {
+  const endpoint =
+    url(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http:', 'https:']) ??
+    url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http:', 'https:'])
+  const enabled = Boolean(endpoint) && env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none'
+  const protocol =
+    env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf'
+  if (enabled && protocol !== 'http/protobuf' && protocol !== 'http/json')
+    throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json')
+  return { enabled, protocol: protocol as TracingProtocol }
 }
 
 /** Graph's versions are `v<major>.<minor>`; anything else would build paths Graph does not know. */

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import type { Logger } from './log/logger.js'
+import { traceRedisCommands } from './tracing/redis-spans.js'
 
 /**
  * Logs a connection's outage once when it starts and once when it ends; ioredis keeps reconnecting and
@@ -22,7 +23,7 @@ function logOutages(client: Redis, log: Logger, name: string): Redis {
 
 /** The service's Redis connection (REDIS_URL): a command waits through two reconnections, then fails. */
 export function createRedis(url: string, log: Logger): Redis {
-  return logOutages(new Redis(url, { maxRetriesPerRequest: 2 }), log, 'commands')
+  return traceRedisCommands(logOutages(new Redis(url, { maxRetriesPerRequest: 2 }), log, 'commands'))
 }
 
 /**

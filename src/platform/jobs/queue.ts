@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import PgBoss from 'pg-boss'
 import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
+import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
+import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 
 export interface JobDefinition<T extends object = object> {
   name: string
@@ -82,6 +84,25 @@ async function settleEach<T>(
   return outcomes
 }
 
+/**
+ * The field of a job's data carrying the trace of the request (or job) that queued it, so that the job's
+ * span continues that trace in whichever process runs it. Handlers never see it.
+ */
+const TRACE_FIELD = 'trace_context'
+
+/** The job's data with the current trace context, when tracing is on and a span is current. */
+function withTraceContext<T extends object>(data: T): T {
+  const headers = currentTraceHeaders()
+  return headers.traceparent ? { ...data, [TRACE_FIELD]: headers } : data
+}
+
+const jobAttributes = (name: string, operation: 'send' | 'process', id?: string): SpanAttributes => ({
+  'messaging.system': 'pg-boss',
+  'messaging.operation.type': operation,
+  'messaging.destination.name': name,
+  'messaging.message.id': id,
+})
+
 /** A deterministic UUID for a singleton key, so a retried enqueue inserts nothing. */
 function singletonId(name: string, key: string): string {
   const hex = createHash('sha256').update(`${name}\n${key}`).digest('hex')
@@ -102,13 +123,21 @@ export function createJobQueue(
 
   async function runJob(definition: JobDefinition, job: PgBoss.Job<object>): Promise<void> {
     const log = options.logger.child({ job: definition.name, job_id: job.id })
-    try {
-      await definition.handle(job.data, { id: job.id })
-      log.debug('job done')
-    } catch (error) {
-      log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
-      throw error
-    }
+    const { [TRACE_FIELD]: parent, ...data } = job.data as { [TRACE_FIELD]?: TraceHeaders }
+    const span = {
+      kind: 'consumer',
+      parent,
+      attributes: jobAttributes(definition.name, 'process', job.id),
+    } as const
+    await inSpan(`process ${definition.name}`, span, async () => {
+      try {
+        await definition.handle(data, { id: job.id })
+        log.debug('job done')
+      } catch (error) {
+        log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
+        throw error
+      }
+    })
   }
 
   async function startWorker(definition: JobDefinition): Promise<void> {
@@ -163,18 +192,24 @@ export function createJobQueue(
     enqueueSoon(name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
       const { singletonKey } = enqueueOptions
-      soon.push({ name, data, ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }) })
+      soon.push({
+        name,
+        data: withTraceContext(data),
+        ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
+      })
       soonTimer ??= setTimeout(insertSoon, ENQUEUE_SOON_MS)
     },
 
     async enqueue(executor, name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
       const { startAfter, singletonKey } = enqueueOptions
-      return boss.send(name, data, {
-        db: { executeSql: rawExecutor(executor) },
-        ...(startAfter !== undefined && { startAfter }),
-        ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
-      })
+      return inSpan(`send ${name}`, { kind: 'producer', attributes: jobAttributes(name, 'send') }, () =>
+        boss.send(name, withTraceContext(data), {
+          db: { executeSql: rawExecutor(executor) },
+          ...(startAfter !== undefined && { startAfter }),
+          ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
+        }),
+      )
     },
 
     define(definition) {

@@ -1,4 +1,6 @@
 import type { Logger } from '../log/logger.js'
+import type { Span } from '../tracing/span.js'
+import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 
 export interface ProviderRequest {
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -77,6 +79,25 @@ async function readBody(response: Response): Promise<unknown> {
   }
 }
 
+/** A span per attempt, as OpenTelemetry's HTTP conventions have it; the URL as logged (secrets redacted). */
+const clientSpan = (url: URL, redactedUrl: string, method: string, attempt: number) =>
+  ({
+    kind: 'client',
+    attributes: {
+      'http.request.method': method,
+      'server.address': url.hostname,
+      'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      'url.full': redactedUrl,
+      'http.request.resend_count': attempt > 0 ? attempt : undefined,
+    },
+  }) as const
+
+function responded(span: Span, response: Response): Response {
+  span.setAttributes({ 'http.response.status_code': response.status })
+  if (response.status >= 400) span.fail(response.status)
+  return response
+}
+
 /**
  * The one outbound HTTP call of every provider client: a timeout, bounded retries with backoff on
  * network errors, 429 and 5xx, and a log line per attempt with secrets redacted.
@@ -97,12 +118,18 @@ export async function providerRequest(request: ProviderRequest, log?: Logger): P
   for (let attempt = 0; ; attempt++) {
     const started = Date.now()
     try {
-      const response = await fetch(url, {
-        method,
-        headers,
-        body,
-        signal: AbortSignal.timeout(request.timeoutMs ?? 10_000),
-      })
+      const response = await inSpan(method, clientSpan(url, logged.url, method, attempt), async (span) =>
+        responded(
+          span,
+          await fetch(url, {
+            method,
+            // The callee continues the trace when it takes part in it.
+            headers: { ...headers, ...currentTraceHeaders() },
+            body,
+            signal: AbortSignal.timeout(request.timeoutMs ?? 10_000),
+          }),
+        ),
+      )
       const retryable = response.status === 429 || response.status >= 500
       log?.info(
         { provider: logged, status: response.status, ms: Date.now() - started, attempt },
