@@ -23,6 +23,8 @@ export interface StartOptions {
   env: NodeJS.ProcessEnv
   /** CPUs to keep the process on (`taskset -c` list), when the machine allows pinning. */
   cpus?: string
+  /** The node binary to run; this process's own when not given. */
+  node?: string
 }
 
 const EXIT_WITH_PARENT = new URL('./exit-with-parent.mjs', import.meta.url).href
@@ -36,12 +38,12 @@ process.on('exit', () => {
 })
 
 /**
- * Runs `node <nodeArgs>` (flags, then the script) with this process's node as a process of its own, so it
+ * Runs `node <nodeArgs>` (flags, then the script) with this process's node (or `options.node`) as a process of its own, so it
  * never shares this event loop. It gets an IPC channel (`child.process.send`), and exit-with-parent.mjs
  * preloaded, so that it stops even when the bench itself is killed outright.
  */
 export function startNode(name: string, nodeArgs: string[], options: StartOptions): Child {
-  const command = [process.execPath, '--import', EXIT_WITH_PARENT, ...nodeArgs]
+  const command = [options.node ?? process.execPath, '--import', EXIT_WITH_PARENT, ...nodeArgs]
   const [program, ...args] = options.cpus ? ['taskset', '-c', options.cpus, ...command] : command
   const stdio: StdioOptions = ['ignore', 'pipe', 'pipe', 'ipc']
   const child = spawn(program as string, args, { cwd: options.cwd, env: options.env, stdio })

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { stopEverything } from './children.js'
 import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
@@ -11,7 +12,7 @@ import {
   type Scenario,
 } from './scenario.js'
 import { scenarios } from './scenarios.js'
-import { REPO_ROOT, startBaseline, startServer } from './servers.js'
+import { REPO_ROOT, SERVER_NODE, startBaseline, startServer } from './servers.js'
 import { newSqlRecording, type SqlRecording } from './sql-recording.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 
@@ -134,7 +135,8 @@ async function bench(options: Options): Promise<boolean> {
   console.log(
     [
       `server: package.json scripts.start "${start.text}"${built ? `, after ${built}` : ''}, ` +
-        "with this node, from the run's data directory",
+        `with ${SERVER_NODE} (${execFileSync(SERVER_NODE, ['--version'], { encoding: 'utf8' }).trim()}), ` +
+        "from the run's data directory",
       machineLine(setup.pinning),
       `whole run: ${loadLine(before, after)}`,
     ].join('\n'),

@@ -12,6 +12,11 @@ import type { StartCommand } from './start-command.js'
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 const HOST = '127.0.0.1'
+/**
+ * The node that runs the server: BENCH_NODE (another Node.js release, to compare runtimes in one run), else
+ * the bench's own. The baseline and autocannon stay on the bench's node, so that only the server changes.
+ */
+export const SERVER_NODE = process.env.BENCH_NODE || process.execPath
 // PGlite creates and migrates its database on the first start: a few seconds on a slow machine.
 const SERVER_START_TIMEOUT_MS = 60_000
 const BASELINE_START_TIMEOUT_MS = 10_000
@@ -81,6 +86,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     cwd: dataDir,
     env,
     cpus: options.cpus,
+    node: SERVER_NODE,
   })
   const stop = registerStop(async () => {
     await stopChild(child)

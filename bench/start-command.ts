@@ -47,12 +47,16 @@ export interface NodeScript {
 
 /**
  * A package.json script as node arguments: `node [flags] <script> [args]`, or `tsx <script>` (node with
- * `--import tsx`). Anything else (a shell pipeline, another program) is refused: the bench and the tests run
- * it with this process's own node, so that they run what `npm run` runs.
+ * `--import tsx`), either after an `exec` (the shell npm runs the script in replaces itself with node, so
+ * that npm's signals reach it). Anything else (a shell pipeline, another program) is refused: the bench and
+ * the tests run it with this process's own node, so that they run what `npm run` runs.
  */
 export function parseNodeScript(text: string, repoRoot: string): NodeScript {
   if (/[|&;<>()$`"'\\]/.test(text)) throw new Error(`script is not a plain command: ${text}`)
-  const [program, ...words] = text.trim().split(/\s+/)
+  const [program, ...words] = text
+    .trim()
+    .replace(/^exec\s+/, '')
+    .split(/\s+/)
   if (program !== 'node' && program !== 'tsx') throw new Error(`script runs neither node nor tsx: ${text}`)
   const nodeFlags = program === 'tsx' ? ['--import', absoluteValue('--import', 'tsx', repoRoot)] : []
   let i = 0
