@@ -52,9 +52,9 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
         requiresHttps: true,
         headers: signatureHeaders({
           'x-hub-signature':
-            '`sha1=<hex HMAC-SHA1 of the body with SOCIALNET_APP_SECRET>`; 403 without a valid one',
+            '`sha1=<hex HMAC-SHA1 of the body with SOCIALNET_APP_SECRET>`, checked when sent; 403 when neither signature is sent or one is wrong',
           'x-hub-signature-256':
-            '`sha256=<hex HMAC-SHA256 of the body with the same secret>`, checked when sent',
+            '`sha256=<hex HMAC-SHA256 of the body with the same secret>` (what Meta sends today), checked when sent',
         }),
         body: LeadEventBody,
         response: { 200: PlainText(EVENT_RECEIVED) },

@@ -40,7 +40,7 @@ export const LeadEventBody = Type.Object(
   },
   {
     description:
-      'Signed: X-Hub-Signature `sha1=<hex HMAC-SHA1 of the body>` (required) and, when sent, X-Hub-Signature-256 `sha256=<hex HMAC-SHA256>`, with SOCIALNET_APP_SECRET',
+      'Signed with SOCIALNET_APP_SECRET: X-Hub-Signature `sha1=<hex HMAC-SHA1 of the body>` and X-Hub-Signature-256 `sha256=<hex HMAC-SHA256>`, each checked when sent, at least one required',
   },
 )
 

@@ -62,8 +62,9 @@ function signatureMatches(
 }
 
 /**
- * What Meta posted, from the exact bytes it sent: `X-Hub-Signature` (required) and `X-Hub-Signature-256` (when
- * sent) verified with SOCIALNET_APP_SECRET before anything is read; 403 without, or with no secret set.
+ * What Meta posted, from the exact bytes it sent, verified with SOCIALNET_APP_SECRET before anything is read:
+ * the spec's `X-Hub-Signature` (SHA-1) and the `X-Hub-Signature-256` Meta signs with today, each checked when
+ * sent and at least one required; 403 without, with a wrong one, or with no secret set.
  */
 export function readLeadPost(
   appSecret: string | undefined,
@@ -73,8 +74,8 @@ export function readLeadPost(
   const { sha1, sha256 } = signatures
   if (
     !appSecret ||
-    sha1 === undefined ||
-    !signatureMatches(sha1, 'sha1', appSecret, rawBody) ||
+    (sha1 === undefined && sha256 === undefined) ||
+    (sha1 !== undefined && !signatureMatches(sha1, 'sha1', appSecret, rawBody)) ||
     (sha256 !== undefined && !signatureMatches(sha256, 'sha256', appSecret, rawBody))
   )
     throw new Forbidden(SIGNATURE_MISMATCH)

@@ -85,9 +85,12 @@ describe('POST /webhooks/socialnet/leads', () => {
       `sha256=${createHmac('sha256', LEADS_APP.appSecret).update(body).digest('hex')}`
     for (const [name, refused] of Object.entries({
       unsigned: { ...signed, headers: { 'content-type': 'application/json' } },
-      'only sha256': {
+      'only sha256, of another body': {
         ...signed,
-        headers: { 'content-type': 'application/json', 'x-hub-signature-256': sha256Of(signed.payload) },
+        headers: {
+          'content-type': 'application/json',
+          'x-hub-signature-256': sha256Of(`${signed.payload} `),
+        },
       },
       'another secret': signedLeadPost(event, 'another-app-secret'),
       'body changed': { ...signed, payload: signed.payload.replace('"page"', '"user"') },
@@ -117,6 +120,19 @@ describe('POST /webhooks/socialnet/leads', () => {
     )
     const { 'x-hub-signature-256': _, ...sha1Only } = signed.headers
     const response = await t.app.inject({ ...signed, headers: sha1Only })
+    expect(response.statusCode).toBe(200)
+    expect(response.body).toBe('EVENT_RECEIVED')
+    expect(await storedEventCount(t)).toBe(before + 1)
+  })
+
+  test('takes a post signed with X-Hub-Signature-256 alone, as Meta signs today', async ({ t }) => {
+    const before = await storedEventCount(t)
+    const signed = signedLeadPost(
+      leadEvent([{ leadgen_id: graphId(), page_id: graphId(), form_id: graphId() }]),
+    )
+    const { 'x-hub-signature': _, ...sha256Only } = signed.headers
+    expect(sha256Only['x-hub-signature-256']).toMatch(/^sha256=[0-9a-f]{64}$/)
+    const response = await t.app.inject({ ...signed, headers: sha256Only })
     expect(response.statusCode).toBe(200)
     expect(response.body).toBe('EVENT_RECEIVED')
     expect(await storedEventCount(t)).toBe(before + 1)
