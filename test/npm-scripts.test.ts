@@ -16,7 +16,8 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest'
 import { parseNodeScript } from '../bench/start-command.js'
 import { freePort } from './helpers/app.js'
-import { type NpmProcess, PROJECT_ROOT, processGroupAlive, spawnNpmScript } from './helpers/npm-scripts.js'
+import { PROJECT_ROOT, processGroupAlive, spawnNpmScript } from './helpers/npm-scripts.js'
+import type { WatchedProcess } from './helpers/processes.js'
 
 const root = '/srv/app'
 
@@ -89,7 +90,7 @@ async function statusAnswers(port: number): Promise<boolean> {
 }
 
 /** Waits until `ready` holds; fails with what npm printed if it exits first or takes over 45 s. */
-async function until(npm: NpmProcess, ready: () => boolean | Promise<boolean>): Promise<void> {
+async function until(npm: WatchedProcess, ready: () => boolean | Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 45_000
   while (!(await ready())) {
     if (npm.child.exitCode !== null || Date.now() > deadline) throw new Error(`not ready:\n${npm.output()}`)
@@ -103,7 +104,7 @@ describe('signals sent to npm (docker stop, systemd, Ctrl-C) reach the process t
     for (const pgid of groups) if (processGroupAlive(pgid)) process.kill(-pgid, 'SIGKILL')
   })
 
-  function run(script: string, env: NodeJS.ProcessEnv): NpmProcess {
+  function run(script: string, env: NodeJS.ProcessEnv): WatchedProcess {
     const started = spawnNpmScript(script, env)
     groups.push(started.child.pid as number)
     return started

@@ -5,12 +5,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from './helpers/app.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
-
-interface Running {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-}
+import { type WatchedProcess, watchProcess } from './helpers/processes.js'
 
 const running: ChildProcess[] = []
 afterAll(() => {
@@ -18,7 +13,7 @@ afterAll(() => {
 })
 
 /** `npm run <script>` minus npm and its build, at LOG_LEVEL=info, until its output says `ready`. */
-async function run(script: string, env: Record<string, string>, ready: string): Promise<Running> {
+async function run(script: string, env: Record<string, string>, ready: string): Promise<WatchedProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-logs-'))
   const { command, args } = npmScriptCommand(script)
   const child = spawn(command, args, {
@@ -27,18 +22,9 @@ async function run(script: string, env: Record<string, string>, ready: string): 
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.push(child)
-  let output = ''
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString()
-  }
-  child.stdout?.on('data', collect)
-  child.stderr?.on('data', collect)
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  while (!output.includes(ready)) {
-    if (child.exitCode !== null) throw new Error(`${script} did not start:\n${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { child, output: () => output, exited }
+  const watched = watchProcess(child)
+  await watched.printed(ready)
+  return watched
 }
 
 /** The process's pino lines (the start banner is plain text). */

@@ -8,6 +8,7 @@ import { type FakeListingsApi, startFakeListingsApi } from './fakes/listings-api
 import { freePort } from './helpers/app.js'
 import { LEADS_APP, leadsEnv } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
+import { watchProcess } from './helpers/processes.js'
 import { matchesExpectation, runWalk, walkSteps } from './helpers/readme-walk.js'
 
 /** Only what a newcomer's shell has: no configuration of the service, no database or Redis of the suite. */
@@ -56,19 +57,7 @@ describe("README's walk", () => {
       }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    let output = ''
-    server.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    server.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    const deadline = Date.now() + 45_000
-    while (!output.includes('listening on')) {
-      if (server.exitCode !== null || Date.now() > deadline)
-        throw new Error(`server did not start:\n${output}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    await watchProcess(server).printed('listening on')
   })
 
   afterAll(async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from './helpers/app.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
+import { watchProcess } from './helpers/processes.js'
 
 const ADMIN_TOKEN = 'shutdown-test-admin-token'
 const SHUTDOWN_DELAY_MS = 1500
@@ -71,18 +72,8 @@ describe('SIGTERM', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     running.push(child)
-    let output = ''
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-    })
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-    while (!output.includes('listening on')) {
-      if (child.exitCode !== null) throw new Error(`server did not start:\n${output}`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    const { exited, output, printed } = watchProcess(child)
+    await printed('listening on')
     expect((await call(port, { path: '/status/ready' })).status).toBe(200)
 
     // A slow request: its body arrives in two parts, the second after the server has stopped accepting.
@@ -131,6 +122,6 @@ describe('SIGTERM', () => {
 
     expect(await exited).toBe(0)
     expect(Date.now() - signalled).toBeLessThan(SHUTDOWN_DELAY_MS + 10_000)
-    expect(output).toContain('SIGTERM: readiness answers 503')
+    expect(output()).toContain('SIGTERM: readiness answers 503')
   }, 60_000)
 })

@@ -7,13 +7,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { freePort } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
+import { type WatchedProcess, watchProcess } from './helpers/processes.js'
 
 const startCommand = npmScriptCommand('start')
-
-interface Started {
-  child: ChildProcess
-  output: () => string
-}
 
 /** The caller's environment without anything that configures the service: a bare machine. */
 function bareEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
@@ -28,29 +24,24 @@ function bareEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
  * `npm start` as a newcomer runs it (minus npm and its build): the compiled entry point, on the embedded
  * database, in a working directory of its own (so no `.env` of the checkout is read).
  */
-function start(dataDir: string, port: number, settings: Record<string, string> = {}): Promise<Started> {
+function start(
+  dataDir: string,
+  port: number,
+  settings: Record<string, string> = {},
+): Promise<WatchedProcess> {
   return spawnServer(dataDir, bareEnv({ DATA_DIR: dataDir, PORT: String(port), ...settings }))
 }
 
 /** The compiled server in `cwd` with exactly `env`, once it says it listens. */
-async function spawnServer(cwd: string, env: NodeJS.ProcessEnv): Promise<Started> {
+async function spawnServer(cwd: string, env: NodeJS.ProcessEnv): Promise<WatchedProcess> {
   const child = spawn(startCommand.command, startCommand.args, {
     cwd,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  let output = ''
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString()
-  }
-  child.stdout?.on('data', collect)
-  child.stderr?.on('data', collect)
-  const deadline = Date.now() + 45_000
-  while (!output.includes('listening on')) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`server did not start:\n${output}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  return { child, output: () => output }
+  const server = watchProcess(child)
+  await server.printed('listening on')
+  return server
 }
 
 function stop(child: ChildProcess): Promise<number | null> {

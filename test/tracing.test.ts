@@ -9,6 +9,7 @@ import { freePort } from './helpers/app.js'
 import { eventually } from './helpers/jobs.js'
 import { emailFor, graphLead, leadEvent, leadsEnv, seller, signedLeadPost } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
+import { watchProcess } from './helpers/processes.js'
 import { test as tenantTest } from './helpers/tenant-test.js'
 
 /** The standard variables a deployment sets: the collector, its encoding, a service name, a short batch. */
@@ -244,15 +245,12 @@ async function serveOnce(settings: Record<string, string>): Promise<string> {
     ['--import', PRINT_OPENTELEMETRY_PACKAGES, join(PROJECT_ROOT, 'dist/main.js')],
     { cwd: dataDir, env: { ...env, ...settings }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk))
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  await eventually(() => expect(output).toContain('listening on'), { timeout: 45_000 })
+  const server = watchProcess(child)
+  await server.printed('listening on')
   expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(200)
   child.kill('SIGTERM')
-  await exited
-  return output
+  await server.exited
+  return server.output()
 }
 
 describe('the compiled server', () => {

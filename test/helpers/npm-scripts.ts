@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseNodeScript } from '../../bench/start-command.js'
+import { type WatchedProcess, watchProcess } from './processes.js'
 
 /** The project's root: where package.json, dist/ and drizzle/ are. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -20,32 +21,18 @@ export function npmScriptCommand(name: string): { command: string; args: string[
   return { command: process.execPath, args: nodeArgs }
 }
 
-/** A process `npm run` started, with what it printed so far. */
-export interface NpmProcess {
-  child: ChildProcess
-  output: () => string
-  exited: Promise<number | null>
-}
-
 /**
  * `npm run <name>` itself, as a supervisor starts it: npm's process is the child, in a process group of its
  * own, so that a test can signal npm alone and then see whether anything it started is left.
  */
-export function spawnNpmScript(name: string, env: NodeJS.ProcessEnv): NpmProcess {
+export function spawnNpmScript(name: string, env: NodeJS.ProcessEnv): WatchedProcess {
   const child = spawn('npm', ['run', '--silent', name], {
     cwd: PROJECT_ROOT,
     env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  let output = ''
-  const collect = (chunk: Buffer) => {
-    output += chunk.toString()
-  }
-  child.stdout?.on('data', collect)
-  child.stderr?.on('data', collect)
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  return { child, output: () => output, exited }
+  return watchProcess(child)
 }
 
 /** Whether any process is left in the process group `pgid` (one spawned with `detached`, by its pid). */
