@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
-import { apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
+import { accountStanding, apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
 import { contactsAdminRoutes, contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { creditsAdminRoutes } from './modules/accounts/credits.routes.js'
 import { tokensAdminRoutes } from './modules/accounts/tokens.routes.js'
@@ -70,6 +70,7 @@ import { roomsRoutes } from './modules/rooms/rooms.routes.js'
 import { messageSearchRoutes } from './modules/rooms/search.routes.js'
 import { supportAdminRoutes } from './modules/support/support.routes.js'
 import { createAccessTokenVerifier } from './platform/auth/access-tokens.js'
+import { createAccountAccess } from './platform/auth/account-access.js'
 import { loadOAuthKeys } from './platform/auth/oauth-keys.js'
 import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
@@ -180,6 +181,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     revokedForMs: ACCESS_TOKEN_SECONDS * 1000,
     logger: app.log,
   })
+  const accountAccess = await createAccountAccess({
+    lookUp: (accountId, userId) => accountStanding(database.db, accountId, userId),
+    redis,
+    liveForMs: config.oauth.revocationCacheMs,
+    logger: app.log,
+  })
   const oauthAppLimit = createHourlyLimit(redis, 'oauth-app')
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
@@ -191,7 +198,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     serviceToken: (accountId) => tokens.signService(accountId),
     logger: app.log,
   })
-  const realtime = createRealtimeGateway({ server: app.server, tokens, redis, logger: app.log })
+  const realtime = createRealtimeGateway({
+    server: app.server,
+    tokens,
+    accountAccess,
+    redis,
+    logger: app.log,
+  })
   const storage = createObjectStorage(config)
   const platform: Platform = {
     config,
@@ -204,6 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tokens,
     oauthKeys,
     revokedGrants,
+    accountAccess,
     storage,
     log: app.log,
   }
@@ -230,7 +244,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await registerRateLimit(app, redis)
   registerAuth(app, {
     tokens,
-    verifyAccessToken: createAccessTokenVerifier(oauthKeys, config.publicBaseUrl, revokedGrants),
+    verifyAccessToken: createAccessTokenVerifier(
+      oauthKeys,
+      config.publicBaseUrl,
+      revokedGrants,
+      accountAccess,
+    ),
     limitOAuthApp: async (auth) =>
       oauthAppLimit(
         `${auth.oauth?.client_id}:${auth.account_id}`,
@@ -238,6 +257,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ),
     adminToken: config.adminToken,
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
+    accountAccess,
   })
   await app.register(swagger, openApiOptions(SEEDED_SCOPES))
   await app.register(swaggerUi, {
@@ -324,6 +344,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onClose', async () => {
     await queue.stop({ timeoutMs: config.shutdown.timeoutMs })
     await revokedGrants.close()
+    await accountAccess.close()
     if (redis) await closeRedis(redis)
     if (ownsDatabase) await database.close()
     await stopTracing(config.tracing)

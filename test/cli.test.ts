@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe } from 'vitest'
 import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
-import { createAccount } from './helpers/fixtures.js'
+import { addUser, createAccount } from './helpers/fixtures.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
 import { test } from './helpers/tenant-test.js'
 
@@ -170,6 +170,23 @@ describe.concurrent('the operator CLI against a running service', () => {
     expect(user.memberships).toContainEqual(
       expect.objectContaining({ account_id: otherAccountId, main: false }),
     )
+  })
+
+  test("member remove ends a membership: the user's token is refused from then on", async ({ expect, t }) => {
+    const colleague = await addUser(t.app, await createAccount(t.app, { name: 'Leaving' }))
+    const run = await cli(['member', 'remove', '--user', colleague.userId, '--account', colleague.accountId])
+    expect(run.json()).toEqual({ account_id: colleague.accountId, user_id: colleague.userId })
+    expect((await adminGet(t, `/users/${colleague.userId}`)).memberships).toEqual([])
+    expect((await t.app.inject({ url: '/v1/contacts', headers: colleague.headers })).statusCode).toBe(401)
+    const again = await cli([
+      'member',
+      'remove',
+      '--user',
+      colleague.userId,
+      '--account',
+      colleague.accountId,
+    ])
+    expect(again.stderr).toContain('User is not a member of this account')
   })
 
   test('user permissions grants and takes away platform-wide permissions, checked by the API', async ({

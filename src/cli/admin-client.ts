@@ -4,7 +4,7 @@ import { devSecretsFile } from '../config.js'
 import { CliError } from './errors.js'
 
 type Env = Record<string, string | undefined>
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH'
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 /** The admin API under /v1/admin: answers the envelope's `data`, or throws a CliError with its message. */
 export interface AdminClient {

@@ -151,6 +151,12 @@ export const commands: Command[] = [
     },
   }),
   command({
+    name: 'member remove',
+    summary: "Remove a user from an account: their tokens and their apps' grants there stop working",
+    flags: { user: required(id()), account: required(id()) },
+    run: (flags, admin) => admin.request('DELETE', path('accounts', flags.account, 'users', flags.user)),
+  }),
+  command({
     name: 'user permissions',
     summary: `Replace a user's platform-wide permissions (${USER_PERMISSIONS.join(', ')}); none given takes all away`,
     flags: { id: required(id()), permission: repeated('PERMISSION') },

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
+import type { AccountAccess } from './auth/account-access.js'
 import type { OAuthKeys } from './auth/oauth-keys.js'
 import type { PlatformTokens } from './auth/platform-jwt.js'
 import type { RevokedGrants } from './auth/revoked-grants.js'
@@ -27,6 +28,8 @@ export interface Platform {
   oauthKeys: OAuthKeys
   /** The OAuth grants revoked, whose access tokens are refused. */
   revokedGrants: RevokedGrants
+  /** Who may still use an account: tokens of suspended accounts and of removed members are refused. */
+  accountAccess: AccountAccess
   storage: ObjectStorage
   log: Logger
 }

@@ -1,5 +1,7 @@
 import { and, arrayContains, asc, eq, gte, sql } from 'drizzle-orm'
+import type { AccountStanding } from '../../platform/auth/account-access.js'
 import type { Database } from '../../platform/db/connection.js'
+import { preparedStatement } from '../../platform/db/prepared.js'
 import { accounts, chatIdentities, creditBalances, creditLedger, memberships, users } from './tables.js'
 
 export type AccountRow = typeof accounts.$inferSelect
@@ -97,6 +99,36 @@ export async function upsertMembership(
   await db.insert(chatIdentities).values({ accountId, userId }).onConflictDoNothing()
   const found = await findMembership(db, accountId, userId)
   return found as MembershipRow
+}
+
+/** Removes the membership; the chat identity stays, as the rooms' history names it. False: no membership. */
+export async function deleteMembership(db: Database, accountId: string, userId: string): Promise<boolean> {
+  const rows = await db
+    .delete(memberships)
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)))
+    .returning({ userId: memberships.userId })
+  return rows.length === 1
+}
+
+// By primary keys only: asked on every authenticated call this instance has no verdict for.
+const accountStandingStatement = preparedStatement<AccountStanding>(
+  'account_standing',
+  sql`select
+      (select status from ${accounts} where id = ${sql.placeholder('accountId')}) as status,
+      (not exists (select 1 from ${users} where id = ${sql.placeholder('userId')})
+        or exists (select 1 from ${memberships}
+          where account_id = ${sql.placeholder('accountId')} and user_id = ${sql.placeholder('userId')})
+      ) as member`,
+)
+
+/** The account's status and whether the user is a member of it (a user this service does not hold is). */
+export async function findAccountStanding(
+  db: Database,
+  accountId: string,
+  userId: string,
+): Promise<AccountStanding> {
+  const [row] = await accountStandingStatement(db, { accountId, userId })
+  return row as AccountStanding
 }
 
 const membershipColumns = {

@@ -9,15 +9,18 @@ import {
   CreateAccountBody,
   CreateUserBody,
   Membership,
+  MembershipParams,
+  RemovedMembership,
   UpdateAccountBody,
   User,
   UserPermissionsBody,
 } from './accounts.schemas.js'
 import {
-  addMembership,
+  addMember,
   createAccount,
   createUser,
   getUser,
+  removeMember,
   requireAccount,
   setUserPermissions,
   updateAccount,
@@ -28,7 +31,7 @@ import {
  * accounts, users and their memberships. Guarded by ADMIN_TOKEN.
  */
 export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
-  const { db } = platform
+  const { db, changes, accountAccess } = platform
   app.addHook('onRequest', app.authenticateAdmin)
 
   app.post(
@@ -71,7 +74,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       response: { 200: Envelope(Account) },
       errors: [400, 401, 404],
     }),
-    async (request) => ok(await updateAccount(db, request.params.id, request.body)),
+    async (request) => ok(await updateAccount(db, accountAccess, request.params.id, request.body)),
   )
 
   app.post(
@@ -131,7 +134,29 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     }),
     async (request, reply) => {
       const { account_id, main = false } = request.body
-      return reply.status(201).send(ok(await addMembership(db, request.params.id, account_id, main)))
+      const membership = await addMember(db, accountAccess, {
+        userId: request.params.id,
+        accountId: account_id,
+        main,
+      })
+      return reply.status(201).send(ok(membership))
+    },
+  )
+
+  app.delete(
+    '/accounts/:id/users/:userId',
+    routeOptions({
+      operationId: 'membershipDelete',
+      summary: "Remove a user from an account: their tokens and apps' grants there stop working",
+      tags: ['admin'],
+      access: 'admin',
+      params: MembershipParams,
+      response: { 200: Envelope(RemovedMembership) },
+      errors: [400, 401, 404],
+    }),
+    async (request) => {
+      const { id, userId } = request.params
+      return ok(await removeMember(db, { changes, access: accountAccess }, id, userId))
     },
   )
 }

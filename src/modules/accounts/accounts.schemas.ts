@@ -79,6 +79,10 @@ export const UserPermissionsBody = Type.Object({
   permissions: Type.Array(StringEnum(USER_PERMISSIONS), { maxItems: 20 }),
 })
 
+export const MembershipParams = Type.Object({ id: Id(), userId: Id() })
+
+export const RemovedMembership = Type.Object({ account_id: Id(), user_id: Id() })
+
 export const AddMembershipBody = Type.Object({ account_id: Id(), main: Type.Optional(Type.Boolean()) })
 
 export const MintTokenBody = Type.Object({

@@ -1,11 +1,15 @@
 import { hash } from '@node-rs/argon2'
+import type { AccountAccess, AccountStanding } from '../../platform/auth/account-access.js'
 import type { PlatformTokens } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { Changes } from '../../platform/events/changes.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import {
   type AccountRow,
+  deleteMembership,
   findAccount,
+  findAccountStanding,
   findMembership,
   findUser,
   insertAccount,
@@ -94,8 +98,16 @@ export async function getAccountStatus(db: Database, accountId: string): Promise
   return (await findAccount(db, accountId))?.status ?? null
 }
 
+/** Told of committed changes to who may use an account, so that tokens follow them within seconds. */
+export type AccessChanges = Pick<AccountAccess, 'changed'>
+
+/**
+ * Changes the account. A new status takes effect on every instance within seconds (account-access.ts):
+ * a suspended account's tokens, its users' and its apps', are refused until it is active again.
+ */
 export async function updateAccount(
   db: Database,
+  access: AccessChanges,
   accountId: string,
   patch: Partial<Omit<AccountInput, 'parent_account'>>,
 ): Promise<Account> {
@@ -109,6 +121,7 @@ export async function updateAccount(
     }),
   })
   if (!row) throw new NotFound('Account not found')
+  if (patch.status !== undefined) await access.changed(accountId)
   return accountView(row)
 }
 
@@ -210,6 +223,48 @@ export async function addMembership(
   })
 }
 
+/** Adds the membership, and lets a user added back in at once on every instance. */
+export async function addMember(
+  db: Database,
+  access: AccessChanges,
+  input: { userId: string; accountId: string; main: boolean },
+): Promise<Membership> {
+  const membership = await addMembership(db, input.userId, input.accountId, input.main)
+  await access.changed(input.accountId, input.userId)
+  return membership
+}
+
+/** Announced in the transaction that removes a member: the oauth module revokes the user's grants there. */
+export const MEMBERSHIP_REMOVED = 'membership.removed'
+
+export const NOT_A_MEMBER = 'User is not a member of this account'
+
+/**
+ * Ends the user's access to the account: the membership goes, the modules that hold the user's access there
+ * act in the same transaction (`MEMBERSHIP_REMOVED`), and once committed every instance refuses the user's
+ * tokens for the account within seconds, however long they were minted for.
+ */
+export async function removeMember(
+  db: Database,
+  deps: { changes: Changes; access: AccessChanges },
+  accountId: string,
+  userId: string,
+): Promise<{ account_id: string; user_id: string }> {
+  await inTransaction(db, async (tx) => {
+    if (!(await findAccount(tx, accountId))) throw new NotFound('Account not found')
+    if (!(await findUser(tx, userId))) throw new NotFound('User not found')
+    if (!(await deleteMembership(tx, accountId, userId))) throw new NotFound(NOT_A_MEMBER)
+    await deps.changes.announce(tx, accountId, MEMBERSHIP_REMOVED, { user_id: userId })
+  })
+  await deps.access.changed(accountId, userId)
+  return { account_id: accountId, user_id: userId }
+}
+
+/** The account's status and the user's membership, for the platform's check of every call (account-access.ts). */
+export function accountStanding(db: Database, accountId: string, userId: string): Promise<AccountStanding> {
+  return findAccountStanding(db, accountId, userId)
+}
+
 /** A platform JWT for a member of an account, carrying their chat identity as `conversation.id`. */
 export async function mintPlatformToken(
   db: Database,
@@ -218,7 +273,7 @@ export async function mintPlatformToken(
 ): Promise<{ token: string; expires_at: string }> {
   const account = await requireAccount(db, input.account_id)
   const membership = await findMembership(db, input.account_id, input.user_id)
-  if (!membership) throw new NotFound('User is not a member of this account')
+  if (!membership) throw new NotFound(NOT_A_MEMBER)
   const token = await tokens.sign(
     {
       uid: input.user_id,

@@ -67,14 +67,22 @@ describe('API routes called with OAuth access tokens', () => {
     expect(write.json().additional_info).toEqual({ error: 'insufficient_scope', scope: 'crm.contacts.write' })
   })
 
-  test('refuses a forged or tampered access token with 401', async ({ t, stranger }) => {
+  test('refuses a forged or tampered access token with 401 naming the Bearer scheme (RFC 6750 3)', async ({
+    t,
+    stranger,
+  }) => {
     const [header, payload, signature] = contactsToken.split('.') as [string, string, string]
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
     const forged = Buffer.from(JSON.stringify({ ...claims, account_id: stranger.accountId })).toString(
       'base64url',
     )
-    expect((await get(t, '/v1/contacts', `${header}.${forged}.${signature}`)).statusCode).toBe(401)
-    expect((await get(t, '/v1/contacts', `${header}.${payload}.AAAA`)).statusCode).toBe(401)
+    for (const refused of [
+      await get(t, '/v1/contacts', `${header}.${forged}.${signature}`),
+      await get(t, '/v1/contacts', `${header}.${payload}.AAAA`),
+    ]) {
+      expect(refused.statusCode).toBe(401)
+      expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"')
+    }
   })
 
   test('limits an app to its hourly allowance in the account across routes (1,000 on the basic tier)', async ({
@@ -92,6 +100,11 @@ describe('API routes called with OAuth access tokens', () => {
     const limited = await get(t, '/v1/contacts', token)
     expect(limited.statusCode).toBe(429)
     expect(limited.json()).toMatchObject({ success: false, errno: 429 })
+    // RFC 6585 4: when to come back, the seconds until the hour frees a call.
+    const retryAfter = Number(limited.headers['retry-after'])
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(3600)
+    expect(limited.json().additional_info).toEqual({ retry_after: retryAfter })
     // Another app in the same account, and the account's own platform token, keep their allowance.
     expect((await get(t, '/v1/contacts', contactsToken)).statusCode).toBe(200)
     expect((await get(t, '/v1/contacts', owner.token)).statusCode).toBe(200)

@@ -99,6 +99,39 @@ export async function revokeRefreshTokensOfUser(
   return [...new Set(rows.map((row) => row.grantId))]
 }
 
+/** Revokes every live refresh token the user gave any app in the account; answers each grant with its app. */
+export async function revokeRefreshTokensOfMember(
+  db: Database,
+  accountId: string,
+  userId: string,
+): Promise<{ grantId: string; clientId: string }[]> {
+  const rows = await db
+    .update(oauthRefreshTokens)
+    .set({ revokedAt: new Date() })
+    .where(
+      and(
+        eq(oauthRefreshTokens.accountId, accountId),
+        eq(oauthRefreshTokens.userId, userId),
+        isNull(oauthRefreshTokens.revokedAt),
+      ),
+    )
+    .returning({ grantId: oauthRefreshTokens.codeId, clientId: oauthRefreshTokens.clientId })
+  return [...new Map(rows.map((row) => [row.grantId, row])).values()]
+}
+
+/** Forgets what the user allowed every app in the account; answers the apps. */
+export async function deleteConsentsOfMember(
+  db: Database,
+  accountId: string,
+  userId: string,
+): Promise<string[]> {
+  const rows = await db
+    .delete(oauthConsents)
+    .where(and(eq(oauthConsents.accountId, accountId), eq(oauthConsents.userId, userId)))
+    .returning({ clientId: oauthConsents.clientId })
+  return rows.map((row) => row.clientId)
+}
+
 // A grant keeps one live refresh token at least until it is revoked (a refresh replaces the token it
 // revokes), so a grant without one is revoked; the partial index on live tokens by grant answers it.
 const grantRevokedStatement = preparedStatement<{ revoked: boolean }>(

@@ -2,12 +2,16 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { RevokedGrants } from '../../platform/auth/revoked-grants.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { RecordChange } from '../../platform/events/changes.js'
 import { NotFound } from '../../platform/http/errors.js'
+import { MEMBERSHIP_REMOVED } from '../accounts/accounts.service.js'
 import { recordAudit } from './audit.service.js'
 import {
   deleteConsent,
+  deleteConsentsOfMember,
   findGrantRevoked,
   listConsents,
+  revokeRefreshTokensOfMember,
   revokeRefreshTokensOfUser,
 } from './grants.repository.js'
 import type { Grant } from './grants.schemas.js'
@@ -49,6 +53,33 @@ export async function revokeGrant(
     return revoked
   })
   await revokedGrants.announce(grantIds)
+}
+
+/**
+ * A member removed from an account takes back, in the same transaction, what they allowed every app there:
+ * the consents go and every refresh token is revoked. Their access tokens are refused from then on by the
+ * platform's check of membership (account-access.ts) and, once their grants are read as revoked, by
+ * `revokedGrants` too.
+ */
+export async function revokeGrantsOfRemovedMember(tx: Database, change: RecordChange): Promise<void> {
+  if (change.event !== MEMBERSHIP_REMOVED) return
+  const accountId = change.account_id
+  const userId = (change.data as { user_id: string }).user_id
+  const revoked = await revokeRefreshTokensOfMember(tx, accountId, userId)
+  const apps = new Set([
+    ...(await deleteConsentsOfMember(tx, accountId, userId)),
+    ...revoked.map((g) => g.clientId),
+  ])
+  for (const clientId of apps) {
+    const grants = revoked.filter((grant) => grant.clientId === clientId).length
+    await recordAudit(tx, {
+      event: 'grant.revoked',
+      clientId,
+      userId,
+      accountId,
+      detail: { reason: 'member_removed', grants },
+    })
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Platform } from '../../platform/context.js'
+import { revokeGrantsOfRemovedMember } from './grants.service.js'
 import {
   APP_WEBHOOK_JOB,
   type AppWebhookJob,
@@ -19,4 +20,5 @@ export function defineOAuthJobs(platform: Platform): void {
     retryBackoff: true,
   })
   platform.changes.listen((tx, change) => queueAppNotifications(platform.queue, tx, change))
+  platform.changes.listen(revokeGrantsOfRemovedMember)
 }

@@ -54,6 +54,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     platform.oauthKeys,
     platform.config.publicBaseUrl,
     platform.revokedGrants,
+    platform.accountAccess,
   )
   await app.register(formbody)
   // Browser apps call /token from their own origin; revocation and introspection stay same-origin.

@@ -2,6 +2,7 @@ import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVeri
 import { LRUCache } from 'lru-cache'
 import { isId } from '../db/ids.js'
 import { Unauthorized } from '../http/errors.js'
+import type { AccountAccess } from './account-access.js'
 import type { OAuthKeys } from './oauth-keys.js'
 import { type AuthContext, CLOCK_SKEW_SECONDS } from './platform-jwt.js'
 import type { RevokedGrants } from './revoked-grants.js'
@@ -34,13 +35,14 @@ function typOf(header: string): unknown {
 }
 
 /**
- * Verifies OAuth access tokens against the published keys, and refuses those of a revoked grant: the
- * caller, with the app and its scopes.
+ * Verifies OAuth access tokens against the published keys, and refuses those of a revoked grant, of a
+ * suspended account and of a user no longer a member of it: the caller, with the app and its scopes.
  */
 export function createAccessTokenVerifier(
   keys: OAuthKeys,
   issuer: string,
   revokedGrants: Pick<RevokedGrants, 'isRevoked'>,
+  accountAccess: Pick<AccountAccess, 'refusalFor'>,
 ): (token: string) => Promise<AuthContext & { oauth: NonNullable<AuthContext['oauth']> }> {
   const keySet = createLocalJWKSet(keys.jwks)
   return async (token) => {
@@ -69,11 +71,14 @@ export function createAccessTokenVerifier(
       isId(grant_id)
     if (!valid) throw new Unauthorized('invalid access token')
     if (await revokedGrants.isRevoked(grant_id)) throw new Unauthorized('access token revoked')
-    return {
+    const caller = {
       uid,
       account_id,
       parent_account: parent_account as string | null,
       oauth: { client_id: client_id as string, scopes: (scope as string).split(' ').filter(Boolean) },
     }
+    const refusal = await accountAccess.refusalFor(caller)
+    if (refusal) throw refusal
+    return caller
   }
 }

@@ -155,6 +155,8 @@ describe('account-status check', () => {
       limitOAuthApp: async () => {},
       adminToken: 'admin',
       accountStatus: async (accountId) => statuses[accountId] ?? null,
+      // The preHandler alone, without the check every call gets (account-access.test.ts).
+      accountAccess: { refusalFor: () => undefined },
     })
     app.get('/guarded', { onRequest: app.authenticate, preHandler: app.requireActiveAccount }, async () => ({
       ok: 1,

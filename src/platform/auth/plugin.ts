@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { isSameSecret } from '../crypto/constant-time.js'
-import { Forbidden, Unauthorized } from '../http/errors.js'
+import { type DomainError, Forbidden, Unauthorized } from '../http/errors.js'
 import { isAccessToken } from './access-tokens.js'
+import type { AccountAccess } from './account-access.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
 
 declare module 'fastify' {
@@ -27,13 +28,15 @@ declare module 'fastify' {
 
 export interface AuthOptions {
   tokens: PlatformTokens
-  /** Verifies OAuth access tokens (see access-tokens.ts). */
+  /** Verifies OAuth access tokens (see access-tokens.ts), the account's access included. */
   verifyAccessToken: (token: string) => Promise<AuthContext>
   /** Counts an app's call in the account against its hourly allowance; throws past it. */
   limitOAuthApp: (auth: AuthContext) => Promise<void>
   adminToken: string
   /** The account's status, or null when there is no such account. */
   accountStatus: (accountId: string) => Promise<string | null>
+  /** Refuses platform JWTs of suspended accounts and of users no longer members, whatever their lifetime. */
+  accountAccess: Pick<AccountAccess, 'refusalFor'>
 }
 
 const BEARER = 'bearer '
@@ -65,6 +68,27 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     request.auth = auth
   }
 
+  /** Lets the caller in unless their account is closed to them; without a promise when that is known. */
+  function admit(request: FastifyRequest, auth: AuthContext, done: (error?: Error) => void) {
+    const refusal = options.accountAccess.refusalFor(auth)
+    if (refusal instanceof Promise) {
+      refusal.then((found) => admitted(request, auth, found, done), done)
+      return
+    }
+    admitted(request, auth, refusal, done)
+  }
+
+  function admitted(
+    request: FastifyRequest,
+    auth: AuthContext,
+    refusal: DomainError | undefined,
+    done: (error?: Error) => void,
+  ) {
+    if (refusal) return done(refusal)
+    request.auth = auth
+    done()
+  }
+
   // A callback hook, so that a platform JWT verified before (most calls) costs no promise.
   app.decorate(
     'authenticate',
@@ -80,14 +104,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
         return
       }
       const known = options.tokens.remembered(token)
-      if (known) {
-        request.auth = known
-        return done()
-      }
-      options.tokens.verify(token).then((auth) => {
-        request.auth = auth
-        done()
-      }, done)
+      if (known) return admit(request, known, done)
+      options.tokens.verify(token).then((auth) => admit(request, auth, done), done)
     },
   )
 

@@ -8,7 +8,7 @@ import {
   errorBodyIn,
   StatusErrorEnvelope,
 } from './envelope.js'
-import { DomainError } from './errors.js'
+import { DomainError, TooManyRequests } from './errors.js'
 import { validationMessage } from './validation-message.js'
 
 declare module 'fastify' {
@@ -26,7 +26,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const envelope = request.routeOptions.config.errorEnvelope ?? 'success'
     const send = (status: number, message: string, additionalInfo?: unknown) =>
       reply.status(status).send(errorBodyIn(envelope, status, message, additionalInfo))
-    if (error instanceof DomainError) return send(error.statusCode, error.message, error.additionalInfo)
+    if (error instanceof DomainError) {
+      addChallenge(request, reply, error)
+      return send(error.statusCode, error.message, error.additionalInfo)
+    }
     if (error.validation) {
       const { message, details } = validationMessage(error.validation, error.validationContext)
       return send(400, message, details)
@@ -38,6 +41,21 @@ export function registerErrorHandling(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler(routeNotFound('success'))
+}
+
+/**
+ * What the client is told to do next, where a route did not say it itself: RFC 6750 3 (a 401 names the
+ * Bearer scheme, with `invalid_token` when a token was sent) and RFC 6585 4 (a 429 says when to retry).
+ */
+function addChallenge(request: FastifyRequest, reply: FastifyReply, error: DomainError) {
+  if (error.statusCode === 401 && !reply.hasHeader('www-authenticate')) {
+    reply.header(
+      'www-authenticate',
+      request.headers.authorization ? 'Bearer error="invalid_token"' : 'Bearer',
+    )
+  } else if (error instanceof TooManyRequests && !reply.hasHeader('retry-after')) {
+    reply.header('retry-after', String(error.retryAfterSeconds))
+  }
 }
 
 /**

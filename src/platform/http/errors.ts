@@ -45,7 +45,7 @@ export class Conflict extends DomainError {
 }
 
 export class TooManyRequests extends DomainError {
-  constructor(retryAfterSeconds: number) {
+  constructor(readonly retryAfterSeconds: number) {
     super(429, 'Too many requests', { retry_after: retryAfterSeconds })
   }
 }

@@ -74,16 +74,17 @@ describe('the service shell', () => {
   })
 
   test.for([
-    ['an answer', '/status', 200],
-    ['an unknown route', '/v1/nowhere', 404],
-    ['a refused token', '/v1/e/changelog/posts', 401],
-  ] as const)('sends exactly the API security header set on %s', async ([_case, url, status], { t }) => {
+    ['an answer', '/status', 200, {}],
+    ['an unknown route', '/v1/nowhere', 404, {}],
+    // RFC 6750 3: a 401 names the scheme; without a token, no error code.
+    ['a refused token', '/v1/e/changelog/posts', 401, { 'www-authenticate': 'Bearer' }],
+  ] as const)('sends exactly the API security header set on %s', async ([_case, url, status, own], { t }) => {
     // Plain HTTP: no HSTS, whatever an untrusted X-Forwarded-Proto says (TRUST_PROXY is off).
     const headers = { 'x-request-id': 'req-456', 'x-forwarded-proto': 'https' }
     const response = await t.app.inject({ url, headers })
     expect(response.statusCode).toBe(status)
     const { date, connection, 'content-type': _type, 'content-length': _length, ...rest } = response.headers
-    expect(rest).toStrictEqual({ ...API_SECURITY_HEADERS, 'x-request-id': 'req-456' })
+    expect(rest).toStrictEqual({ ...API_SECURITY_HEADERS, ...own, 'x-request-id': 'req-456' })
   })
 
   test("sends all of helmet's headers with the reference UI, an HTML page", async ({ t }) => {

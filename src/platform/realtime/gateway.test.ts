@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose'
 import { afterEach, describe, expect, vi } from 'vitest'
-import { anotherInstance, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { adminHeaders, anotherInstance, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
+import { addUser, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { type RealtimeClient, realtimeClients } from '../../../test/helpers/realtime.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { Forbidden } from '../http/errors.js'
@@ -89,6 +89,21 @@ describe('connecting', () => {
       60,
     )
     expect(await refusal({ token: withoutIdentity })).toBe('token lacks conversation.id')
+  })
+
+  test("refuses the JWT of a suspended account's user and of a removed member, as the HTTP API does", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Closing' })
+    const colleague = await addUser(t.app, tenant.accountId, 'Grace Hopper')
+    const admin = (method: 'PATCH' | 'DELETE', path: string, payload?: object) =>
+      t.app.inject({ method, url: `/v1/admin${path}`, headers: adminHeaders, payload })
+    await admin('DELETE', `/accounts/${tenant.accountId}/users/${colleague.userId}`)
+    expect(await refusal({ token: colleague.token })).toBe('user is no longer a member of the account')
+    await admin('PATCH', `/accounts/${tenant.accountId}`, { status: 'suspended' })
+    expect(await refusal({ token: tenant.token })).toBe('Account is suspended')
+    await admin('PATCH', `/accounts/${tenant.accountId}`, { status: 'active' })
+    await connect({ token: tenant.token })
   })
 
   test('accepts the platform JWT of a chat identity', async ({ owner }) => {

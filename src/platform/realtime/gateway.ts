@@ -2,6 +2,7 @@ import type { Server as HttpServer } from 'node:http'
 import { createAdapter } from '@socket.io/redis-adapter'
 import type { Redis } from 'ioredis'
 import { type DefaultEventsMap, Server, type Socket } from 'socket.io'
+import type { AccountAccess } from '../auth/account-access.js'
 import type { AuthContext, PlatformTokens } from '../auth/platform-jwt.js'
 import { DomainError, Unauthorized } from '../http/errors.js'
 import type { Logger } from '../log/logger.js'
@@ -37,6 +38,8 @@ export interface RealtimeOptions {
   /** The HTTP server the gateway answers on, at REALTIME_PATH; none for a process that never listens. */
   server: HttpServer | undefined
   tokens: PlatformTokens
+  /** Refuses the tokens of suspended accounts and removed members, as the HTTP API does. */
+  accountAccess: Pick<AccountAccess, 'refusalFor'>
   /** With Redis, events reach the clients of every instance. */
   redis: Redis | undefined
   logger: Logger
@@ -93,8 +96,13 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     const token: unknown = socket.handshake.auth.token
     if (typeof token !== 'string' || token === '') return next(refusal('token required'))
     options.tokens.verify(token).then(
-      (auth) => {
+      async (auth) => {
         if (!auth.conversation) return next(refusal('token lacks conversation.id'))
+        const closed = await options.accountAccess.refusalFor(auth)
+        if (closed)
+          return next(
+            refusal(closed instanceof Unauthorized ? String(closed.additionalInfo) : closed.message),
+          )
         socket.data.caller = auth as ChatCaller
         socket.data.accepted = new Map()
         next()

@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis'
+import { LRUCache } from 'lru-cache'
+import { upToEntries } from '../cache-bounds.js'
+import { type DomainError, Forbidden, Unauthorized } from '../http/errors.js'
+import type { Logger } from '../log/logger.js'
+import { closeRedis, duplicateRedis } from '../redis.js'
+import type { AuthContext } from './platform-jwt.js'
+
+/** Where an instance that changed an account's access tells the others: `<account>` or `<account> <user>`. */
+const CHANNEL = 'accounts:access-changed'
+
+/** What the database says of a caller's account and of the caller in it. */
+export interface AccountStanding {
+  /** The account's status; null when this service holds no such account. */
+  status: string | null
+  /**
+   * False when the user is one this service holds and is not a member of the account: removed, or never
+   * added. A user it does not hold (a token another platform service minted) counts as a member.
+   */
+  member: boolean
+}
+
+export interface AccountAccessOptions {
+  lookUp: (accountId: string, userId: string) => Promise<AccountStanding>
+  redis: Redis | undefined
+  /** How long a verdict is kept on an instance that hears no news of a change (OAUTH_REVOCATION_CACHE_MS). */
+  liveForMs: number
+  logger: Logger
+}
+
+/**
+ * Whether a caller's token still opens its account: refused once the account is suspended, or once the user
+ * is no longer a member, whatever the token's own lifetime. Asked on every authenticated call, so verdicts
+ * are kept per instance: an instance that changes an account forgets its verdicts at once and, with Redis,
+ * tells the others at once; without Redis (or should the news be lost) they ask again within `liveForMs`,
+ * the same bound as a revoked grant.
+ */
+export interface AccountAccess {
+  /** The refusal for this caller (undefined: allowed), synchronously when known here, else a promise. */
+  refusalFor(auth: AuthContext): DomainError | undefined | Promise<DomainError | undefined>
+  /** After a change to the account (or to one member) committed: forgets its verdicts everywhere. */
+  changed(accountId: string, userId?: string): Promise<void>
+  close(): Promise<void>
+}
+
+export const NO_LONGER_A_MEMBER = 'user is no longer a member of the account'
+
+/** The refusal the standing calls for: a suspended account (403), a user who is not a member (401). */
+function refusalOf(standing: AccountStanding): DomainError | null {
+  if (standing.status !== null && standing.status !== 'active')
+    return new Forbidden(`Account is ${standing.status}`)
+  if (!standing.member) return new Unauthorized(NO_LONGER_A_MEMBER)
+  return null
+}
+
+const keyOf = (accountId: string, userId: string) => `${accountId} ${userId}`
+
+export async function createAccountAccess(options: AccountAccessOptions): Promise<AccountAccess> {
+  const verdicts = new LRUCache<string, { refusal: DomainError | null }>({
+    ...upToEntries(100_000),
+    ttl: options.liveForMs,
+    // The wall clock, as every other expiry of the service, read at each call (tests move it).
+    perf: { now: () => Date.now() },
+    ttlResolution: 0,
+  })
+  // Counts the changes heard, so that a look-up that a change overtook does not keep what it read.
+  let changesHeard = 0
+  const forget = (message: string) => {
+    changesHeard++
+    const [accountId, userId] = message.split(' ')
+    if (userId) return void verdicts.delete(message)
+    // A status change concerns every member: a rare event, worth a walk over the keys.
+    const prefix = `${accountId} `
+    for (const key of verdicts.keys()) if (key.startsWith(prefix)) verdicts.delete(key)
+  }
+  const subscriber = options.redis && duplicateRedis(options.redis, options.logger, 'account access')
+  if (subscriber) {
+    subscriber.on('message', (_channel: string, message: string) => forget(message))
+    await subscriber.subscribe(CHANNEL)
+  }
+
+  async function lookUp(key: string, auth: AuthContext) {
+    const heard = changesHeard
+    const refusal = refusalOf(await options.lookUp(auth.account_id, auth.uid))
+    if (heard === changesHeard) verdicts.set(key, { refusal })
+    return refusal ?? undefined
+  }
+
+  return {
+    refusalFor(auth) {
+      const key = keyOf(auth.account_id, auth.uid)
+      const known = verdicts.get(key)
+      if (known) return known.refusal ?? undefined
+      return lookUp(key, auth)
+    },
+    async changed(accountId, userId) {
+      const message = userId ? keyOf(accountId, userId) : accountId
+      forget(message)
+      try {
+        await options.redis?.publish(CHANNEL, message)
+      } catch (error) {
+        // The change is committed: the other instances read it from the database within liveForMs.
+        options.logger.warn({ err: error }, 'could not tell other instances of an account access change')
+      }
+    },
+    async close() {
+      if (subscriber) await closeRedis(subscriber)
+    },
+  }
+}
