@@ -205,6 +205,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     logger: app.log,
   })
+  // A client connected before its account was suspended, or its user removed, is disconnected then.
+  accountAccess.onChange((accountId, userId) => {
+    realtime.recheckAccess(accountId, userId).catch((error: unknown) => {
+      app.log.warn({ err: error }, 'could not recheck the realtime clients of an account')
+    })
+  })
   const storage = createObjectStorage(config)
   const platform: Platform = {
     config,

@@ -40,6 +40,8 @@ export interface AccountAccess {
   refusalFor(auth: AuthContext): DomainError | undefined | Promise<DomainError | undefined>
   /** After a change to the account (or to one member) committed: forgets its verdicts everywhere. */
   changed(accountId: string, userId?: string): Promise<void>
+  /** Calls `listener` on this instance whenever it hears of such a change (its own, or another's). */
+  onChange(listener: (accountId: string, userId: string | undefined) => void): void
   close(): Promise<void>
 }
 
@@ -65,13 +67,17 @@ export async function createAccountAccess(options: AccountAccessOptions): Promis
   })
   // Counts the changes heard, so that a look-up that a change overtook does not keep what it read.
   let changesHeard = 0
+  const listeners: ((accountId: string, userId: string | undefined) => void)[] = []
   const forget = (message: string) => {
     changesHeard++
-    const [accountId, userId] = message.split(' ')
-    if (userId) return void verdicts.delete(message)
-    // A status change concerns every member: a rare event, worth a walk over the keys.
-    const prefix = `${accountId} `
-    for (const key of verdicts.keys()) if (key.startsWith(prefix)) verdicts.delete(key)
+    const [accountId = '', userId] = message.split(' ')
+    if (userId) verdicts.delete(message)
+    else {
+      // A status change concerns every member: a rare event, worth a walk over the keys.
+      const prefix = `${accountId} `
+      for (const key of verdicts.keys()) if (key.startsWith(prefix)) verdicts.delete(key)
+    }
+    for (const listener of listeners) listener(accountId, userId)
   }
   const subscriber = options.redis && duplicateRedis(options.redis, options.logger, 'account access')
   if (subscriber) {
@@ -102,6 +108,9 @@ export async function createAccountAccess(options: AccountAccessOptions): Promis
         // The change is committed: the other instances read it from the database within liveForMs.
         options.logger.warn({ err: error }, 'could not tell other instances of an account access change')
       }
+    },
+    onChange(listener) {
+      listeners.push(listener)
     },
     async close() {
       if (subscriber) await closeRedis(subscriber)

@@ -106,6 +106,35 @@ describe('connecting', () => {
     await connect({ token: tenant.token })
   })
 
+  test('disconnects the clients of a member removed and of an account suspended while connected', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Connected' })
+    const [leaving, staying] = await Promise.all([
+      addUser(t.app, tenant.accountId, 'Grace Hopper'),
+      addUser(t.app, tenant.accountId, 'Alan Turing'),
+    ])
+    const [asOwner, asLeaving, asStaying] = await Promise.all([
+      connect({ token: tenant.token }),
+      connect({ token: leaving.token }),
+      connect({ token: staying.token }),
+    ])
+    const admin = (method: 'PATCH' | 'DELETE', path: string, payload?: object) =>
+      t.app.inject({ method, url: `/v1/admin${path}`, headers: adminHeaders, payload })
+    await admin('DELETE', `/accounts/${tenant.accountId}/users/${leaving.userId}`)
+    await vi.waitFor(() => expect(asLeaving.socket.connected).toBe(false), { timeout: 2_000, interval: 20 })
+    expect(asOwner.socket.connected).toBe(true)
+    expect(asStaying.socket.connected).toBe(true)
+    await admin('PATCH', `/accounts/${tenant.accountId}`, { status: 'suspended' })
+    await vi.waitFor(
+      () => {
+        expect(asOwner.socket.connected).toBe(false)
+        expect(asStaying.socket.connected).toBe(false)
+      },
+      { timeout: 2_000, interval: 20 },
+    )
+  })
+
   test('accepts the platform JWT of a chat identity', async ({ owner }) => {
     const { socket } = await connect({ token: owner.token })
     expect(socket.connected).toBe(true)

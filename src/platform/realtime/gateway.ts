@@ -30,6 +30,11 @@ export interface Realtime {
   toIdentities(conversationIds: readonly string[], event: string, data: unknown): void
   /** Calls `handler` for each `event` a client sends, within the per-socket rate limit. One handler per name. */
   onClientEvent(event: string, handler: ClientEventHandler): void
+  /**
+   * Asks again whether this instance's clients of the account (or of one user in it) may stay, and
+   * disconnects those whose account was suspended or who are no longer members.
+   */
+  recheckAccess(accountId: string, userId: string | undefined): Promise<void>
   /** Disconnects this instance's clients and leaves the Redis channels. */
   close(): Promise<void>
 }
@@ -54,6 +59,7 @@ interface SocketData {
 type GatewaySocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>
 
 const identityRoom = (conversationId: string) => `identity:${conversationId}`
+const accountRoom = (accountId: string) => `account:${accountId}`
 
 /** The connection refusal the client sees as `connect_error`: message `Unauthorized`, `data.reason`. */
 function refusal(reason: string): Error {
@@ -132,7 +138,10 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
   }
 
   io.on('connection', (socket) => {
-    socket.join(identityRoom(socket.data.caller.conversation.id))
+    socket.join([
+      identityRoom(socket.data.caller.conversation.id),
+      accountRoom(socket.data.caller.account_id),
+    ])
     socket.onAny((event: string, ...args: unknown[]) => void handleClientEvent(socket, event, args))
   })
 
@@ -147,6 +156,13 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     onClientEvent(event, handler) {
       if (handlers.has(event)) throw new Error(`a handler for client event ${event} is already set`)
       handlers.set(event, handler)
+    },
+    async recheckAccess(accountId, userId) {
+      for (const socket of await io.local.in(accountRoom(accountId)).fetchSockets()) {
+        const caller = socket.data.caller
+        if (userId !== undefined && caller.uid !== userId) continue
+        if (await options.accountAccess.refusalFor(caller)) socket.disconnect(true)
+      }
     },
     async close() {
       // Also closes the HTTP server, which Fastify closes next anyway.
