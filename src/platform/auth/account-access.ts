@@ -47,10 +47,13 @@ export interface AccountAccess {
 
 export const NO_LONGER_A_MEMBER = 'user is no longer a member of the account'
 
-/** The refusal the standing calls for: a suspended account (403), a user who is not a member (401). */
+/**
+ * The refusal the standing calls for: a suspended account (403), a user who is not a member (401). An
+ * account this service does not hold is left to the routes that need one (`requireActiveAccount`).
+ */
 function refusalOf(standing: AccountStanding): DomainError | null {
-  if (standing.status !== null && standing.status !== 'active')
-    return new Forbidden(`Account is ${standing.status}`)
+  if (standing.status === null) return null
+  if (standing.status !== 'active') return new Forbidden(`Account is ${standing.status}`)
   if (!standing.member) return new Unauthorized(NO_LONGER_A_MEMBER)
   return null
 }
