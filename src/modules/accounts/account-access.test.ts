@@ -242,18 +242,27 @@ describe('suspending an account', () => {
   })
 })
 
+/**
+ * Two members whose tokens `other` has let in (so it holds verdicts on them), then one removed and the
+ * other's account suspended on `t`.
+ */
+async function removeAndSuspendAfterUseOn(t: { app: FastifyInstance }, other: FastifyInstance) {
+  const removed = await member(t)
+  const suspended = await member(t)
+  for (const m of [removed, suspended]) {
+    expect((await contacts(other, m.headers)).statusCode).toBe(200)
+    expect((await contacts(other, m.appHeaders)).statusCode).toBe(200)
+  }
+  await removeMember(t.app, removed.accountId, removed.userId)
+  await setStatus(t.app, suspended.accountId, 'suspended')
+  return { removed, suspended }
+}
+
 describe('on another instance', () => {
   test('a removal and a suspension are refused there within OAUTH_REVOCATION_CACHE_MS', async ({ t }) => {
     const other = await anotherInstance(t)
     try {
-      const removed = await member(t)
-      const suspended = await member(t)
-      for (const m of [removed, suspended]) {
-        expect((await contacts(other, m.headers)).statusCode).toBe(200)
-        expect((await contacts(other, m.appHeaders)).statusCode).toBe(200)
-      }
-      await removeMember(t.app, removed.accountId, removed.userId)
-      await setStatus(t.app, suspended.accountId, 'suspended')
+      const { removed, suspended } = await removeAndSuspendAfterUseOn(t, other)
       vi.useFakeTimers({ toFake: ['Date'] })
       vi.setSystemTime(Date.now() + REVOCATION_CACHE_MS + 1)
       expect((await contacts(other, removed.headers)).statusCode).toBe(401)
@@ -273,14 +282,7 @@ describe.runIf(process.env.REDIS_URL)('on another instance sharing Redis', () =>
     const t = await buildTestApp({ ...appEnv, REDIS_URL: process.env.REDIS_URL as string })
     const other = await anotherInstance(t)
     try {
-      const removed = await member(t)
-      const suspended = await member(t)
-      for (const m of [removed, suspended]) {
-        expect((await contacts(other, m.headers)).statusCode).toBe(200)
-        expect((await contacts(other, m.appHeaders)).statusCode).toBe(200)
-      }
-      await removeMember(t.app, removed.accountId, removed.userId)
-      await setStatus(t.app, suspended.accountId, 'suspended')
+      const { removed, suspended } = await removeAndSuspendAfterUseOn(t, other)
       // The clock stays: only the news through Redis can make the other instance refuse them.
       await vi.waitFor(
         async () => {

@@ -77,33 +77,15 @@ export async function deleteConsent(
   return rows.length === 1
 }
 
-/** Revokes every live refresh token the user gave the app in the account; answers the grants they were of. */
+/**
+ * Revokes every live refresh token the user gave the app (without `clientId`: any app) in the account;
+ * answers each grant they were of, with its app.
+ */
 export async function revokeRefreshTokensOfUser(
   db: Database,
   accountId: string,
   userId: string,
-  clientId: string,
-): Promise<string[]> {
-  const rows = await db
-    .update(oauthRefreshTokens)
-    .set({ revokedAt: new Date() })
-    .where(
-      and(
-        eq(oauthRefreshTokens.accountId, accountId),
-        eq(oauthRefreshTokens.userId, userId),
-        eq(oauthRefreshTokens.clientId, clientId),
-        isNull(oauthRefreshTokens.revokedAt),
-      ),
-    )
-    .returning({ grantId: oauthRefreshTokens.codeId })
-  return [...new Set(rows.map((row) => row.grantId))]
-}
-
-/** Revokes every live refresh token the user gave any app in the account; answers each grant with its app. */
-export async function revokeRefreshTokensOfMember(
-  db: Database,
-  accountId: string,
-  userId: string,
+  clientId?: string,
 ): Promise<{ grantId: string; clientId: string }[]> {
   const rows = await db
     .update(oauthRefreshTokens)
@@ -112,6 +94,7 @@ export async function revokeRefreshTokensOfMember(
       and(
         eq(oauthRefreshTokens.accountId, accountId),
         eq(oauthRefreshTokens.userId, userId),
+        clientId === undefined ? undefined : eq(oauthRefreshTokens.clientId, clientId),
         isNull(oauthRefreshTokens.revokedAt),
       ),
     )

@@ -11,7 +11,6 @@ import {
   deleteConsentsOfMember,
   findGrantRevoked,
   listConsents,
-  revokeRefreshTokensOfMember,
   revokeRefreshTokensOfUser,
 } from './grants.repository.js'
 import type { Grant } from './grants.schemas.js'
@@ -50,7 +49,7 @@ export async function revokeGrant(
       ip,
       detail: { reason: 'user' },
     })
-    return revoked
+    return revoked.map((grant) => grant.grantId)
   })
   await revokedGrants.announce(grantIds)
 }
@@ -65,7 +64,7 @@ export async function revokeGrantsOfRemovedMember(tx: Database, change: RecordCh
   if (change.event !== MEMBERSHIP_REMOVED) return
   const accountId = change.account_id
   const userId = (change.data as { user_id: string }).user_id
-  const revoked = await revokeRefreshTokensOfMember(tx, accountId, userId)
+  const revoked = await revokeRefreshTokensOfUser(tx, accountId, userId)
   const apps = new Set([
     ...(await deleteConsentsOfMember(tx, accountId, userId)),
     ...revoked.map((g) => g.clientId),
