@@ -32,8 +32,8 @@ export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
 }
 
 /**
- * Counts failures per key (e.g. wrong passwords for one email) and blocks the key once `failures` pile
- * up within `seconds`, whatever the address they come from; a success clears the count.
+ * Counts failures per key (e.g. a client's wrong secrets, or wrong passwords for one email from one IP)
+ * and blocks the key once `failures` pile up within `seconds` of the first; a success clears the count.
  */
 export function createFailureLimit(
   redis: Redis | undefined,
@@ -44,9 +44,16 @@ export function createFailureLimit(
   const limiter = redis
     ? new RateLimiterRedis({ ...settings, storeClient: redis })
     : new RateLimiterMemory(settings)
+  /** How long the key stays blocked, in whole seconds rounded up; 0 when it is not blocked. */
+  async function secondsBlocked(key: string): Promise<number> {
+    const counted = await limiter.get(key)
+    if (!counted || counted.consumedPoints < options.failures) return 0
+    return Math.max(1, Math.ceil(counted.msBeforeNext / 1000))
+  }
   return {
+    secondsBlocked,
     async blocked(key: string): Promise<boolean> {
-      return ((await limiter.get(key))?.consumedPoints ?? 0) >= options.failures
+      return (await secondsBlocked(key)) > 0
     },
     async failed(key: string): Promise<void> {
       await limiter.penalty(key, 1)
