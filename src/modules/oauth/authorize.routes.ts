@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { HttpsRequired } from '../../platform/http/https-required.js'
-import { createFailureLimit } from '../../platform/http/limits.js'
+import { createFailureLimit, sourceOf } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
 import { routeOptions } from '../../platform/http/route-options.js'
@@ -57,9 +57,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   await app.register(cookie)
   await app.register(formbody)
   const secureCookie = config.publicBaseUrl.startsWith('https:')
-  // Against guessing one user's password: 10 misses in 15 minutes block that email from that IP only, so
-  // that a flood from one address cannot lock the user out everywhere (issue 30); each IP is also held to
-  // RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE on the pages, whatever the emails it tries.
+  // Against guessing one user's password: 10 misses in 15 minutes block that email from that source only
+  // (an IPv4 address, an IPv6 /64), so that a flood from one source cannot lock the user out everywhere
+  // (issue 30); each IP is also held to RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE, whatever the emails it tries.
   const signInFailures = createFailureLimit(platform.redis, 'oauth-sign-in', {
     failures: 10,
     seconds: 15 * 60,
@@ -228,7 +228,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         const error = pageText(flow.locale, reason, { wait })
         return html(reply, status, signInPage(frame, { error, email }))
       }
-      const failureKey = `${email.toLowerCase()} ${request.ip}`
+      const failureKey = `${email.toLowerCase()} ${sourceOf(request.ip)}`
       const blockedSeconds = await signInFailures.secondsBlocked(failureKey)
       if (blockedSeconds > 0) {
         reply.header('retry-after', blockedSeconds)

@@ -158,17 +158,18 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect(noCookie.html).toContain('This page has expired')
   })
 
-  test('blocks an email after 10 wrong passwords from one IP, from that IP only, saying how long (issue 30)', async ({
+  test('blocks an email after 10 wrong passwords from one source (an IP, an IPv6 /64), from there only, saying how long (issue 30)', async ({
     t,
     oauthApp: client,
     subAccount,
   }) => {
     const { authorizeQuery } = flowOf(t, client)
-    // A new address and IPs each run: with Redis the count outlives the test.
-    const run = randomBytes(4).toString('hex')
-    const email = `locked-${run}@flow.example`
+    // A new address and networks each run: with Redis the count outlives the test.
+    const email = `locked-${randomBytes(4).toString('hex')}@flow.example`
+    const network = () => `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`
+    const [attackers, users] = [network(), network()]
     await createUser(t.app, email, [subAccount.accountId])
-    const attacker = browser(t.app, { remoteAddress: `2001:db8:a::${run}` })
+    const attacker = browser(t.app, { remoteAddress: `${attackers}::1` })
     let page = await attacker.open(authorizeQuery())
     for (let i = 0; i < 10; i++) {
       page = await attacker.post('', { token: page.token, email, password: `guess-${i}` })
@@ -187,9 +188,13 @@ describe('authorization code flow: /authorize pages and /token', () => {
       password: PASSWORD,
     })
     expect(other.status).not.toBe(429)
+    // Another address of the same /64 is the same source.
+    const neighbour = browser(t.app, { remoteAddress: `${attackers}::2:1` })
+    const next = await neighbour.open(authorizeQuery())
+    expect((await neighbour.post('', { token: next.token, email, password: PASSWORD })).status).toBe(429)
 
-    // The user, from their own address, still signs in: the flood locked the attacker's IP only.
-    const user = browser(t.app, { remoteAddress: `2001:db8:b::${run}` })
+    // The user, from their own network, still signs in: the flood locked the attacker's source only.
+    const user = browser(t.app, { remoteAddress: `${users}::1` })
     const signIn = await user.open(authorizeQuery())
     const consent = await user.post('', { token: signIn.token, email, password: PASSWORD })
     expect(consent.status).toBe(200)
