@@ -55,6 +55,8 @@ export interface Config {
     refreshGraceSeconds: number
     /** How long an instance takes a grant it found live as live, before asking the database again. */
     revocationCacheMs: number
+    /** PKCE required of every client at /authorize, confidential ones too (RFC 9700 2.1.1). */
+    requirePkce: boolean
   }
   rateLimits: {
     emailSendPerMinute: number
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
       previousPublicKeys: env.OAUTH_PREVIOUS_PUBLIC_KEYS || undefined,
       refreshGraceSeconds: integer(env, 'OAUTH_REFRESH_GRACE_SECONDS', 60, 0, 3600),
       revocationCacheMs: integer(env, 'OAUTH_REVOCATION_CACHE_MS', 5000, 100, 60_000),
+      requirePkce: boolean(env, 'OAUTH_REQUIRE_PKCE', false),
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),

@@ -63,7 +63,11 @@ export interface FlowPage {
 
 const tokenOf = (html: string) => /name="token" value="([^"]+)"/.exec(html)?.[1] ?? ''
 
-export function browser(app: FastifyInstance) {
+/** Form fields or query parameters: a URLSearchParams can give a name twice. */
+type Fields = Record<string, string> | URLSearchParams
+
+/** A browser on the flow's pages, from 127.0.0.1 unless `remoteAddress` says another address. */
+export function browser(app: FastifyInstance, { remoteAddress }: { remoteAddress?: string } = {}) {
   let cookie = ''
   const page = (response: Awaited<ReturnType<FastifyInstance['inject']>>): FlowPage => {
     const set = response.headers['set-cookie']
@@ -77,20 +81,21 @@ export function browser(app: FastifyInstance) {
     }
   }
   return {
-    async open(query: Record<string, string>) {
+    async open(query: Fields) {
       const url = `${AUTHORIZE}?${new URLSearchParams(query)}`
-      return page(await app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} }))
+      return page(await app.inject({ method: 'GET', url, remoteAddress, headers: cookie ? { cookie } : {} }))
     },
     /** The sign-in page of a code request by `client` to its first redirect URI, with `extra` in the query. */
     openFor(client: RegisteredApp, extra: Record<string, string> = {}) {
       const redirect_uri = client.redirect_uris[0] as string
       return this.open({ response_type: 'code', client_id: client._id, redirect_uri, ...extra })
     },
-    async post(path: string, fields: Record<string, string>) {
+    async post(path: string, fields: Fields) {
       return page(
         await app.inject({
           method: 'POST',
           url: `${AUTHORIZE}${path}`,
+          remoteAddress,
           headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
           payload: new URLSearchParams(fields).toString(),
         }),

@@ -6,24 +6,29 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { HttpsRequired } from '../../platform/http/https-required.js'
-import { createFailureLimit } from '../../platform/http/limits.js'
+import { createFailureLimit, sourceOf } from '../../platform/http/limits.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { getUser } from '../accounts/accounts.service.js'
 import { accountsPage, consentPage, errorPage, type PageFrame, signInPage } from './authorize.pages.js'
 import {
+  AccountSuspended,
   type AuthorizeDeps,
+  activeAccounts,
   allow,
   appOfFlow,
   checkAuthorizationRequest,
   consentDetails,
   deny,
   redirectIfConsented,
+  refuseFlow,
+  requireActiveAccount,
   signIn,
 } from './authorize.service.js'
-import { localeOf, pageText } from './authorize.texts.js'
+import { localeOf, pageText, waitText } from './authorize.texts.js'
 import { CSRF_COOKIE, type Flow, FlowExpired, newCsrfValue, readFlow, signFlow } from './flow.service.js'
+import { repeatedParams } from './request-params.js'
 
 const FLOW_COOKIE_SECONDS = 15 * 60
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'"
@@ -48,11 +53,13 @@ const pageErrors = {
  */
 export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, config } = platform
-  const deps: AuthorizeDeps = { db, issuer: config.publicBaseUrl }
+  const deps: AuthorizeDeps = { db, issuer: config.publicBaseUrl, requirePkce: config.oauth.requirePkce }
   await app.register(cookie)
   await app.register(formbody)
   const secureCookie = config.publicBaseUrl.startsWith('https:')
-  // Against guessing one user's password from many addresses: 10 misses in 15 minutes block the email.
+  // Against guessing one user's password: 10 misses in 15 minutes block that email from that source only
+  // (an IPv4 address, an IPv6 /64), so that a flood from one source cannot lock the user out everywhere
+  // (issue 30); each IP is also held to RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE, whatever the emails it tries.
   const signInFailures = createFailureLimit(platform.redis, 'oauth-sign-in', {
     failures: 10,
     seconds: 15 * 60,
@@ -75,12 +82,18 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   // The per-IP limit, and plain HTTP in production, answer a person with a page like the others, not the
   // API's JSON; the rest goes on to the service's error handler.
   app.setErrorHandler((error, request, reply) => {
+    if (error instanceof AccountSuspended) {
+      const text = pageText(error.locale, 'accountSuspended')
+      return html(reply, 403, errorPage(error.locale, 'access_denied', text))
+    }
     const locale = localeOf((request.query as { user_locale?: unknown } | undefined)?.user_locale)
     if (error instanceof HttpsRequired) {
       return html(reply, 400, errorPage(locale, 'invalid_request', pageText(locale, 'httpsRequired')))
     }
     if (!(error instanceof DomainError && error.statusCode === 429)) throw error
-    return html(reply, 429, errorPage(locale, 'too_many_requests', pageText(locale, 'tooMany')))
+    const { retry_after } = error.additionalInfo as { retry_after: number }
+    const text = pageText(locale, 'tooMany', { wait: waitText(locale, retry_after) })
+    return html(reply, 429, errorPage(locale, 'too_many_requests', text))
   })
 
   async function pageFrame(request: FastifyRequest, flow: Flow, clientName: string): Promise<PageFrame> {
@@ -92,14 +105,31 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     }
   }
 
-  /** The posted flow and its app, or the page that says the request cannot go on. */
+  /**
+   * The posted flow and its app, or the page that says the request cannot go on. A field posted twice is
+   * refused as at GET /authorize (RFC 6749 3.1): on a page while the flow is unknown (its token twice),
+   * then by a redirect to the flow's app.
+   */
   async function postedFlow(request: FastifyRequest, reply: FastifyReply) {
     const form = (request.body ?? {}) as Form
+    const repeated = repeatedParams(form)
+    if (repeated.includes('token')) {
+      html(reply, 400, errorPage('en', 'invalid_request', 'token must not be repeated'))
+      return undefined
+    }
     try {
       const flow = await readFlow(config.secretsKey, form.token, request.cookies[CSRF_COOKIE])
       const client = await appOfFlow(db, flow)
-      if (client) return { flow, client, form }
-      html(reply, 400, errorPage(flow.locale, 'unauthorized_client', 'Invalid Client ID'))
+      if (!client) {
+        html(reply, 400, errorPage(flow.locale, 'unauthorized_client', 'Invalid Client ID'))
+        return undefined
+      }
+      if (repeated[0]) {
+        const description = `${repeated[0]} must not be repeated`
+        reply.redirect(refuseFlow(deps, flow, 'invalid_request', description), 303)
+        return undefined
+      }
+      return { flow, client, form }
     } catch (error) {
       if (!(error instanceof FlowExpired)) throw error
       request.log.warn({ reason: error.reason }, 'oauth page refused as expired')
@@ -108,13 +138,17 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     return undefined
   }
 
-  /** The consent page, unless the user allowed these scopes to the app in this account before. */
+  /**
+   * The consent page, unless the user allowed these scopes to the app in this account before; a suspended
+   * account gets neither (AccountSuspended: the error handler's page).
+   */
   async function askConsent(
     request: FastifyRequest,
     reply: FastifyReply,
     flow: Flow & { uid: string; account_id: string },
     clientName: string,
   ) {
+    await requireActiveAccount(db, flow)
     const consented = await redirectIfConsented(deps, flow)
     if (consented) return reply.redirect(consented, 303)
     const frame = await pageFrame(request, flow, clientName)
@@ -171,10 +205,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       requiresHttps: true,
       response: {
         200: Page('The account choice, or the consent page'),
-        303: { type: 'null', description: 'To the app with a code: consent was given before' },
+        303: {
+          type: 'null',
+          description:
+            'To the app: with a code (consent was given before), or invalid_request (a field posted twice)',
+        },
         ...pageErrors,
         401: Page('The sign-in page again: wrong email or password'),
-        403: Page('The user belongs to no account'),
+        403: Page('The user belongs to no account, or to no active one (suspended)'),
       },
       errors: [503],
       config: limited,
@@ -184,28 +222,32 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       if (!posted) return reply
       const { flow, client, form } = posted
       const email = typeof form.email === 'string' ? form.email.trim() : ''
-      const refuse = async (status: number, reason: 'wrongCredentials' | 'tooMany') => {
+      const refuse = async (status: number, reason: 'wrongCredentials' | 'tooMany', wait = '') => {
         request.log.info({ client_id: client.id, reason }, 'oauth sign-in refused')
         const frame = await pageFrame(request, flow, client.name)
-        return html(reply, status, signInPage(frame, { error: pageText(flow.locale, reason), email }))
+        const error = pageText(flow.locale, reason, { wait })
+        return html(reply, status, signInPage(frame, { error, email }))
       }
-      const emailKey = email.toLowerCase()
-      if (await signInFailures.blocked(emailKey)) return refuse(429, 'tooMany')
+      const failureKey = `${email.toLowerCase()} ${sourceOf(request.ip)}`
+      const blockedSeconds = await signInFailures.secondsBlocked(failureKey)
+      if (blockedSeconds > 0) {
+        reply.header('retry-after', blockedSeconds)
+        return refuse(429, 'tooMany', waitText(flow.locale, blockedSeconds))
+      }
       const user = await signIn(db, email, form.password)
       if (!user) {
-        await signInFailures.failed(emailKey)
+        await signInFailures.failed(failureKey)
         return refuse(401, 'wrongCredentials')
       }
-      await signInFailures.succeeded(emailKey)
-      const [only, ...others] = user.accounts
-      if (!only)
+      await signInFailures.succeeded(failureKey)
+      if (user.accounts.length === 0)
         return html(reply, 403, errorPage(flow.locale, 'access_denied', pageText(flow.locale, 'noAccounts')))
+      // Only the accounts an app may be allowed into are offered; none at all is the suspended page.
+      const [only, ...others] = await activeAccounts(db, user.accounts)
+      if (!only) throw new AccountSuspended(flow.locale)
       if (others.length > 0) {
-        return html(
-          reply,
-          200,
-          accountsPage(await pageFrame(request, { ...flow, uid: user._id }, client.name), user.accounts),
-        )
+        const frame = await pageFrame(request, { ...flow, uid: user._id }, client.name)
+        return html(reply, 200, accountsPage(frame, [only, ...others]))
       }
       return askConsent(request, reply, { ...flow, uid: user._id, account_id: only._id }, client.name)
     },
@@ -221,7 +263,12 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       requiresHttps: true,
       response: {
         200: Page('The consent page'),
-        303: { type: 'null', description: 'To the app with a code: consent was given before' },
+        403: Page('The account chosen is suspended'),
+        303: {
+          type: 'null',
+          description:
+            'To the app: with a code (consent was given before), or invalid_request (a field posted twice)',
+        },
         400: pageErrors[400],
       },
       errors: [503],
@@ -247,8 +294,13 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       access: 'public',
       requiresHttps: true,
       response: {
-        303: { type: 'null', description: 'To the app: with a code, or with access_denied' },
+        303: {
+          type: 'null',
+          description:
+            'To the app: with a code, with access_denied, or invalid_request (a field posted twice)',
+        },
         400: pageErrors[400],
+        403: Page('The account was suspended since the consent page'),
       },
       errors: [503],
     }),

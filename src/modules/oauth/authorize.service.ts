@@ -2,18 +2,18 @@ import { randomBytes } from 'node:crypto'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { getAccount } from '../accounts/accounts.service.js'
+import { getAccount, getAccountStatus } from '../accounts/accounts.service.js'
 import { type SignedInUser, verifyUserPassword } from '../accounts/sign-in.service.js'
 import { type AppRow, findApp } from './apps.repository.js'
 import { APP_IN_DEV_MODE } from './apps.service.js'
 import { recordAudit } from './audit.service.js'
 import { insertCode } from './authorize.repository.js'
-import { localeOf, scopeDescription } from './authorize.texts.js'
+import { type Locale, localeOf, scopeDescription } from './authorize.texts.js'
 import type { AuthorizationRequest, Flow } from './flow.service.js'
 import { findConsent, mergeConsent } from './grants.repository.js'
 import { keptHash } from './kept-hash.js'
 import { isPkceValue } from './pkce.js'
-import { param } from './request-params.js'
+import { param, repeatedParams } from './request-params.js'
 import { findScopes } from './scopes.repository.js'
 
 /** RFC 6749 4.1.2.1 and RFC 7636: what /authorize may answer on the way to a code. */
@@ -31,6 +31,15 @@ export interface AuthorizeDeps {
   db: Database
   /** The server's issuer identifier (PUBLIC_BASE_URL), sent as `iss` with every redirect. */
   issuer: string
+  /** OAUTH_REQUIRE_PKCE: a code_challenge of every client, confidential ones too (RFC 9700 2.1.1). */
+  requirePkce: boolean
+}
+
+/** The account a flow would grant access to is suspended (or gone): no app may be allowed into it. */
+export class AccountSuspended extends Error {
+  constructor(readonly locale: Locale) {
+    super('The account is suspended')
+  }
 }
 
 /** The redirect URI with the parameters, and `iss` (RFC 9207) so the app can tell which server answered. */
@@ -47,6 +56,17 @@ export async function checkAuthorizationRequest(
   deps: AuthorizeDeps,
   query: Record<string, unknown>,
 ): Promise<AuthorizeOutcome> {
+  // RFC 6749 3.1: parameters "MUST NOT be included more than once". Until the client and its redirect URI
+  // are known a page says so; then the app is told (4.1.2.1: invalid_request).
+  const repeated = repeatedParams(query)
+  const repeatedTarget = repeated.find((name) => name === 'client_id' || name === 'redirect_uri')
+  if (repeatedTarget) {
+    return {
+      kind: 'error-page',
+      error: 'invalid_request',
+      description: `${repeatedTarget} must not be repeated`,
+    }
+  }
   const clientId = param(query.client_id)
   const app = clientId && isId(clientId) ? await findApp(deps.db, clientId) : undefined
   if (!app) return { kind: 'error-page', error: 'unauthorized_client', description: 'Invalid Client ID' }
@@ -63,6 +83,7 @@ export async function checkAuthorizationRequest(
     kind: 'redirect',
     location: redirectTo(deps.issuer, redirectUri, { error, error_description: description, state }),
   })
+  if (repeated[0]) return refuse('invalid_request', `${repeated[0]} must not be repeated`)
   if (!app.active) return refuse('unauthorized_client', APP_IN_DEV_MODE)
   const responseType = param(query.response_type)
   if (!responseType) return refuse('invalid_request', 'response_type is required')
@@ -79,6 +100,8 @@ export async function checkAuthorizationRequest(
   }
   if (app.isPublic && !challenge)
     return refuse('invalid_request', 'This app must use PKCE (code_challenge with S256)')
+  // RFC 7636 4.4.1: "the authorization server MUST return ... invalid_request" when it requires PKCE.
+  if (deps.requirePkce && !challenge) return refuse('invalid_request', 'code_challenge is required')
 
   const requested = (param(query.scope) ?? '').split(' ').filter(Boolean)
   const scopes = requested.length > 0 ? app.scopes.filter((scope) => requested.includes(scope)) : app.scopes
@@ -155,8 +178,27 @@ export function allow(deps: AuthorizeDeps, flow: ConsentedFlow, ip: string): Pro
 
 /** The user denied the app: the redirect that tells it so. */
 export function deny(deps: AuthorizeDeps, flow: Flow): string {
-  const denied = { error: 'access_denied', error_description: 'The user denied access', state: flow.state }
-  return redirectTo(deps.issuer, flow.redirect_uri, denied)
+  return refuseFlow(deps, flow, 'access_denied', 'The user denied access')
+}
+
+/** The redirect that tells the app of the flow why it gets no code (RFC 6749 4.1.2.1). */
+export function refuseFlow(deps: AuthorizeDeps, flow: Flow, error: string, description: string): string {
+  return redirectTo(deps.issuer, flow.redirect_uri, {
+    error,
+    error_description: description,
+    state: flow.state,
+  })
+}
+
+/** Throws AccountSuspended unless the flow's account is active: a suspended account lets no app in. */
+export async function requireActiveAccount(db: Database, flow: Flow & { account_id: string }) {
+  if ((await getAccountStatus(db, flow.account_id)) !== 'active') throw new AccountSuspended(flow.locale)
+}
+
+/** The accounts of a user that an app may be allowed into: the active ones. */
+export async function activeAccounts<A extends { _id: string }>(db: Database, accounts: A[]): Promise<A[]> {
+  const statuses = await Promise.all(accounts.map((account) => getAccountStatus(db, account._id)))
+  return accounts.filter((_, i) => statuses[i] === 'active')
 }
 
 /** When the user allowed this app every asked scope in this account before: the code, without asking. */
@@ -166,8 +208,12 @@ export async function redirectIfConsented(deps: AuthorizeDeps, flow: ConsentedFl
   return covered ? issueCode(deps.db, deps.issuer, flow) : undefined
 }
 
-/** A single-use code for the consented flow, kept as its hash; the redirect that hands it to the app. */
+/**
+ * A single-use code for the consented flow, kept as its hash; the redirect that hands it to the app. Every
+ * code passes here, so here the account is checked once more: it may have been suspended since its page.
+ */
 async function issueCode(db: Database, issuer: string, flow: ConsentedFlow) {
+  await requireActiveAccount(db, flow)
   const code = randomBytes(32).toString('base64url')
   await insertCode(db, {
     codeHash: keptHash(code),

@@ -22,7 +22,12 @@ const en = {
   deny: 'Deny',
   errorTitle: 'This request cannot continue',
   expired: 'This page has expired. Start again from the app.',
-  tooMany: 'Too many attempts. Wait a minute and try again.',
+  tooMany: 'Too many attempts. Try again in {wait}.',
+  second: '1 second',
+  seconds: '{n} seconds',
+  minute: '1 minute',
+  minutes: '{n} minutes',
+  accountSuspended: 'This account is suspended: no app can be allowed access to it.',
   httpsRequired: 'HTTPS is required. Open this page at its https:// address.',
 }
 
@@ -46,7 +51,12 @@ const es: typeof en = {
   deny: 'Denegar',
   errorTitle: 'Esta solicitud no puede continuar',
   expired: 'Esta página ha caducado. Vuelve a empezar desde la aplicación.',
-  tooMany: 'Demasiados intentos. Espera un minuto y vuelve a probar.',
+  tooMany: 'Demasiados intentos. Vuelve a probar dentro de {wait}.',
+  second: '1 segundo',
+  seconds: '{n} segundos',
+  minute: '1 minuto',
+  minutes: '{n} minutos',
+  accountSuspended: 'Esta cuenta está suspendida: no se puede permitir el acceso a ninguna aplicación.',
   httpsRequired: 'Se requiere HTTPS. Abre esta página en su dirección https://.',
 }
 
@@ -91,4 +101,13 @@ export function pageText(locale: Locale, key: PageTextKey, values: Record<string
     /\{(\w+)\}/g,
     (placeholder, name: string) => values[name] ?? placeholder,
   )
+}
+
+/** A wait in words, rounded up: seconds under a minute, else whole minutes ("2 minutes" for 61 s). */
+export function waitText(locale: Locale, seconds: number): string {
+  const [one, many, n] =
+    seconds < 60
+      ? (['second', 'seconds', seconds] as const)
+      : (['minute', 'minutes', Math.ceil(seconds / 60)] as const)
+  return n === 1 ? pageText(locale, one) : pageText(locale, many, { n: String(n) })
 }

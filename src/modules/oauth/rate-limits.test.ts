@@ -21,7 +21,12 @@ describe('authorize rate limit', () => {
     // A page for the person in the browser, in their language, with the time to wait.
     expect(limited.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(limited.body).toContain('Demasiados intentos')
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    const retryAfter = Number(limited.headers['retry-after'])
+    expect(retryAfter).toBeGreaterThan(0)
+    // The real wait, not "a minute" (issue 30).
+    expect(limited.body).toContain(
+      retryAfter < 60 ? `dentro de ${retryAfter} segundo` : 'dentro de 1 minuto.',
+    )
     expect((await open(quiet)).statusCode).toBe(400)
   })
 })

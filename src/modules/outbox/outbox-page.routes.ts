@@ -31,6 +31,7 @@ import {
 } from './outbox-page.schemas.js'
 import {
   accountNames,
+  endSession,
   isAdminToken,
   isLiveSession,
   newSession,
@@ -145,7 +146,7 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         const next = nextOf(request.body.next)
         return sendPage(reply, 401, signInPage(frame, { next, error: 'The admin token is not right.' }))
       }
-      reply.setCookie(SESSION_COOKIE, newSession(config.adminToken, new Date()), {
+      reply.setCookie(SESSION_COOKIE, await newSession(db, config.adminToken, new Date()), {
         path: frame.base,
         httpOnly: true,
         sameSite: 'strict',
@@ -160,14 +161,16 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     '/outbox/sign-out',
     routeOptions({
       operationId: 'outboxPageSignOut',
-      summary: 'End the outbox session of this browser (clears its cookie)',
+      summary: 'End the outbox session of this browser: on the server at once, and its cookie',
       tags: ['admin'],
       access: 'public',
       response: { 303: { type: 'null', description: 'To the sign-in page' }, 400: refusals[400] },
       errors: [],
     }),
-    async (_request, reply) =>
-      reply.clearCookie(SESSION_COOKIE, { path: frame.base }).redirect(frame.base, 303),
+    async (request, reply) => {
+      await endSession(db, config.adminToken, request.cookies[SESSION_COOKIE])
+      return reply.clearCookie(SESSION_COOKIE, { path: frame.base }).redirect(frame.base, 303)
+    },
   )
 
   /**
@@ -176,7 +179,7 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
    */
   async function signedIn(request: FastifyRequest) {
     if (/^bearer /i.test(request.headers.authorization ?? '')) return app.authenticateAdmin(request)
-    if (!isLiveSession(config.adminToken, request.cookies[SESSION_COOKIE], new Date()))
+    if (!(await isLiveSession(db, config.adminToken, request.cookies[SESSION_COOKIE], new Date())))
       throw new Unauthorized('sign in with the admin token')
   }
 

@@ -1,27 +1,53 @@
-import { createHmac } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import { getAccount } from '../accounts/accounts.service.js'
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  hasLiveSession,
+  insertSession,
+} from './outbox-page.repository.js'
 
 /** How long a session made from the admin token lasts. */
 export const SESSION_SECONDS = 12 * 3600
 
-/** Signs a session's expiry with the admin token as the key: a new ADMIN_TOKEN ends every session. */
-const sessionSignature = (adminToken: string, expires: string) =>
-  createHmac('sha256', adminToken).update(`admin-outbox-session:${expires}`).digest('base64url')
+/** What a session cookie's value may be: the 32 random bytes of a session id in base64url. */
+const SESSION_ID = /^[\w-]{43}$/
 
-/** A session cookie's value, `<expiry in Unix seconds>.<signature>`: it never holds the token itself. */
-export function newSession(adminToken: string, now: Date): string {
-  const expires = String(Math.floor(now.getTime() / 1000) + SESSION_SECONDS)
-  return `${expires}.${sessionSignature(adminToken, expires)}`
+/** What is kept of a session id: its HMAC keyed by the admin token, so a new ADMIN_TOKEN ends every session. */
+const sessionHash = (adminToken: string, sessionId: string) =>
+  createHmac('sha256', adminToken).update(`admin-outbox-session:${sessionId}`).digest('hex')
+
+/**
+ * A new session: its random id, the cookie's whole value (never the token, nor an expiry a browser could
+ * keep using), is kept hashed with its expiry; sessions expired by now are deleted on the way.
+ */
+export function newSession(db: Database, adminToken: string, now: Date): Promise<string> {
+  const sessionId = randomBytes(32).toString('base64url')
+  const expiresAt = new Date(now.getTime() + SESSION_SECONDS * 1000)
+  return inTransaction(db, async (tx) => {
+    await deleteExpiredSessions(tx, now)
+    await insertSession(tx, sessionHash(adminToken, sessionId), expiresAt)
+    return sessionId
+  })
 }
 
-/** Whether the cookie's value is a session signed with this admin token and not yet expired. */
-export function isLiveSession(adminToken: string, value: string | undefined, now: Date): boolean {
-  const [expires, signature, ...rest] = (value ?? '').split('.')
-  if (!expires || !signature || rest.length > 0 || !/^\d{1,12}$/.test(expires)) return false
-  const signed = isSameSecret(signature, sessionSignature(adminToken, expires))
-  return signed && Number(expires) * 1000 > now.getTime()
+/** Whether the cookie's value is a session begun with this admin token, not ended and not expired. */
+export async function isLiveSession(
+  db: Database,
+  adminToken: string,
+  value: string | undefined,
+  now: Date,
+): Promise<boolean> {
+  if (!value || !SESSION_ID.test(value)) return false
+  return hasLiveSession(db, sessionHash(adminToken, value), now)
+}
+
+/** Signing out: the session ends for every instance at once, whoever still holds its cookie. */
+export async function endSession(db: Database, adminToken: string, value: string | undefined): Promise<void> {
+  if (value && SESSION_ID.test(value)) await deleteSession(db, sessionHash(adminToken, value))
 }
 
 /** The sign-in form's check, in constant time. */

@@ -1,14 +1,21 @@
 import { readFile } from 'node:fs/promises'
 import type { Browser, Page } from 'playwright-core'
 import { describe, expect, vi } from 'vitest'
-import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/helpers/app.js'
+import {
+  adminHeaders,
+  anotherInstance,
+  bearer,
+  TEST_ADMIN_TOKEN,
+  type TestApp,
+} from '../../../test/helpers/app.js'
 import { launchChromium } from '../../../test/helpers/browser.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
 import { sentEmail } from '../../../test/helpers/inbound-email.js'
 import { chargeFor, reviewingTenant, sendRequestOfCharge } from '../../../test/helpers/reviews.js'
 import { DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { newSession, SESSION_SECONDS } from './outbox-page.service.js'
+import { buildApp } from '../../app.js'
+import { SESSION_SECONDS } from './outbox-page.service.js'
 
 const STRIPE_SECRET = 'whsec_test_outbox_page'
 const OUTBOX = '/v1/admin/outbox'
@@ -26,9 +33,14 @@ const signInPost = (t: TestApp, fields: Record<string, string>, headers: Record<
     payload: new URLSearchParams(fields).toString(),
   })
 
-/** The session cookie the sign-in form sets, as a Cookie header. */
-async function signIn(t: TestApp): Promise<{ cookie: string }> {
-  const response = await signInPost(t, { token: TEST_ADMIN_TOKEN })
+/** The session cookie the sign-in form sets, as a Cookie header; `app` is another instance to sign in at. */
+async function signIn(t: TestApp, app = t.app, token = TEST_ADMIN_TOKEN): Promise<{ cookie: string }> {
+  const response = await app.inject({
+    method: 'POST',
+    url: `${OUTBOX}/sign-in`,
+    headers: FORM,
+    payload: new URLSearchParams({ token }).toString(),
+  })
   const session = response.cookies.find((c) => c.name === 'outbox_session')
   if (!session) throw new Error(`sign-in answered ${response.statusCode} without a session`)
   return { cookie: `outbox_session=${session.value}` }
@@ -149,15 +161,24 @@ describe('the outbox pages', () => {
   }) => {
     const { first } = seeded
     const mail = `${OUTBOX}/accounts/${first.account_id}/emails/${first._id}`
+    // A session begun 12 hours and a minute ago has expired.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(Date.now() - (SESSION_SECONDS + 60) * 1000)
+    const expiredSession = await signIn(t).finally(() => vi.useRealTimers())
+    // A session begun under another ADMIN_TOKEN ended with it.
+    const before = await buildApp(
+      { ...t.config, adminToken: 'another-admin-token' },
+      { database: t.database.handle },
+    )
+    const otherTokensSession = await signIn(t, before, 'another-admin-token').finally(() => before.close())
     const refused = {
       nothing: {},
       platformToken: owner.headers,
       wrongToken: bearer('not-the-admin-token'),
-      forgedSession: { cookie: 'outbox_session=99999999999.c2lnbmF0dXJl' },
-      expiredSession: {
-        cookie: `outbox_session=${newSession(TEST_ADMIN_TOKEN, new Date(Date.now() - (SESSION_SECONDS + 60) * 1000))}`,
-      },
-      otherTokensSession: { cookie: `outbox_session=${newSession('another-admin-token', new Date())}` },
+      forgedSession: { cookie: `outbox_session=${'A'.repeat(43)}` },
+      oldSignedExpiry: { cookie: 'outbox_session=99999999999.c2lnbmF0dXJl' },
+      expiredSession,
+      otherTokensSession,
     }
     for (const [name, headers] of Object.entries(refused)) {
       for (const url of [OUTBOX, `${OUTBOX}/sms`, mail, `${mail}/html`, `${mail}/attachments/0`]) {
@@ -201,7 +222,8 @@ describe('the outbox pages', () => {
     })
     expect(session?.secure).toBeUndefined()
     expect(session?.value).not.toContain(TEST_ADMIN_TOKEN)
-    expect(session?.value).toMatch(/^\d+\.[\w-]{43}$/)
+    // The session's id alone: its expiry is kept on the server.
+    expect(session?.value).toMatch(/^[\w-]{43}$/)
     const cookie = `outbox_session=${session?.value}`
     expect((await get(t, OUTBOX, { cookie })).statusCode).toBe(200)
     const behindBasicAuth = { cookie, authorization: `Basic ${Buffer.from('ops:proxy').toString('base64')}` }
@@ -228,6 +250,33 @@ describe('the outbox pages', () => {
     expect(out.headers.location).toBe(OUTBOX)
     expect(out.cookies[0]).toMatchObject({ name: 'outbox_session', value: '', path: OUTBOX })
     expect(out.cookies[0]?.expires?.getTime()).toBeLessThan(Date.now())
+  })
+
+  test('signs out at once on every instance: a captured session cookie is refused after sign-out (issue 30)', async ({
+    t,
+  }) => {
+    const captured = await signIn(t)
+    const other = await anotherInstance(t)
+    try {
+      expect((await get(t, OUTBOX, captured)).statusCode).toBe(200)
+      expect((await other.inject({ url: OUTBOX, headers: { ...BROWSER, ...captured } })).statusCode).toBe(200)
+      const kept = await signIn(t)
+      const out = await other.inject({
+        method: 'POST',
+        url: `${OUTBOX}/sign-out`,
+        headers: { ...BROWSER, ...captured },
+      })
+      expect(out.statusCode).toBe(303)
+      for (const app of [t.app, other]) {
+        const replayed = await app.inject({ url: OUTBOX, headers: { ...BROWSER, ...captured } })
+        expect(replayed.statusCode).toBe(401)
+        expect(replayed.body).toContain('<form method="post" action="/v1/admin/outbox/sign-in">')
+      }
+      // Another browser's session goes on.
+      expect((await get(t, OUTBOX, kept)).statusCode).toBe(200)
+    } finally {
+      await other.close()
+    }
   })
 
   test('lists the sent mail of every account newest first, with to, subject, time, status and events', async ({

@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net'
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import { TooManyRequests } from './errors.js'
@@ -32,8 +33,8 @@ export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
 }
 
 /**
- * Counts failures per key (e.g. wrong passwords for one email) and blocks the key once `failures` pile
- * up within `seconds`, whatever the address they come from; a success clears the count.
+ * Counts failures per key (e.g. a client's wrong secrets, or wrong passwords for one email from one IP)
+ * and blocks the key once `failures` pile up within `seconds` of the first; a success clears the count.
  */
 export function createFailureLimit(
   redis: Redis | undefined,
@@ -44,9 +45,16 @@ export function createFailureLimit(
   const limiter = redis
     ? new RateLimiterRedis({ ...settings, storeClient: redis })
     : new RateLimiterMemory(settings)
+  /** How long the key stays blocked, in whole seconds rounded up; 0 when it is not blocked. */
+  async function secondsBlocked(key: string): Promise<number> {
+    const counted = await limiter.get(key)
+    if (!counted || counted.consumedPoints < options.failures) return 0
+    return Math.max(1, Math.ceil(counted.msBeforeNext / 1000))
+  }
   return {
+    secondsBlocked,
     async blocked(key: string): Promise<boolean> {
-      return ((await limiter.get(key))?.consumedPoints ?? 0) >= options.failures
+      return (await secondsBlocked(key)) > 0
     },
     async failed(key: string): Promise<void> {
       await limiter.penalty(key, 1)
@@ -58,3 +66,25 @@ export function createFailureLimit(
 }
 
 export type FailureLimit = ReturnType<typeof createFailureLimit>
+
+/**
+ * The source a limit counts a client by: its IPv4 address, or its IPv6 address's /64. One subscriber holds
+ * at least a /64 (RFC 6177), so counting single IPv6 addresses would give each attacker 2^64 fresh starts.
+ */
+export function sourceOf(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
+  if (mapped) return mapped[1] as string
+  if (!isIPv6(ip)) return ip
+  const [head, tail] = (ip.split('%')[0] as string).split('::')
+  const groups = (part: string | undefined) => (part ? part.split(':') : [])
+  // An IPv4 tail (::1.2.3.4) fills two groups.
+  const width = (parts: string[]) => parts.reduce((n, part) => n + (part.includes('.') ? 2 : 1), 0)
+  const all =
+    tail === undefined
+      ? groups(head)
+      : [...groups(head), ...Array(8 - width(groups(head)) - width(groups(tail))).fill('0'), ...groups(tail)]
+  return `${all
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`
+}
