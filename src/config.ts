@@ -42,6 +42,8 @@ export interface Config {
     sendgridBaseUrl: string
     /** Verifies SendGrid's Signed Event Webhook when set (base64 DER or PEM of the P-256 key). */
     webhookPublicKey: string | undefined
+    /** SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: production accepts unsigned delivery events (no key set). */
+    acceptUnsignedEvents: boolean
     sendMaintenance: boolean
   }
   /** 32-byte key encrypting provider credentials kept in the database (subuser API keys); unset only in production. */
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
       sendgridApiKey: env.SENDGRID_API_KEY || undefined,
       sendgridBaseUrl: url(env, 'SENDGRID_BASE_URL', ['http:', 'https:']) ?? 'https://api.sendgrid.com',
       webhookPublicKey: env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined,
+      acceptUnsignedEvents: boolean(env, 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE', false),
       sendMaintenance: boolean(env, 'EMAIL_SEND_MAINTENANCE', false),
     },
     secretsKey: secretsKey(env.SECRETS_ENCRYPTION_KEY || secrets?.secretsKey),
@@ -319,7 +322,8 @@ export function devSecretsFile(dataDir: string): string {
 
 /**
  * Production generates nothing and falls back to no development default: every secret a development
- * start generates into DATA_DIR, and the public URL, must be set. All missing ones are named at once.
+ * start generates into DATA_DIR, and the public URL, must be set, and the key of SendGrid's signed delivery
+ * events unless unsigned ones are accepted on purpose. All missing ones are named at once.
  */
 function requireProductionSettings(env: Env): void {
   const missing = [
@@ -330,6 +334,11 @@ function requireProductionSettings(env: Env): void {
     'PUBLIC_BASE_URL',
   ].filter((name) => !env[name])
   if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY) missing.unshift('JWT_SECRET or JWT_PUBLIC_KEY')
+  // Unsigned, anyone could post delivery events: an unsubscribe naming an account lists any address there.
+  if (!env.SENDGRID_WEBHOOK_PUBLIC_KEY && env.SENDGRID_WEBHOOK_UNSIGNED_UNSAFE !== 'true')
+    missing.push(
+      'SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
+    )
   if (missing.length > 0) {
     throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)
   }
