@@ -82,6 +82,11 @@ describe('configuration', () => {
     [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be an integer from 0 to 300000'],
     [{ SHUTDOWN_TIMEOUT_MS: '10' }, 'SHUTDOWN_TIMEOUT_MS must be an integer from 1000 to 300000'],
     [{ SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'yes' }, 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE must be true or false'],
+    [
+      { APP_WEBHOOK_ALLOWED_CIDRS: '10.1.0.0/16,10.2.0.0/33' },
+      'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses or CIDR ranges, comma-separated: "10.2.0.0/33" is not an IP address or CIDR range',
+    ],
+    [{ APP_WEBHOOK_ALLOWED_CIDRS: 'internal.example' }, 'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses'],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -191,6 +196,19 @@ describe('configuration', () => {
       acceptUnsignedEvents: false,
       sendMaintenance: false,
     })
+  })
+
+  it('reads the ranges app webhooks may reach besides public addresses, one address as its own range', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).oauth.webhookAllowedRanges).toEqual([])
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      APP_WEBHOOK_ALLOWED_CIDRS: ' 10.1.0.0/16, fd00:1::/64,192.168.5.7,',
+    })
+    expect(config.oauth.webhookAllowedRanges).toEqual([
+      { address: '10.1.0.0', prefix: 16, family: 'ipv4' },
+      { address: 'fd00:1::', prefix: 64, family: 'ipv6' },
+      { address: '192.168.5.7', prefix: 32, family: 'ipv4' },
+    ])
   })
 
   it('reads provider settings with their defaults', () => {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
+import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import { StartError } from './platform/start-error.js'
 
 /** The one typed configuration, read from the environment and validated at start. */
@@ -57,6 +58,8 @@ export interface Config {
     refreshGraceSeconds: number
     /** How long an instance takes a grant it found live as live, before asking the database again. */
     revocationCacheMs: number
+    /** APP_WEBHOOK_ALLOWED_CIDRS: non-public ranges app webhooks may still reach in production. */
+    webhookAllowedRanges: AddressRange[]
   }
   rateLimits: {
     emailSendPerMinute: number
@@ -218,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
       previousPublicKeys: env.OAUTH_PREVIOUS_PUBLIC_KEYS || undefined,
       refreshGraceSeconds: integer(env, 'OAUTH_REFRESH_GRACE_SECONDS', 60, 0, 3600),
       revocationCacheMs: integer(env, 'OAUTH_REVOCATION_CACHE_MS', 5000, 100, 60_000),
+      webhookAllowedRanges: addressRanges(env, 'APP_WEBHOOK_ALLOWED_CIDRS'),
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
@@ -412,6 +416,16 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback
   if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false`)
   return raw === 'true'
+}
+
+function addressRanges(env: Env, name: string): AddressRange[] {
+  try {
+    return parseAddressRanges(env[name] ?? '')
+  } catch (error) {
+    throw new ConfigError(
+      `${name} must be IP addresses or CIDR ranges, comma-separated: ${(error as Error).message}`,
+    )
+  }
 }
 
 function secretsKey(raw: string | undefined): Buffer | undefined {
