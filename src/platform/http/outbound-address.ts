@@ -59,10 +59,11 @@ const NON_PUBLIC_RANGES: Record<string, [string, number][]> = {
   ],
 }
 
+const familyOf = (address: string) => (isIP(address) === 4 ? 'ipv4' : 'ipv6')
+
 const NON_PUBLIC = Object.entries(NON_PUBLIC_RANGES).map(([kind, ranges]) => {
   const list = new BlockList()
-  for (const [address, prefix] of ranges)
-    list.addSubnet(address, prefix, isIP(address) === 4 ? 'ipv4' : 'ipv6')
+  for (const [address, prefix] of ranges) list.addSubnet(address, prefix, familyOf(address))
   return { kind, list }
 })
 
@@ -78,8 +79,6 @@ function nat64Target(address: string): string {
   // Of the canonical text (URL and getaddrinfo write it), an empty group is a run of zeros.
   return `::ffff:${groups.at(-2) || '0'}:${last || '0'}`
 }
-
-const familyOf = (address: string) => (isIP(address) === 4 ? 'ipv4' : 'ipv6')
 
 /** The kind of non-public range `address` (an IP) lies in, or undefined for a public address. */
 export function nonPublicKind(address: string): string | undefined {
