@@ -8,6 +8,10 @@ import { ConfigError, loadConfig } from './config.js'
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'config-test-'))
 
+/** How production names SendGrid's missing event webhook key. */
+const SENDGRID_KEY_NEEDED =
+  'SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)'
+
 describe('configuration', () => {
   it('starts a bare development machine with generated secrets, reused on restart', () => {
     const dataDir = tempDir()
@@ -77,6 +81,12 @@ describe('configuration', () => {
     [{ METRICS_PORT: 'x' }, 'METRICS_PORT must be'],
     [{ SHUTDOWN_DELAY_MS: '-1' }, 'SHUTDOWN_DELAY_MS must be an integer from 0 to 300000'],
     [{ SHUTDOWN_TIMEOUT_MS: '10' }, 'SHUTDOWN_TIMEOUT_MS must be an integer from 1000 to 300000'],
+    [{ SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'yes' }, 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE must be true or false'],
+    [
+      { APP_WEBHOOK_ALLOWED_CIDRS: '10.1.0.0/16,10.2.0.0/33' },
+      'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses or CIDR ranges, comma-separated: "10.2.0.0/33" is not an IP address or CIDR range',
+    ],
+    [{ APP_WEBHOOK_ALLOWED_CIDRS: 'internal.example' }, 'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses'],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -86,12 +96,22 @@ describe('configuration', () => {
     [
       'only an admin token and a JWT secret',
       { ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32) },
-      'SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
+      `SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, ${SENDGRID_KEY_NEEDED}`,
     ],
     [
       'nothing',
       {},
-      'JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
+      `JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, ${SENDGRID_KEY_NEEDED}`,
+    ],
+    [
+      "all but SendGrid's event webhook key",
+      { ...PRODUCTION, SENDGRID_WEBHOOK_PUBLIC_KEY: '' },
+      SENDGRID_KEY_NEEDED,
+    ],
+    [
+      'unsigned events accepted only by a value other than true',
+      { ...PRODUCTION, SENDGRID_WEBHOOK_PUBLIC_KEY: '', SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'false' },
+      SENDGRID_KEY_NEEDED,
     ],
     ['all but the admin token', { ...PRODUCTION, ADMIN_TOKEN: '' }, 'ADMIN_TOKEN'],
     ['no JWT key of either kind', { ...PRODUCTION, JWT_SECRET: '' }, 'JWT_SECRET or JWT_PUBLIC_KEY'],
@@ -100,6 +120,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), NODE_ENV: 'production', ...env })).toThrow(
       new ConfigError(`NODE_ENV=production needs these set: ${named}`),
     )
+  })
+
+  it('starts production without a SendGrid key when SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true says so', () => {
+    const env = { ...PRODUCTION, DATA_DIR: tempDir(), SENDGRID_WEBHOOK_PUBLIC_KEY: '' }
+    expect(loadConfig({ ...env, SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'true' }).mail).toMatchObject({
+      webhookPublicKey: undefined,
+      acceptUnsignedEvents: true,
+    })
   })
 
   it('starts production with everything set, from the environment only, writing no secrets to disk', () => {
@@ -165,8 +193,22 @@ describe('configuration', () => {
       sendgridApiKey: undefined,
       sendgridBaseUrl: 'https://api.sendgrid.com',
       webhookPublicKey: undefined,
+      acceptUnsignedEvents: false,
       sendMaintenance: false,
     })
+  })
+
+  it('reads the ranges app webhooks may reach besides public addresses, one address as its own range', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).oauth.webhookAllowedRanges).toEqual([])
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      APP_WEBHOOK_ALLOWED_CIDRS: ' 10.1.0.0/16, fd00:1::/64,192.168.5.7,',
+    })
+    expect(config.oauth.webhookAllowedRanges).toEqual([
+      { address: '10.1.0.0', prefix: 16, family: 'ipv4' },
+      { address: 'fd00:1::', prefix: 64, family: 'ipv6' },
+      { address: '192.168.5.7', prefix: 32, family: 'ipv4' },
+    ])
   })
 
   it('reads provider settings with their defaults', () => {

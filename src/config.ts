@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
+import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import { StartError } from './platform/start-error.js'
 
 /** The one typed configuration, read from the environment and validated at start. */
@@ -42,6 +43,8 @@ export interface Config {
     sendgridBaseUrl: string
     /** Verifies SendGrid's Signed Event Webhook when set (base64 DER or PEM of the P-256 key). */
     webhookPublicKey: string | undefined
+    /** SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: production accepts unsigned delivery events (no key set). */
+    acceptUnsignedEvents: boolean
     sendMaintenance: boolean
   }
   /** 32-byte key encrypting provider credentials kept in the database (subuser API keys); unset only in production. */
@@ -57,6 +60,8 @@ export interface Config {
     revocationCacheMs: number
     /** PKCE required of every client at /authorize, confidential ones too (RFC 9700 2.1.1). */
     requirePkce: boolean
+    /** APP_WEBHOOK_ALLOWED_CIDRS: non-public ranges app webhooks may still reach in production. */
+    webhookAllowedRanges: AddressRange[]
   }
   rateLimits: {
     emailSendPerMinute: number
@@ -209,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
       sendgridApiKey: env.SENDGRID_API_KEY || undefined,
       sendgridBaseUrl: url(env, 'SENDGRID_BASE_URL', ['http:', 'https:']) ?? 'https://api.sendgrid.com',
       webhookPublicKey: env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined,
+      acceptUnsignedEvents: boolean(env, 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE', false),
       sendMaintenance: boolean(env, 'EMAIL_SEND_MAINTENANCE', false),
     },
     secretsKey: secretsKey(env.SECRETS_ENCRYPTION_KEY || secrets?.secretsKey),
@@ -218,6 +224,7 @@ export function loadConfig(env: Env = process.env): Config {
       refreshGraceSeconds: integer(env, 'OAUTH_REFRESH_GRACE_SECONDS', 60, 0, 3600),
       revocationCacheMs: integer(env, 'OAUTH_REVOCATION_CACHE_MS', 5000, 100, 60_000),
       requirePkce: boolean(env, 'OAUTH_REQUIRE_PKCE', false),
+      webhookAllowedRanges: addressRanges(env, 'APP_WEBHOOK_ALLOWED_CIDRS'),
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
@@ -322,7 +329,8 @@ export function devSecretsFile(dataDir: string): string {
 
 /**
  * Production generates nothing and falls back to no development default: every secret a development
- * start generates into DATA_DIR, and the public URL, must be set. All missing ones are named at once.
+ * start generates into DATA_DIR, and the public URL, must be set, and the key of SendGrid's signed delivery
+ * events unless unsigned ones are accepted on purpose. All missing ones are named at once.
  */
 function requireProductionSettings(env: Env): void {
   const missing = [
@@ -333,6 +341,11 @@ function requireProductionSettings(env: Env): void {
     'PUBLIC_BASE_URL',
   ].filter((name) => !env[name])
   if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY) missing.unshift('JWT_SECRET or JWT_PUBLIC_KEY')
+  // Unsigned, anyone could post delivery events: an unsubscribe naming an account lists any address there.
+  if (!env.SENDGRID_WEBHOOK_PUBLIC_KEY && env.SENDGRID_WEBHOOK_UNSIGNED_UNSAFE !== 'true')
+    missing.push(
+      'SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
+    )
   if (missing.length > 0) {
     throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)
   }
@@ -406,6 +419,16 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback
   if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false`)
   return raw === 'true'
+}
+
+function addressRanges(env: Env, name: string): AddressRange[] {
+  try {
+    return parseAddressRanges(env[name] ?? '')
+  } catch (error) {
+    throw new ConfigError(
+      `${name} must be IP addresses or CIDR ranges, comma-separated: ${(error as Error).message}`,
+    )
+  }
 }
 
 function secretsKey(raw: string | undefined): Buffer | undefined {

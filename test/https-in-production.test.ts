@@ -1,10 +1,11 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
+import { signedEventHeaders } from './fakes/sendgrid.js'
 import { buildTestApp, type TestApp } from './helpers/app.js'
 import { createAccount, createTenant } from './helpers/fixtures.js'
 import { LEADS_APP, signedLeadPost } from './helpers/leads.js'
 import { createUser, obtainTokens, postAsClient, registerApp, TOKEN, tokenRequest } from './helpers/oauth.js'
-import { PRODUCTION_ENV } from './helpers/production.js'
+import { behindTlsProxy, FROM_A_PROXY, PRODUCTION_ENV, PRODUCTION_EVENT_KEYS } from './helpers/production.js'
 import { chargeFor, stripePost } from './helpers/reviews.js'
 import { test } from './helpers/tenant-test.js'
 
@@ -28,7 +29,6 @@ test.override('appEnv', env)
 
 const REFUSED = { success: false, errno: 400, message: 'HTTPS is required' }
 const REFUSED_OAUTH = { error: 'invalid_request', error_description: 'HTTPS is required' }
-const FROM_A_PROXY = { 'x-forwarded-proto': 'https' }
 
 /**
  * The authorization server's endpoints but its public discovery documents, and the webhooks providers call,
@@ -78,17 +78,6 @@ async function operationsRequiringHttps(app: FastifyInstance) {
 }
 
 const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, '0123456789abcdef01234567')
-
-/** The app as a TLS-terminating proxy on this host reaches it: each request says `X-Forwarded-Proto: https`. */
-function behindTlsProxy(app: FastifyInstance): FastifyInstance {
-  return new Proxy(app, {
-    get(target, property, receiver) {
-      if (property !== 'inject') return Reflect.get(target, property, receiver)
-      return (options: InjectOptions) =>
-        target.inject({ ...options, headers: { ...options.headers, ...FROM_A_PROXY } })
-    },
-  })
-}
 
 describe('HTTPS in production, no proxy trusted', () => {
   test('marks the authorization and webhook endpoints, and no other, each documenting its 400', async ({
@@ -212,7 +201,15 @@ describe('HTTPS in production, behind a proxy TRUST_PROXY trusts', () => {
 
   test("serves the webhooks when the proxy says https: SendGrid's events, a Stripe payment, Meta's check and its lead event", async () => {
     const app = behindTlsProxy(proxied.app)
-    const events = await app.inject({ method: 'POST', url: '/v1/e/mailprovider/webhook', payload: [] })
+    const events = await app.inject({
+      method: 'POST',
+      url: '/v1/e/mailprovider/webhook',
+      headers: {
+        'content-type': 'application/json',
+        ...signedEventHeaders(PRODUCTION_EVENT_KEYS.privateKey, '[]'),
+      },
+      payload: '[]',
+    })
     expect(events.json()).toEqual({ success: true, message: 'SUCCESS' })
     const payer = await createTenant(app, { name: 'Paying' })
     const payment = stripePost(STRIPE_SECRET, chargeFor(payer, { email: 'grace@example.com' }))

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { eventWebhookKeys } from './fakes/sendgrid.js'
 import { freePort } from './helpers/app.js'
 import { createTestDatabase } from './helpers/database.js'
 import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
@@ -67,6 +68,7 @@ function readmeProductionEnvironment(): Record<string, string> {
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
       .toString(),
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    SENDGRID_WEBHOOK_PUBLIC_KEY: eventWebhookKeys().publicKeyBase64,
   }
   return Object.fromEntries(
     block
@@ -170,7 +172,7 @@ describe('npm start in production', () => {
     })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain(
-      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL',
+      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
     )
   }, 60_000)
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:crypto'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { EventWebhookSettings, ParseSettings } from '../../src/modules/email/provider-setup.schemas.js'
 import type { SendgridErrorItem, SendgridMailBody } from '../../src/modules/email/sendgrid.js'
@@ -445,5 +445,30 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
     },
     eventWebhookSettingsOf: (subuser) => eventWebhooks.get(subuser),
     parseSettingsOf: (subuser) => [...(parseSettings.get(subuser)?.values() ?? [])],
+  }
+}
+
+/** A key pair of SendGrid's Signed Event Webhook, the public half as SendGrid shows it: base64 DER (SPKI). */
+export function eventWebhookKeys(): { privateKey: KeyObject; publicKeyBase64: string } {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+  return { privateKey, publicKeyBase64: publicKey.export({ format: 'der', type: 'spki' }).toString('base64') }
+}
+
+/**
+ * The headers SendGrid signs an event post with: the base64 DER ECDSA signature of the timestamp (Unix
+ * seconds, now unless given) followed by the body.
+ */
+export function signedEventHeaders(
+  privateKey: KeyObject,
+  body: string,
+  timestamp = String(Math.floor(Date.now() / 1000)),
+): Record<string, string> {
+  return {
+    'X-Twilio-Email-Event-Webhook-Signature': sign(
+      'sha256',
+      Buffer.from(timestamp + body),
+      privateKey,
+    ).toString('base64'),
+    'X-Twilio-Email-Event-Webhook-Timestamp': timestamp,
   }
 }

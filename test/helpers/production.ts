@@ -1,5 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { eventWebhookKeys } from '../fakes/sendgrid.js'
 import { TEST_ADMIN_TOKEN, TEST_JWT_SECRET } from './app.js'
+
+/** The Signed Event Webhook key pair whose public half PRODUCTION_ENV sets: sign event posts with the other. */
+export const PRODUCTION_EVENT_KEYS = eventWebhookKeys()
 
 /**
  * Everything NODE_ENV=production needs set, as an operator would set it (config.ts refuses to start
@@ -15,4 +20,22 @@ export const PRODUCTION_ENV = {
     .toString(),
   EDGE_SIGNING_SECRET: 'e'.repeat(32),
   PUBLIC_BASE_URL: 'https://platform.example.com',
+  SENDGRID_WEBHOOK_PUBLIC_KEY: PRODUCTION_EVENT_KEYS.publicKeyBase64,
+}
+
+/** What a TLS-terminating proxy adds to a request that came over HTTPS. */
+export const FROM_A_PROXY = { 'x-forwarded-proto': 'https' }
+
+/**
+ * The app as a TLS-terminating proxy on this host reaches it (the app trusting 127.0.0.1 in TRUST_PROXY):
+ * each request says `X-Forwarded-Proto: https`.
+ */
+export function behindTlsProxy(app: FastifyInstance): FastifyInstance {
+  return new Proxy(app, {
+    get(target, property, receiver) {
+      if (property !== 'inject') return Reflect.get(target, property, receiver)
+      return (options: InjectOptions) =>
+        target.inject({ ...options, headers: { ...options.headers, ...FROM_A_PROXY } })
+    },
+  })
 }

@@ -15,12 +15,18 @@ const header = (request: FastifyRequest, name: string) => {
   return typeof value === 'string' ? value : undefined
 }
 
-/** SendGrid's event webhook: no credentials; signed when `SENDGRID_WEBHOOK_PUBLIC_KEY` is set. */
+/**
+ * SendGrid's event webhook: no credentials; signed when `SENDGRID_WEBHOOK_PUBLIC_KEY` is set, which
+ * production requires unless SENDGRID_WEBHOOK_UNSIGNED_UNSAFE says otherwise.
+ */
 export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db, queue } = platform
-  const publicKey = platform.config.mail.webhookPublicKey
-    ? parseWebhookPublicKey(platform.config.mail.webhookPublicKey)
-    : undefined
+  const { mail } = platform.config
+  const publicKey = mail.webhookPublicKey ? parseWebhookPublicKey(mail.webhookPublicKey) : undefined
+  if (!publicKey && mail.acceptUnsignedEvents)
+    platform.log.warn(
+      'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true: delivery events are accepted unsigned, from anyone who posts them',
+    )
 
   // The signature covers the exact bytes sent, so this scope reads the raw body itself, whatever the
   // content type; encapsulation keeps the parser to these routes.
@@ -48,8 +54,10 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         headers: signatureHeaders({
           [SIGNATURE_HEADER]:
             'The base64 DER ECDSA P-256 / SHA-256 signature of the timestamp header followed by the body, ' +
-            'checked with SENDGRID_WEBHOOK_PUBLIC_KEY when it is set; 403 without a valid one',
-          [TIMESTAMP_HEADER]: 'The timestamp SendGrid signed with the body',
+            'checked with SENDGRID_WEBHOOK_PUBLIC_KEY when it is set (production requires it); 403 without ' +
+            'a valid one',
+          [TIMESTAMP_HEADER]:
+            'The Unix seconds SendGrid signed with the body; 403 when more than 300 s from now either way',
         }),
         body: EventBatch,
         response: { 200: Received },

@@ -1,8 +1,14 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto'
+import { ConfigError } from '../../config.js'
 
 /** SendGrid's Signed Event Webhook headers (Node lower-cases header names). */
 export const SIGNATURE_HEADER = 'x-twilio-email-event-webhook-signature'
 export const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp'
+
+/** How far the signed timestamp may be from now, either way: Stripe's tolerance, as Standard Webhooks'. */
+const SIGNATURE_TOLERANCE_SECONDS = 300
+
+const NOT_A_P256_KEY = 'SENDGRID_WEBHOOK_PUBLIC_KEY must be an ECDSA P-256 public key (base64 DER or PEM)'
 
 /**
  * The verification key SendGrid shows for the Signed Event Webhook: base64 DER (SPKI), as its settings
@@ -10,26 +16,37 @@ export const TIMESTAMP_HEADER = 'x-twilio-email-event-webhook-timestamp'
  */
 export function parseWebhookPublicKey(text: string): KeyObject {
   const value = text.trim()
-  const key = value.includes('-----BEGIN')
-    ? createPublicKey(value)
-    : createPublicKey({ key: Buffer.from(value, 'base64'), format: 'der', type: 'spki' })
+  let key: KeyObject
+  try {
+    key = value.includes('-----BEGIN')
+      ? createPublicKey(value)
+      : createPublicKey({ key: Buffer.from(value, 'base64'), format: 'der', type: 'spki' })
+  } catch {
+    throw new ConfigError(NOT_A_P256_KEY)
+  }
   if (key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'prime256v1') {
-    throw new Error('SENDGRID_WEBHOOK_PUBLIC_KEY must be an ECDSA P-256 public key')
+    throw new ConfigError(NOT_A_P256_KEY)
   }
   return key
 }
 
+/** Unix seconds, as SendGrid writes the timestamp header, within the tolerance of now. */
+function isFresh(timestamp: string): boolean {
+  const seconds = Date.now() / 1000
+  return /^\d{1,12}$/.test(timestamp) && Math.abs(seconds - Number(timestamp)) <= SIGNATURE_TOLERANCE_SECONDS
+}
+
 /**
  * ECDSA P-256 / SHA-256 over the timestamp header followed by the raw body bytes, the signature being
- * base64 DER, as SendGrid signs it. No freshness window on the timestamp: SendGrid redelivers failed
- * batches for up to a day, and a replayed batch is harmless because events are de-duplicated.
+ * base64 DER, as SendGrid signs it; and the timestamp within 300 s of now, so that a captured post cannot
+ * be replayed later (SendGrid documents no window; 300 s is Stripe's and Standard Webhooks').
  */
 export function verifyEventWebhookSignature(
   key: KeyObject,
   signed: { signature: string | undefined; timestamp: string | undefined; rawBody: Buffer },
 ): boolean {
   const { signature, timestamp, rawBody } = signed
-  if (!signature || !timestamp) return false
+  if (!signature || !timestamp || !isFresh(timestamp)) return false
   try {
     return verify(
       'sha256',

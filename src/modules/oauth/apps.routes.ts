@@ -13,11 +13,13 @@ import {
   rotateWebhookSecret,
   updateApp,
 } from './apps.service.js'
+import { appWebhookAddresses, assertWebhookUrlAddress } from './webhooks.service.js'
 
 /** Registration of third-party apps through the admin API (ADMIN_TOKEN). */
 export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
   const { db } = platform
   const { secretsKey } = platform.config
+  const webhookAddresses = appWebhookAddresses(platform.config)
   app.addHook('onRequest', app.authenticateAdmin)
 
   app.post(
@@ -32,7 +34,10 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       response: { 201: Envelope(NewApp) },
       errors: [400, 401, 503],
     }),
-    async (request, reply) => reply.status(201).send(ok(await createApp(db, secretsKey, request.body))),
+    async (request, reply) => {
+      assertWebhookUrlAddress(webhookAddresses, request.body.webhook_url)
+      return reply.status(201).send(ok(await createApp(db, secretsKey, request.body)))
+    },
   )
 
   app.get(
@@ -78,7 +83,10 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       response: { 200: Envelope(App) },
       errors: [400, 401, 404],
     }),
-    async (request) => ok(await updateApp(db, request.params.id, request.body)),
+    async (request) => {
+      assertWebhookUrlAddress(webhookAddresses, request.body.webhook_url)
+      return ok(await updateApp(db, request.params.id, request.body))
+    },
   )
 
   app.post(

@@ -3,6 +3,7 @@ import { revokeGrantsOfRemovedMember } from './grants.service.js'
 import {
   APP_WEBHOOK_JOB,
   type AppWebhookJob,
+  appWebhookAddresses,
   deliverAppNotification,
   queueAppNotifications,
   type WebhooksDeps,
@@ -10,7 +11,12 @@ import {
 
 /** The oauth module's jobs and listeners; defined before the queue starts (the app's onReady). */
 export function defineOAuthJobs(platform: Platform): void {
-  const deps: WebhooksDeps = { db: platform.db, secretsKey: platform.config.secretsKey, log: platform.log }
+  const deps: WebhooksDeps = {
+    db: platform.db,
+    secretsKey: platform.config.secretsKey,
+    log: platform.log,
+    addresses: appWebhookAddresses(platform.config),
+  }
   platform.queue.define({
     name: APP_WEBHOOK_JOB,
     handle: (job: AppWebhookJob) => deliverAppNotification(deps, job),

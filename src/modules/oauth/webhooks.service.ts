@@ -1,7 +1,10 @@
 import { Webhook } from 'standardwebhooks'
+import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
+import { Invalid } from '../../platform/http/errors.js'
+import { OutboundAddressPolicy, outboundRefusalIn } from '../../platform/http/outbound-address.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { providerRequest } from '../../platform/providers/http-client.js'
@@ -33,6 +36,30 @@ export interface WebhooksDeps {
   /** SECRETS_ENCRYPTION_KEY, which seals the apps' webhook secrets. */
   secretsKey: Buffer | undefined
   log: Logger
+  /** In production, where notifications may go (appWebhookAddresses); anywhere else, anywhere. */
+  addresses: OutboundAddressPolicy | undefined
+}
+
+/**
+ * In production, app webhooks go to public addresses only, and to the ranges APP_WEBHOOK_ALLOWED_CIDRS
+ * lists: an app's URL must not reach the cloud metadata service or the network the service runs in. Outside
+ * production, anywhere (local receivers and tests are on 127.0.0.1).
+ */
+export function appWebhookAddresses(
+  config: Pick<Config, 'nodeEnv' | 'oauth'>,
+): OutboundAddressPolicy | undefined {
+  if (config.nodeEnv !== 'production') return undefined
+  return new OutboundAddressPolicy(config.oauth.webhookAllowedRanges)
+}
+
+/** A webhook_url given at registration or update, refused when its host is an address notifications may not reach. */
+export function assertWebhookUrlAddress(
+  addresses: OutboundAddressPolicy | undefined,
+  webhookUrl: string | null | undefined,
+): void {
+  if (!addresses || !webhookUrl || !URL.canParse(webhookUrl)) return
+  const refusal = addresses.refusalOfUrl(new URL(webhookUrl))
+  if (refusal) throw new Invalid(`webhook_url must be a public address: ${refusal.message}`)
 }
 
 /** The spec's notification body. */
@@ -75,7 +102,9 @@ export async function queueAppNotifications(
 
 /**
  * POSTs the notification signed as Standard Webhooks say: HMAC-SHA256 of `id.timestamp.body` under the
- * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried.
+ * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried. In
+ * production the connection goes only to an address the policy allows, checked after DNS resolution; a
+ * refused one fails the attempt like no answer (the range may be allowed, or the name fixed, meanwhile).
  */
 export async function deliverAppNotification(deps: WebhooksDeps, job: AppWebhookJob): Promise<void> {
   const { notification } = job
@@ -93,6 +122,8 @@ export async function deliverAppNotification(deps: WebhooksDeps, job: AppWebhook
 
   const body = JSON.stringify(notification)
   const sentAt = new Date()
+  // Never the URL's query or credentials in a log or a job's error: only where it went.
+  const destination = new URL(app.webhookUrl).origin
   const response = await providerRequest(
     {
       method: 'POST',
@@ -105,9 +136,13 @@ export async function deliverAppNotification(deps: WebhooksDeps, job: AppWebhook
       body,
       retries: 0,
       timeoutMs: 5_000,
+      ...(deps.addresses && { dispatcher: await deps.addresses.dispatcher() }),
     },
     log,
-  )
+  ).catch((error: unknown) => {
+    const refused = outboundRefusalIn(error)
+    throw refused ? new Error(`app webhook to ${destination} refused: ${refused.message}`) : error
+  })
   if (response.status < 200 || response.status >= 300)
-    throw new Error(`app webhook ${app.webhookUrl} answered ${response.status}`)
+    throw new Error(`app webhook to ${destination} answered ${response.status}`)
 }

@@ -12,6 +12,8 @@ export interface ProviderRequest {
   timeoutMs?: number
   /** Attempts after the first, on network errors, 429 and 5xx. */
   retries?: number
+  /** Connects instead of fetch's own (OutboundAddressPolicy's, which refuses non-public addresses). */
+  dispatcher?: RequestInit['dispatcher']
 }
 
 export interface ProviderResponse {
@@ -127,6 +129,7 @@ export async function providerRequest(request: ProviderRequest, log?: Logger): P
             headers: { ...headers, ...currentTraceHeaders() },
             body,
             signal: AbortSignal.timeout(request.timeoutMs ?? 10_000),
+            ...(request.dispatcher && { dispatcher: request.dispatcher }),
           }),
         ),
       )
@@ -148,7 +151,9 @@ export async function providerRequest(request: ProviderRequest, log?: Logger): P
     } catch (error) {
       log?.warn({ provider: logged, ms: Date.now() - started, attempt, err: error }, 'provider call failed')
       if (attempt >= retries)
-        throw new ProviderUnreachable(`${method} ${url.origin}${url.pathname} failed: ${error}`)
+        throw new ProviderUnreachable(`${method} ${url.origin}${url.pathname} failed: ${error}`, {
+          cause: error,
+        })
       await sleep(retryDelayMs(attempt, null))
     }
   }
