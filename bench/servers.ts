@@ -66,6 +66,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     OAUTH_SIGNING_KEY: newSigningKey(),
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    SENDGRID_WEBHOOK_PUBLIC_KEY: newEventWebhookKey(),
     PUBLIC_BASE_URL: baseUrl,
     // As production runs, behind a TLS proxy (here on loopback): see VIA_TLS_PROXY.
     TRUST_PROXY: 'loopback',
@@ -105,6 +106,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 }
 
 /** A P-256 private key (PKCS #8 PEM) signing the run's OAuth access tokens. */
+/** A P-256 public key as SendGrid gives it (base64 DER), for a run that posts no SendGrid events. */
+const newEventWebhookKey = () =>
+  generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ type: 'spki', format: 'der' })
+    .toString('base64')
+
 const newSigningKey = () =>
   generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
     type: 'pkcs8',

@@ -25,9 +25,13 @@ export async function ingestAgainstSql(
   bodies: string[],
   connections: number,
   processed: () => Promise<unknown>,
+  signedHeaders: (body: string) => Record<string, string>,
 ): Promise<IngestAgainstSql> {
   const redeliveries = (count: number, offset: number): EachRequest[] =>
-    Array.from({ length: count }, (_, i) => ({ body: bodies[(offset + i) % bodies.length] as string }))
+    Array.from({ length: count }, (_, i) => {
+      const body = bodies[(offset + i) % bodies.length] as string
+      return { body, headers: signedHeaders(body) }
+    })
   const plan = await planSql(target, {
     url,
     contentType: 'application/json',

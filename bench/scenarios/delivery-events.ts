@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import pg from 'pg'
 import { createMember } from '../admin.js'
@@ -31,6 +31,23 @@ const STALL_MS = 60_000
 const POST_TIMEOUT_MS = 60_000
 
 const WEBHOOK_PATH = '/v1/e/mailprovider/webhook'
+
+// Production takes signed events only (SENDGRID_WEBHOOK_PUBLIC_KEY): the run's posts are signed as SendGrid
+// signs them, with a key pair of the run's own.
+const EVENT_WEBHOOK_KEYS = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+
+/** SendGrid's signature headers: ECDSA over the timestamp (Unix seconds) followed by the body. */
+function signedHeaders(body: string): Record<string, string> {
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  return {
+    'x-twilio-email-event-webhook-signature': sign(
+      'sha256',
+      Buffer.from(timestamp + body),
+      EVENT_WEBHOOK_KEYS.privateKey,
+    ).toString('base64'),
+    'x-twilio-email-event-webhook-timestamp': timestamp,
+  }
+}
 
 interface SentRecord {
   id: string
@@ -110,12 +127,13 @@ async function postAll(baseUrl: string, bodies: string[], order: number[], conne
   const started = performance.now()
   const poster = async () => {
     for (let i = next++; i < order.length; i = next++) {
+      const body = bodies[order[i] as number] as string
       const sentAt = performance.now()
       try {
         const response = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
-          body: bodies[order[i] as number],
+          headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY, ...signedHeaders(body) },
+          body,
           signal: AbortSignal.timeout(POST_TIMEOUT_MS),
         })
         await response.arrayBuffer()
@@ -200,7 +218,14 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
     const url = new URL(WEBHOOK_PATH, target.baseUrl).toString()
     const again =
       done && !posted.errors
-        ? await ingestAgainstSql(target, url, bodies, options.connections, () => waitUntilProcessed(db))
+        ? await ingestAgainstSql(
+            target,
+            url,
+            bodies,
+            options.connections,
+            () => waitUntilProcessed(db),
+            signedHeaders,
+          )
         : undefined
     const final = again ? await waitUntilProcessed(db) : done
 
@@ -255,6 +280,9 @@ export const deliveryEvents: MeasuredScenario = {
   serverEnv: {
     MAIL_PROVIDER: 'sendgrid',
     SENDGRID_API_KEY: 'SG.bench-never-called',
+    SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_WEBHOOK_KEYS.publicKey
+      .export({ format: 'der', type: 'spki' })
+      .toString('base64'),
   },
   measure,
 }
