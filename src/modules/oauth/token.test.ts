@@ -566,6 +566,51 @@ describe('the code and refresh grants, client authentication, introspection and 
     expect(tokens.json().scope).toBe('crm.contacts.read analytics.read sites.read')
   })
 
+  test('authenticates a public app by its client_id alone, and refuses a client secret sent for it (invalid_client)', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize } = flowOf(t, client)
+    const spa = await registerApp(t.app, { redirect_uris: [CALLBACK] })
+    const pkce = pkcePair()
+    const query = {
+      response_type: 'code',
+      client_id: spa._id,
+      redirect_uri: CALLBACK,
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    }
+    const exchangeAs = (code: string, credentials: Record<string, string>) =>
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CALLBACK,
+        code_verifier: pkce.verifier,
+        client_id: spa._id,
+        ...credentials,
+      })
+    // The secret it was registered with, from before it was made public.
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/oauth/apps/${spa._id}`,
+      headers: adminHeaders,
+      payload: { public: true },
+    })
+    const { code } = await authorize('solo@flow.example', query)
+    const withSecret = await exchangeAs(code, { client_secret: spa.client_secret })
+    expect(withSecret.statusCode).toBe(401)
+    expect(withSecret.json()).toMatchObject({ error: 'invalid_client' })
+    const withBasic = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: pkce.verifier },
+      [spa._id, spa.client_secret],
+    )
+    expect(withBasic.statusCode).toBe(401)
+    expect(withBasic.headers['www-authenticate']).toMatch(/^Basic realm="oauth"/)
+    // Refused before the code was looked at: the client_id alone still exchanges it.
+    expect((await exchangeAs(code, {})).statusCode).toBe(200)
+  })
+
   test('rotates refresh tokens, allows the previous one within the grace period, and revokes the grant after it', async ({
     t,
     oauthApp: client,

@@ -1,0 +1,1 @@
+ALTER TABLE "oauth_apps" ALTER COLUMN "client_secret_hash" DROP NOT NULL;
