@@ -174,7 +174,7 @@ describe('the revocation endpoint (RFC 7009)', () => {
     await createUser(t.app, 'solo@flow.example', [subAccount.accountId])
   })
 
-  test('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown and foreign tokens', async ({
+  test('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown tokens and unauthorized_client for another client’s', async ({
     t,
     oauthApp: client,
   }) => {
@@ -188,7 +188,12 @@ describe('the revocation endpoint (RFC 7009)', () => {
     const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
 
     const other = await registerApp(t.app)
-    expect((await revoke(tokens.refresh_token, other)).statusCode).toBe(200)
+    const foreign = await revoke(tokens.refresh_token, other)
+    expect(foreign.statusCode).toBe(400)
+    expect(foreign.json()).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'The token was not issued to this client',
+    })
     const stillGood = await refresh(tokens.refresh_token)
     expect(stillGood.statusCode).toBe(200)
 
@@ -198,7 +203,41 @@ describe('the revocation endpoint (RFC 7009)', () => {
     expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
 
     expect((await revoke('never-issued')).statusCode).toBe(200)
-    expect((await revoke(tokens.access_token)).json()).toMatchObject({ error: 'unsupported_token_type' })
     expect((await revoke('')).json()).toMatchObject({ error: 'invalid_request' })
+  })
+
+  test('revokes an access token with its grant (RFC 7009 2.1), with or without token_type_hint, for the client it was issued to only', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const tokensOf = async () => (await exchange((await authorize('solo@flow.example')).code)).json()
+    const revoke = (fields: Record<string, string>, as: RegisteredApp = client) =>
+      postAsClient(t.app, 'revoke', fields, as)
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const hinted = await tokensOf()
+    const foreign = await revoke({ token: hinted.access_token }, await registerApp(t.app))
+    expect(foreign.json()).toMatchObject({ error: 'unauthorized_client' })
+    expect((await contacts(t.app, hinted.access_token)).statusCode).toBe(200)
+
+    expect((await revoke({ token: hinted.access_token, token_type_hint: 'access_token' })).statusCode).toBe(
+      200,
+    )
+    const refused = await contacts(t.app, hinted.access_token)
+    expect(refused.statusCode).toBe(401)
+    expect(refused.json()).toMatchObject({ additional_info: 'access token revoked' })
+    expect((await introspect(t.app, client, hinted.access_token)).json()).toEqual({ active: false })
+    // RFC 7009 2.1: the server "MAY revoke the respective refresh token as well": the grant goes.
+    expect((await refresh(hinted.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    // Revoked already: invalid tokens are answered 200 (RFC 7009 2.2).
+    expect((await revoke({ token: hinted.access_token })).statusCode).toBe(200)
+
+    const unhinted = await tokensOf()
+    expect((await revoke({ token: unhinted.access_token })).statusCode).toBe(200)
+    expect((await contacts(t.app, unhinted.access_token)).statusCode).toBe(401)
   })
 })

@@ -168,7 +168,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...clientAuthentication,
       ...routeOptions({
         operationId: 'tokenRevoke',
-        summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
+        summary:
+          'Revoke a refresh or access token with its whole grant (RFC 7009); 200 also for unknown tokens',
         tags: ['oauth'],
         access: 'public',
         requiresHttps: true,
@@ -185,7 +186,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await revokeToken(withIp(request), request.oauthClient as AppRow, body(request))
+      await revokeToken(
+        { ...withIp(request), verifyAccessToken },
+        request.oauthClient as AppRow,
+        body(request),
+      )
       return reply.status(200).send()
     },
   )

@@ -249,7 +249,7 @@ async function exchangeCode(deps: TokenDeps, app: AppRow, body: OAuthForm): Prom
   return outcome.tokens as TokenResponse
 }
 
-type Grant = ReturnType<typeof grantOf>
+export type Grant = ReturnType<typeof grantOf>
 
 const audit = (deps: TokenDeps, tx: Database, event: AuditEventName, grant: Grant, detail = {}) =>
   recordAudit(tx, {
