@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, vi } from 'vitest'
 import {
@@ -239,5 +241,91 @@ describe('the revocation endpoint (RFC 7009)', () => {
     const unhinted = await tokensOf()
     expect((await revoke({ token: unhinted.access_token })).statusCode).toBe(200)
     expect((await contacts(t.app, unhinted.access_token)).statusCode).toBe(401)
+  })
+})
+
+/**
+ * A grant acts for a user in an account: a suspended account's grants wait, unchanged, for its
+ * reactivation; a user's grant ends with their membership (RFC 6749 6).
+ */
+describe('grants of suspended accounts and of former members', () => {
+  const setStatus = (app: FastifyInstance, accountId: string, status: 'active' | 'suspended') =>
+    app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${accountId}`,
+      headers: adminHeaders,
+      payload: { status },
+    })
+
+  /** A user alone in a new account, with a code and tokens of `client` for it. */
+  async function grantInNewAccount(t: TestApp, client: RegisteredApp) {
+    const { accountId } = await createTenant(t.app)
+    const email = `member-${randomBytes(4).toString('hex')}@grants.example`
+    const user = await createUser(t.app, email, [accountId])
+    const tokens = await obtainTokens(t.app, client, email)
+    const code = await obtainCode(t.app, client, email)
+    return { accountId, userId: user._id, tokens, code }
+  }
+
+  const callsOf = (t: TestApp, client: RegisteredApp) => ({
+    refresh: (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ]),
+    exchange: (code: string) =>
+      tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code, redirect_uri: client.redirect_uris[0] as string },
+        [client._id, client.client_secret],
+      ),
+  })
+
+  test('refuses the refresh and the code exchange of a suspended account without using them up, and takes them after reactivation without new consent', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, exchange } = callsOf(t, client)
+    const { accountId, tokens, code } = await grantInNewAccount(t, client)
+    expect((await setStatus(t.app, accountId, 'suspended')).statusCode).toBe(200)
+    const suspended = { error: 'invalid_grant', error_description: 'Account is suspended' }
+    expect((await refresh(tokens.refresh_token)).json()).toEqual(suspended)
+    expect((await exchange(code)).json()).toEqual(suspended)
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toEqual({ active: false })
+
+    expect((await setStatus(t.app, accountId, 'active')).statusCode).toBe(200)
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toMatchObject({ active: true })
+    expect((await refresh(tokens.refresh_token)).statusCode).toBe(200)
+    expect((await exchange(code)).statusCode).toBe(200)
+  })
+
+  test('refuses the refresh of a user no longer a member of the account and revokes the grant (RFC 6749 6); refuses their code too', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, exchange } = callsOf(t, client)
+    const { accountId, userId, tokens, code } = await grantInNewAccount(t, client)
+    await t.app.platform.db.execute(
+      sql`delete from memberships where account_id = ${accountId} and user_id = ${userId}`,
+    )
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toEqual({ active: false })
+    expect((await refresh(tokens.refresh_token)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The user is no longer a member of the account; the grant is revoked',
+    })
+    expect((await exchange(code)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The user is no longer a member of the account',
+    })
+    expect((await contacts(t.app, tokens.access_token)).statusCode).toBe(401)
+
+    // Revoked, not merely refused: a membership given back does not bring the grant back.
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/users/${userId}/memberships`,
+      headers: adminHeaders,
+      payload: { account_id: accountId },
+    })
+    expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 })
