@@ -38,8 +38,14 @@ export async function authenticateClient(
     const ip = deps.ip ?? ''
     // Past the limit an address is answered 429 and no longer recorded: a flood of bad credentials
     // neither grows the audit table nor goes on guessing. Good credentials from it still pass.
-    if (await deps.clientAuthFailures.blocked(ip)) {
-      return new OAuthError(429, 'too_many_requests', 'Too many failed client authentications; try later')
+    const secondsBlocked = await deps.clientAuthFailures.secondsBlocked(ip)
+    if (secondsBlocked > 0) {
+      return new OAuthError(
+        429,
+        'too_many_requests',
+        'Too many failed client authentications; try later',
+        secondsBlocked,
+      )
     }
     await deps.clientAuthFailures.failed(ip)
     await recordAudit(deps.db, {

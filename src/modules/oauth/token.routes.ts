@@ -74,6 +74,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     if (error instanceof OAuthError) {
       // RFC 6749 5.2: a failed Basic authentication names the scheme to use.
       if (error.status === 401) reply.header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"')
+      if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds))
       return reply.status(error.status).send({ error: error.error, error_description: error.description })
     }
     if (error instanceof DomainError && error.statusCode === 429) {

@@ -28,12 +28,16 @@ import {
 } from './token.repository.js'
 import type { OAuthForm, TokenResponse } from './token.schemas.js'
 
-/** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
+/**
+ * An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status (and
+ * a 429, the seconds to wait in Retry-After).
+ */
 export class OAuthError extends Error {
   constructor(
     readonly status: number,
     readonly error: string,
     readonly description: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(description)
   }

@@ -240,7 +240,7 @@ describe('token endpoint edge cases', () => {
     }
   })
 
-  test('answers 429 to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async ({
+  test('answers 429 with Retry-After to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async ({
     t,
     oauthApp: client,
   }) => {
@@ -277,6 +277,9 @@ describe('token endpoint edge cases', () => {
     const limited = await fromAddress(noisy, 'wrong')
     expect(limited.statusCode).toBe(429)
     expect(limited.json()).toMatchObject({ error: 'too_many_requests' })
+    // The wait until the failures lapse, within their 15 minutes.
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(15 * 60)
     expect(await countOf()).toBe(before + CLIENT_AUTH_FAILURES)
     // The right secret from the same address is not refused; other addresses are not affected.
     expect((await fromAddress(noisy, client.client_secret)).json()).toMatchObject({ error: 'invalid_grant' })

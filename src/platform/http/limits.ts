@@ -44,9 +44,15 @@ export function createFailureLimit(
   const limiter = redis
     ? new RateLimiterRedis({ ...settings, storeClient: redis })
     : new RateLimiterMemory(settings)
+  /** Seconds until the key may try again (its failures lapse): 0 when it is not blocked. */
+  const secondsBlocked = async (key: string): Promise<number> => {
+    const counted = await limiter.get(key)
+    return counted && counted.consumedPoints >= options.failures ? Math.ceil(counted.msBeforeNext / 1000) : 0
+  }
   return {
+    secondsBlocked,
     async blocked(key: string): Promise<boolean> {
-      return ((await limiter.get(key))?.consumedPoints ?? 0) >= options.failures
+      return (await secondsBlocked(key)) > 0
     },
     async failed(key: string): Promise<void> {
       await limiter.penalty(key, 1)
