@@ -299,7 +299,6 @@ describe.concurrent('the operator CLI against a running service', () => {
         'http://127.0.0.1:8765/cb',
         '--scopes',
         'crm.contacts.read  analytics.read',
-        '--public',
         '--webhook-url',
         'https://hub.example.com/hooks',
       ])
@@ -312,7 +311,7 @@ describe.concurrent('the operator CLI against a running service', () => {
         redirect_uris: ['https://hub.example.com/cb', 'http://127.0.0.1:8765/cb'],
         scopes: ['crm.contacts.read', 'analytics.read'],
         active: false,
-        public: true,
+        public: false,
       })
       const appId = app._id as string
       expect((await cli(['app', 'get', '--id', appId])).json()).toMatchObject({

@@ -2,6 +2,7 @@ import { and, arrayContains, asc, eq, gte, sql } from 'drizzle-orm'
 import type { AccountStanding } from '../../platform/auth/account-access.js'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
+import { isMemberOfAccount } from './account-access.service.js'
 import { accounts, chatIdentities, creditBalances, creditLedger, memberships, users } from './tables.js'
 
 export type AccountRow = typeof accounts.$inferSelect
@@ -116,8 +117,7 @@ const accountStandingStatement = preparedStatement<AccountStanding>(
   sql`select
       (select status from ${accounts} where id = ${sql.placeholder('accountId')}) as status,
       (not exists (select 1 from ${users} where id = ${sql.placeholder('userId')})
-        or exists (select 1 from ${memberships}
-          where account_id = ${sql.placeholder('accountId')} and user_id = ${sql.placeholder('userId')})
+        or ${isMemberOfAccount(sql`${sql.placeholder('accountId')}`, sql`${sql.placeholder('userId')}`)}
       ) as member`,
 )
 

@@ -7,7 +7,9 @@ export const App = Type.Object({
   redirect_uris: Type.Array(Type.String()),
   scopes: Type.Array(Type.String()),
   active: Type.Boolean({ description: 'False: development mode, refused by /authorize' }),
-  public: Type.Boolean({ description: 'A public client, which must use PKCE' }),
+  public: Type.Boolean({
+    description: 'A public client: no client secret, it authenticates by client_id and must use PKCE',
+  }),
   created_by: Type.Union([Id(), Type.Null()]),
   webhook_url: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp(),
@@ -25,7 +27,15 @@ export type Credentials = Static<typeof Credentials>
 export const WebhookCredentials = Type.Object({ client_id: Id(), webhook_secret: WebhookSecret })
 export type WebhookCredentials = Static<typeof WebhookCredentials>
 
-export const NewApp = Type.Composite([App, Credentials, Type.Object({ webhook_secret: WebhookSecret })])
+export const NewApp = Type.Composite([
+  App,
+  Type.Object({
+    client_id: Id(),
+    // Present for every app, as the spec's App has a client_secret; a public client has none (RFC 6749 2.1).
+    client_secret: Type.Union([ClientSecret, Type.Null({ description: 'A public app: it has no secret' })]),
+    webhook_secret: WebhookSecret,
+  }),
+])
 export type NewApp = Static<typeof NewApp>
 
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {

@@ -59,7 +59,9 @@ const hashClientSecret = (secretsKey: Buffer | undefined, secret: string): strin
 
 /** Whether `secret` is the app's current client secret (compared as keyed hashes, in constant time). */
 export function clientSecretMatches(secretsKey: Buffer | undefined, app: AppRow, secret: string): boolean {
-  return isSameSecret(hashClientSecret(secretsKey, secret), app.clientSecretHash)
+  return (
+    app.clientSecretHash !== null && isSameSecret(hashClientSecret(secretsKey, secret), app.clientSecretHash)
+  )
 }
 
 /** A new secret and its hash: 256 random bits, shown to the caller once and kept only as the hash. */
@@ -128,18 +130,21 @@ async function changeApp(db: Database, id: string, changes: Parameters<typeof up
   return row
 }
 
-/** Registers an app; the answer carries its `client_secret` and `webhook_secret`, never shown again. */
+/**
+ * Registers an app; the answer carries its `client_secret` (null for a public app, RFC 6749 2.1: it cannot
+ * keep one) and `webhook_secret`, never shown again.
+ */
 export async function createApp(
   db: Database,
   secretsKey: Buffer | undefined,
   input: CreateAppBody,
 ): Promise<NewApp> {
   await assertAppInput(db, input)
-  const { secret, hash } = newClientSecret(secretsKey)
+  const client = input.public ? undefined : newClientSecret(secretsKey)
   const webhook = newWebhookSecret(secretsKey)
   const row = await insertApp(db, {
     name: input.name,
-    clientSecretHash: hash,
+    clientSecretHash: client?.hash ?? null,
     webhookSecretSealed: webhook.sealed,
     redirectUris: distinct(input.redirect_uris),
     scopes: distinct(input.scopes),
@@ -148,7 +153,12 @@ export async function createApp(
     createdBy: input.created_by ?? null,
     webhookUrl: input.webhook_url ?? null,
   })
-  return { ...appView(row), client_id: row.id, client_secret: secret, webhook_secret: webhook.secret }
+  return {
+    ...appView(row),
+    client_id: row.id,
+    client_secret: client?.secret ?? null,
+    webhook_secret: webhook.secret,
+  }
 }
 
 export async function getApp(db: Database, id: string): Promise<AppView> {
@@ -175,19 +185,25 @@ export async function updateApp(db: Database, id: string, changes: UpdateAppBody
     ...(changes.redirect_uris && { redirectUris: distinct(changes.redirect_uris) }),
     ...(changes.scopes && { scopes: distinct(changes.scopes) }),
     ...(changes.active !== undefined && { active: changes.active }),
+    // An app made public loses its secret; made confidential again, it gets one by rotating.
     ...(changes.public !== undefined && { isPublic: changes.public }),
+    ...(changes.public && { clientSecretHash: null }),
     ...(changes.webhook_url !== undefined && { webhookUrl: changes.webhook_url }),
   })
   if (!row) throw new NotFound('App not found')
   return appView(row)
 }
 
-/** A new secret replaces the old one at once: the old one stops authenticating the app. */
+/** A new secret replaces the old one at once: the old one stops authenticating the app. A public app has none. */
 export async function rotateClientSecret(
   db: Database,
   secretsKey: Buffer | undefined,
   id: string,
 ): Promise<Credentials> {
+  const app = await findApp(db, id)
+  if (!app) throw new NotFound('App not found')
+  if (app.isPublic)
+    throw new Invalid('A public app has no client secret: it authenticates by client_id and PKCE')
   const { secret, hash } = newClientSecret(secretsKey)
   const row = await changeApp(db, id, { clientSecretHash: hash })
   if (!row) throw new NotFound('App not found')

@@ -164,6 +164,24 @@ describe('OAuth apps and scopes (admin API)', () => {
     expect((await admin(t, 'POST', '/apps/0123456789abcdef01234567/secret')).statusCode).toBe(404)
   })
 
+  test('registers a public app without a client secret (RFC 6749 2.1), rotates none for it, and drops the secret of an app made public', async ({
+    t,
+  }) => {
+    const created = await admin(t, 'POST', '/apps', newApp({ public: true }))
+    expect(created.statusCode).toBe(201)
+    const spa = created.json().data
+    expect(spa).toMatchObject({ public: true, client_id: spa._id, client_secret: null })
+    expect((await storedRow(t, spa._id))?.clientSecretHash).toBeNull()
+    expect((await admin(t, 'POST', `/apps/${spa._id}/secret`)).json()).toMatchObject({
+      errno: 400,
+      message: 'A public app has no client secret: it authenticates by client_id and PKCE',
+    })
+
+    const confidential = (await admin(t, 'POST', '/apps', newApp())).json().data
+    expect((await admin(t, 'PATCH', `/apps/${confidential._id}`, { public: true })).statusCode).toBe(200)
+    expect((await storedRow(t, confidential._id))?.clientSecretHash).toBeNull()
+  })
+
   test('requires the admin token', async ({ t }) => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/admin/oauth/apps' })
     expect(response.statusCode).toBe(401)

@@ -26,7 +26,8 @@ export const CLIENT_AUTH_FAILURES = 30
 
 /**
  * The client, authenticated by HTTP Basic or by `client_id` and `client_secret` in the body (one method
- * only). A public app authenticates with its id alone: PKCE then proves it started the authorization.
+ * only). A public app authenticates with its id alone (in the body): PKCE then proves it started the
+ * authorization.
  */
 export async function authenticateClient(
   deps: TokenDeps,
@@ -37,8 +38,14 @@ export async function authenticateClient(
     const ip = deps.ip ?? ''
     // Past the limit an address is answered 429 and no longer recorded: a flood of bad credentials
     // neither grows the audit table nor goes on guessing. Good credentials from it still pass.
-    if (await deps.clientAuthFailures.blocked(ip)) {
-      return new OAuthError(429, 'too_many_requests', 'Too many failed client authentications; try later')
+    const secondsBlocked = await deps.clientAuthFailures.secondsBlocked(ip)
+    if (secondsBlocked > 0) {
+      return new OAuthError(
+        429,
+        'too_many_requests',
+        'Too many failed client authentications; try later',
+        secondsBlocked,
+      )
     }
     await deps.clientAuthFailures.failed(ip)
     await recordAudit(deps.db, {
@@ -66,10 +73,10 @@ export async function authenticateClient(
     )
   const app = await findAppForClientAuth(deps.db, credentials.id)
   if (!app) throw await failed(credentials.id)
-  if (credentials.secret === undefined) {
-    if (!app.isPublic) throw await failed(app.id)
-  } else if (!clientSecretMatches(deps.secretsKey, app, credentials.secret)) {
-    throw await failed(app.id)
-  }
+  // A public client has no secret (RFC 6749 2.1: it cannot keep one): a secret sent for it is refused.
+  const authenticated = app.isPublic
+    ? credentials.secret === undefined
+    : credentials.secret !== undefined && clientSecretMatches(deps.secretsKey, app, credentials.secret)
+  if (!authenticated) throw await failed(app.id)
   return app
 }

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, vi } from 'vitest'
 import {
@@ -174,7 +176,7 @@ describe('the revocation endpoint (RFC 7009)', () => {
     await createUser(t.app, 'solo@flow.example', [subAccount.accountId])
   })
 
-  test('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown and foreign tokens', async ({
+  test('revokes a refresh token with its grant (RFC 7009), answering 200 for unknown tokens and unauthorized_client for another client’s', async ({
     t,
     oauthApp: client,
   }) => {
@@ -188,7 +190,12 @@ describe('the revocation endpoint (RFC 7009)', () => {
     const tokens = (await exchange((await authorize('solo@flow.example')).code)).json()
 
     const other = await registerApp(t.app)
-    expect((await revoke(tokens.refresh_token, other)).statusCode).toBe(200)
+    const foreign = await revoke(tokens.refresh_token, other)
+    expect(foreign.statusCode).toBe(400)
+    expect(foreign.json()).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'The token was not issued to this client',
+    })
     const stillGood = await refresh(tokens.refresh_token)
     expect(stillGood.statusCode).toBe(200)
 
@@ -198,7 +205,127 @@ describe('the revocation endpoint (RFC 7009)', () => {
     expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
 
     expect((await revoke('never-issued')).statusCode).toBe(200)
-    expect((await revoke(tokens.access_token)).json()).toMatchObject({ error: 'unsupported_token_type' })
     expect((await revoke('')).json()).toMatchObject({ error: 'invalid_request' })
+  })
+
+  test('revokes an access token with its grant (RFC 7009 2.1), with or without token_type_hint, for the client it was issued to only', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { authorize, exchange } = flowOf(t, client)
+    const tokensOf = async () => (await exchange((await authorize('solo@flow.example')).code)).json()
+    const revoke = (fields: Record<string, string>, as: RegisteredApp = client) =>
+      postAsClient(t.app, 'revoke', fields, as)
+    const refresh = (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ])
+    const hinted = await tokensOf()
+    const foreign = await revoke({ token: hinted.access_token }, await registerApp(t.app))
+    expect(foreign.json()).toMatchObject({ error: 'unauthorized_client' })
+    expect((await contacts(t.app, hinted.access_token)).statusCode).toBe(200)
+
+    expect((await revoke({ token: hinted.access_token, token_type_hint: 'access_token' })).statusCode).toBe(
+      200,
+    )
+    const refused = await contacts(t.app, hinted.access_token)
+    expect(refused.statusCode).toBe(401)
+    expect(refused.json()).toMatchObject({ additional_info: 'access token revoked' })
+    expect((await introspect(t.app, client, hinted.access_token)).json()).toEqual({ active: false })
+    // RFC 7009 2.1: the server "MAY revoke the respective refresh token as well": the grant goes.
+    expect((await refresh(hinted.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    // Revoked already: invalid tokens are answered 200 (RFC 7009 2.2).
+    expect((await revoke({ token: hinted.access_token })).statusCode).toBe(200)
+
+    const unhinted = await tokensOf()
+    expect((await revoke({ token: unhinted.access_token })).statusCode).toBe(200)
+    expect((await contacts(t.app, unhinted.access_token)).statusCode).toBe(401)
+  })
+})
+
+/**
+ * A grant acts for a user in an account: a suspended account's grants wait, unchanged, for its
+ * reactivation; a user's grant ends with their membership (RFC 6749 6).
+ */
+describe('grants of suspended accounts and of former members', () => {
+  const setStatus = (app: FastifyInstance, accountId: string, status: 'active' | 'suspended') =>
+    app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${accountId}`,
+      headers: adminHeaders,
+      payload: { status },
+    })
+
+  /** A user alone in a new account, with a code and tokens of `client` for it. */
+  async function grantInNewAccount(t: TestApp, client: RegisteredApp) {
+    const { accountId } = await createTenant(t.app)
+    const email = `member-${randomBytes(4).toString('hex')}@grants.example`
+    const user = await createUser(t.app, email, [accountId])
+    const tokens = await obtainTokens(t.app, client, email)
+    const code = await obtainCode(t.app, client, email)
+    return { accountId, userId: user._id, tokens, code }
+  }
+
+  const callsOf = (t: TestApp, client: RegisteredApp) => ({
+    refresh: (token: string) =>
+      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
+        client._id,
+        client.client_secret,
+      ]),
+    exchange: (code: string) =>
+      tokenRequest(
+        t.app,
+        { grant_type: 'authorization_code', code, redirect_uri: client.redirect_uris[0] as string },
+        [client._id, client.client_secret],
+      ),
+  })
+
+  test('refuses the refresh and the code exchange of a suspended account without using them up, and takes them after reactivation without new consent', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, exchange } = callsOf(t, client)
+    const { accountId, tokens, code } = await grantInNewAccount(t, client)
+    expect((await setStatus(t.app, accountId, 'suspended')).statusCode).toBe(200)
+    const suspended = { error: 'invalid_grant', error_description: 'Account is suspended' }
+    expect((await refresh(tokens.refresh_token)).json()).toEqual(suspended)
+    expect((await exchange(code)).json()).toEqual(suspended)
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toEqual({ active: false })
+
+    expect((await setStatus(t.app, accountId, 'active')).statusCode).toBe(200)
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toMatchObject({ active: true })
+    expect((await refresh(tokens.refresh_token)).statusCode).toBe(200)
+    expect((await exchange(code)).statusCode).toBe(200)
+  })
+
+  test('refuses the refresh of a user no longer a member of the account and revokes the grant (RFC 6749 6); refuses their code too', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, exchange } = callsOf(t, client)
+    const { accountId, userId, tokens, code } = await grantInNewAccount(t, client)
+    await t.app.platform.db.execute(
+      sql`delete from memberships where account_id = ${accountId} and user_id = ${userId}`,
+    )
+    expect((await introspect(t.app, client, tokens.refresh_token)).json()).toEqual({ active: false })
+    expect((await refresh(tokens.refresh_token)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The user is no longer a member of the account; the grant is revoked',
+    })
+    expect((await exchange(code)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The user is no longer a member of the account',
+    })
+    expect((await contacts(t.app, tokens.access_token)).statusCode).toBe(401)
+
+    // Revoked, not merely refused: a membership given back does not bring the grant back.
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/users/${userId}/memberships`,
+      headers: adminHeaders,
+      payload: { account_id: accountId },
+    })
+    expect((await refresh(tokens.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 })

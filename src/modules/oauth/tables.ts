@@ -22,8 +22,11 @@ export const oauthApps = pgTable(
   {
     id: idColumn(),
     name: text('name').notNull(),
-    /** HMAC-SHA256 of the secret under a server key (apps.service.ts): the secret itself is shown once. */
-    clientSecretHash: text('client_secret_hash').notNull(),
+    /**
+     * HMAC-SHA256 of the secret under a server key (apps.service.ts): the secret itself is shown once. Null
+     * for a public app, which has none.
+     */
+    clientSecretHash: text('client_secret_hash'),
     /** Exact strings; a redirect must equal one of them. */
     redirectUris: text('redirect_uris').array().notNull(),
     scopes: text('scopes').array().notNull().default(sql`'{}'::text[]`),

@@ -7,31 +7,56 @@ import { keptHash } from './kept-hash.js'
 import { param } from './request-params.js'
 import { findJudgedRefreshToken, findRefreshToken } from './token.repository.js'
 import type { Introspection, OAuthForm } from './token.schemas.js'
-import { grantOf, OAuthError, refreshClock, revokeGrantOfCode, type TokenDeps } from './token.service.js'
+import {
+  type Grant,
+  grantOf,
+  OAuthError,
+  refreshClock,
+  revokeGrantOfCode,
+  type TokenDeps,
+} from './token.service.js'
+
+type StatusDeps = TokenDeps & { verifyAccessToken: (token: string) => Promise<AuthContext> }
 
 /**
- * RFC 7009: revoking one of the client's refresh tokens revokes its whole grant, its access tokens with
- * it. Unknown tokens, and other clients' tokens, are answered like revoked ones (200) so that nothing can
- * be probed. An access token alone is not revoked (`unsupported_token_type`): its refresh token is.
+ * The grant a token belongs to, if the token is one of ours: a refresh token, whatever its state, or an
+ * access token that verifies (signature, lifetime, grant not revoked). The grant's id is the code's.
  */
-export async function revokeToken(deps: TokenDeps, app: AppRow, body: OAuthForm): Promise<void> {
+async function grantOfToken(deps: StatusDeps, token: string): Promise<Grant | undefined> {
+  if (isAccessToken(token)) {
+    const auth = await deps.verifyAccessToken(token).catch(() => undefined)
+    if (!auth?.oauth) return undefined
+    const { grant_id } = decodeJwt(token)
+    return grantOf(grant_id as string, {
+      clientId: auth.oauth.client_id,
+      userId: auth.uid,
+      accountId: auth.account_id,
+      scopes: auth.oauth.scopes,
+    })
+  }
+  const row = await findRefreshToken(deps.db, keptHash(token))
+  return row && grantOf(row.codeId, row)
+}
+
+/**
+ * RFC 7009: revoking one of the client's tokens, a refresh token or an access token, revokes its whole
+ * grant: its refresh tokens, and its access tokens by the grant's id (revoked-grants.ts). For an access
+ * token, 2.1: "the authorization server MAY revoke the respective refresh token as well"; a JWT cannot be
+ * revoked alone without a list of revoked token ids. Unknown, expired and revoked tokens are answered 200
+ * (2.2: "invalid tokens do not cause an error response"); a token of another client is refused (2.1: the
+ * server "verifies whether the token was issued to the client making the revocation request. If this
+ * validation fails, the request is refused"), with RFC 6749 5.2's `unauthorized_client`, and stays usable.
+ */
+export async function revokeToken(deps: StatusDeps, app: AppRow, body: OAuthForm): Promise<void> {
   const token = param(body.token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'token is required')
-  const row = await findRefreshToken(deps.db, keptHash(token))
-  if (row?.clientId === app.id) {
-    await inTransaction(deps.db, (tx) =>
-      revokeGrantOfCode(deps, tx, row.codeId, grantOf(row.codeId, row), 'client_revocation'),
-    )
-    await deps.revokedGrants.announce([row.codeId])
-    return
+  const grant = await grantOfToken(deps, token)
+  if (!grant) return
+  if (grant.clientId !== app.id) {
+    throw new OAuthError(400, 'unauthorized_client', 'The token was not issued to this client')
   }
-  if (!row && isAccessToken(token)) {
-    throw new OAuthError(
-      400,
-      'unsupported_token_type',
-      'Revoke the refresh token: the access tokens of its grant are refused with it',
-    )
-  }
+  await inTransaction(deps.db, (tx) => revokeGrantOfCode(deps, tx, grant.codeId, grant, 'client_revocation'))
+  await deps.revokedGrants.announce([grant.codeId])
 }
 
 /**
@@ -39,7 +64,7 @@ export async function revokeToken(deps: TokenDeps, app: AppRow, body: OAuthForm)
  * clients, and unknown, revoked or expired ones, are all just `{ active: false }`.
  */
 export async function introspectToken(
-  deps: TokenDeps & { verifyAccessToken: (token: string) => Promise<AuthContext> },
+  deps: StatusDeps,
   app: AppRow,
   body: OAuthForm,
 ): Promise<Introspection> {

@@ -2,6 +2,7 @@ import { and, eq, getTableColumns, gte, isNull, ne, or, type Placeholder, type S
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
+import { accountIsActive, isMemberOfAccount } from '../accounts/account-access.service.js'
 import { grantAuditInsert } from './audit.repository.js'
 import { oauthCodes, oauthRefreshTokens } from './tables.js'
 
@@ -25,6 +26,16 @@ const refreshTokenInForce = (now: Instant) =>
 export const liveRefreshToken = (now: Instant) =>
   and(refreshTokenInForce(now), isNull(oauthRefreshTokens.replacedAt)) as SQL
 
+/**
+ * Who a grant acts for may still be acted for: the account is active (a suspended one's grants wait,
+ * unchanged, for its reactivation), and the user is still its member (RFC 6749 6: the refresh token stands
+ * for the owner's authorization, which ends with the membership).
+ */
+const grantHolderVerdicts = (table: typeof oauthCodes | typeof oauthRefreshTokens) => ({
+  accountActive: accountIsActive(table.accountId),
+  member: isMemberOfAccount(table.accountId, table.userId),
+})
+
 /** Not replaced, or replaced at `graceStart` or later: a replaced token serves for the grace period. */
 const replacedWithinGrace = (graceStart: Instant) =>
   or(isNull(oauthRefreshTokens.replacedAt), gte(oauthRefreshTokens.replacedAt, graceStart)) as SQL
@@ -40,23 +51,38 @@ export interface RefreshClock {
 function refreshTokenVerdicts({ now, graceSeconds }: RefreshClock) {
   const inForce = refreshTokenInForce(now)
   const withinGrace = replacedWithinGrace(new Date(now.getTime() - graceSeconds * 1000))
+  const { accountActive, member } = grantHolderVerdicts(oauthRefreshTokens)
   return {
     inForce: sql<boolean>`${inForce}`,
     withinGrace: sql<boolean>`${withinGrace}`,
-    usable: sql<boolean>`${and(inForce, withinGrace)}`,
+    accountActive: sql<boolean>`${accountActive}`,
+    member: sql<boolean>`${member}`,
+    usable: sql<boolean>`${and(inForce, withinGrace, accountActive, member)}`,
   }
 }
 
-export type JudgedRefreshToken = RefreshTokenRow & { inForce: boolean; withinGrace: boolean; usable: boolean }
+export type JudgedRefreshToken = RefreshTokenRow & {
+  inForce: boolean
+  withinGrace: boolean
+  accountActive: boolean
+  member: boolean
+  usable: boolean
+}
 
-/** The code, locked until the transaction ends, and whether it is usable now. */
+/** The code, locked until the transaction ends, whether it is usable now, and whether its grant may be. */
 export async function findCodeForUpdate(
   db: Database,
   codeHash: string,
   now: Date,
-): Promise<(CodeRow & { usable: boolean }) | undefined> {
+): Promise<(CodeRow & { usable: boolean; accountActive: boolean; member: boolean }) | undefined> {
+  const { accountActive, member } = grantHolderVerdicts(oauthCodes)
   const [row] = await db
-    .select({ ...getTableColumns(oauthCodes), usable: sql<boolean>`${usableCode(now)}` })
+    .select({
+      ...getTableColumns(oauthCodes),
+      usable: sql<boolean>`${usableCode(now)}`,
+      accountActive: sql<boolean>`${accountActive}`,
+      member: sql<boolean>`${member}`,
+    })
     .from(oauthCodes)
     .where(eq(oauthCodes.codeHash, codeHash))
     .for('update')
@@ -119,6 +145,7 @@ const useCodeForGrantStatement = preparedStatement<GrantColumns>(
         and client_id = ${sql.placeholder('clientId')}
         and redirect_uri = ${sql.placeholder('redirectUri')}
         and code_challenge is not distinct from ${sql.placeholder('codeChallenge')}::text
+        and ${and(...Object.values(grantHolderVerdicts(oauthCodes)))}
       returning id as code_id, client_id, user_id, account_id, scopes
     ),
     audited as (${grantAuditInsert('used', 'token.issued')}),
@@ -128,8 +155,9 @@ const useCodeForGrantStatement = preparedStatement<GrantColumns>(
 
 /**
  * A code exchange that succeeds, in one statement (a prepared one): uses the code if it is usable, the
- * client's, and issued for this redirect URI and PKCE challenge (null: none), and stores the grant's first
- * refresh token and the audit record with it. Undefined, with nothing written, otherwise.
+ * client's, issued for this redirect URI and PKCE challenge (null: none), and its grant may act
+ * (grantHolderVerdicts), and stores the grant's first refresh token and the audit record with it.
+ * Undefined, with nothing written, otherwise.
  */
 export async function useCodeForGrant(
   db: Database,
@@ -155,6 +183,8 @@ const replaceRefreshTokenStatement = preparedStatement<GrantColumns>(
       update ${oauthRefreshTokens} set replaced_at = now(), last_used = ${sql.placeholder('now')}
       where token_hash = ${sql.placeholder('replacedHash')} and client_id = ${sql.placeholder('clientId')}
         and ${liveRefreshToken(sql.placeholder('now'))}
+        and ${and(...Object.values(grantHolderVerdicts(oauthRefreshTokens)))}
+        and scopes @> string_to_array(${sql.placeholder('requestedScope')}::text, ' ')
       returning id, code_id, client_id, user_id, account_id, scopes
     ),
     revoked as (
@@ -169,20 +199,22 @@ const replaceRefreshTokenStatement = preparedStatement<GrantColumns>(
 
 /**
  * A refresh that succeeds, in one statement (a prepared one), for the grant's live token: replaces it if it
- * is the client's, revokes the grant's other tokens, and stores the new token and the audit record.
+ * is the client's, its grant may still act (grantHolderVerdicts) and it holds the requested scope (space-
+ * separated; '' for all), revokes the grant's other tokens, and stores the new token and the audit record.
  * Undefined, with nothing written, otherwise. A token replaced already is for a transaction to refresh: the
  * grant's tokens issued meanwhile must be seen, which one statement's snapshot cannot; here a concurrent
  * refresh of the same token waits for the row, finds it replaced and writes nothing.
  */
 export async function replaceRefreshToken(
   db: Database,
-  token: { tokenHash: string; clientId: string },
+  token: { tokenHash: string; clientId: string; requestedScope: string },
   next: { tokenHash: string; expiresAt: Date },
   ip: string | null,
 ): Promise<IssuedGrant | undefined> {
   const [row] = await replaceRefreshTokenStatement(db, {
     replacedHash: token.tokenHash,
     clientId: token.clientId,
+    requestedScope: token.requestedScope,
     tokenHash: next.tokenHash,
     expiresAt: next.expiresAt,
     now: new Date(),

@@ -75,6 +75,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     if (error instanceof OAuthError) {
       // RFC 6749 5.2: a failed Basic authentication names the scheme to use.
       if (error.status === 401) reply.header('www-authenticate', 'Basic realm="oauth", charset="UTF-8"')
+      if (error.retryAfterSeconds) reply.header('retry-after', String(error.retryAfterSeconds))
       return reply.status(error.status).send({ error: error.error, error_description: error.description })
     }
     if (error instanceof DomainError && error.statusCode === 429) {
@@ -169,7 +170,8 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...clientAuthentication,
       ...routeOptions({
         operationId: 'tokenRevoke',
-        summary: 'Revoke a refresh token and its whole grant (RFC 7009); 200 also for unknown tokens',
+        summary:
+          'Revoke a refresh or access token with its whole grant (RFC 7009); 200 also for unknown tokens',
         tags: ['oauth'],
         access: 'public',
         requiresHttps: true,
@@ -186,7 +188,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await revokeToken(withIp(request), request.oauthClient as AppRow, body(request))
+      await revokeToken(
+        { ...withIp(request), verifyAccessToken },
+        request.oauthClient as AppRow,
+        body(request),
+      )
       return reply.status(200).send()
     },
   )

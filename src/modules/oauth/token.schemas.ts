@@ -14,7 +14,9 @@ const Param = (description: string, options: { pattern?: string } = {}) =>
 
 const ClientAuthentication = Type.Object({
   client_id: Param('The client, when it authenticates in the body (or is public) rather than by HTTP Basic'),
-  client_secret: Param('The client secret, when it authenticates in the body rather than by HTTP Basic'),
+  client_secret: Param(
+    'The client secret, when it authenticates in the body rather than by HTTP Basic; never for a public client',
+  ),
 })
 
 export const TokenRequestBody = Type.Composite([
@@ -26,6 +28,9 @@ export const TokenRequestBody = Type.Composite([
       pattern: PKCE_VALUE_PATTERN,
     }),
     refresh_token: Param('refresh_token: the refresh token to exchange (it is replaced)'),
+    scope: Param(
+      'refresh_token: the scopes the access token should carry, space-separated, within those granted (RFC 6749 6); all of them when omitted',
+    ),
   }),
   ClientAuthentication,
 ])

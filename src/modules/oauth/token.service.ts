@@ -1,4 +1,4 @@
-import { type KeyObject, randomBytes, randomUUID } from 'node:crypto'
+import { createHmac, hkdfSync, type KeyObject, randomBytes, randomUUID } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
 import { LRUCache } from 'lru-cache'
 import type { OAuthKeys } from '../../platform/auth/oauth-keys.js'
@@ -19,6 +19,7 @@ import {
   findCodeForUpdate,
   findRefreshTokenForUpdate,
   insertRefreshToken,
+  type JudgedRefreshToken,
   markCodeUsed,
   markRefreshTokenReplaced,
   replaceRefreshToken,
@@ -27,12 +28,16 @@ import {
 } from './token.repository.js'
 import type { OAuthForm, TokenResponse } from './token.schemas.js'
 
-/** An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status. */
+/**
+ * An RFC 6749 5.2 error: the token endpoint answers `{ error, error_description }` with this status (and
+ * a 429, the seconds to wait in Retry-After).
+ */
 export class OAuthError extends Error {
   constructor(
     readonly status: number,
     readonly error: string,
     readonly description: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(description)
   }
@@ -106,13 +111,18 @@ function accessTokenSigner(deps: TokenDeps, signing: { key: KeyObject; kid: stri
   return signer
 }
 
+function signingKeyOf(deps: TokenDeps): { key: KeyObject; kid: string } {
+  const signing = deps.keys.signing
+  if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
+  return signing
+}
+
 async function signAccessToken(
   deps: TokenDeps,
   db: Database,
   grant: { codeId: string; clientId: string; userId: string; accountId: string; scopes: string[] },
 ): Promise<string> {
-  const signing = deps.keys.signing
-  if (!signing) throw new OAuthError(503, 'temporarily_unavailable', 'OAUTH_SIGNING_KEY is not set')
+  const signing = signingKeyOf(deps)
   const parentAccount = await deps.parentAccountOf(db, grant.accountId)
   const sign = accessTokenSigner(deps, signing)
   return sign({
@@ -130,14 +140,33 @@ async function signAccessToken(
   })
 }
 
-/** A new refresh token, and what is kept of it: its hash, for 90 days. */
-function newRefreshToken() {
-  const token = randomBytes(32).toString('base64url')
-  return {
-    token,
-    tokenHash: keptHash(token),
-    expiresAt: new Date(Date.now() + REFRESH_TOKEN_DAYS * 86_400_000),
+/** A refresh token, and what is kept of it: its hash, for 90 days. */
+const refreshTokenOf = (token: string) => ({
+  token,
+  tokenHash: keptHash(token),
+  expiresAt: new Date(Date.now() + REFRESH_TOKEN_DAYS * 86_400_000),
+})
+
+/** The first refresh token of a grant: 256 random bits. */
+const newRefreshToken = () => refreshTokenOf(randomBytes(32).toString('base64url'))
+
+const successorKeys = new WeakMap<KeyObject, Buffer>()
+
+/**
+ * The refresh token that replaces `token`: its HMAC-SHA256 under a key derived from OAUTH_SIGNING_KEY
+ * (which every token response needs). A client retrying a lost answer within the grace period is given the
+ * same token again, without it being kept anywhere, and two refreshes racing cannot fork the grant
+ * (RFC 9700 4.14.2). Unguessable without both the key and the replaced token.
+ */
+function successorOf(deps: TokenDeps, token: string) {
+  const signing = signingKeyOf(deps)
+  let key = successorKeys.get(signing.key)
+  if (!key) {
+    const secret = Buffer.from(signing.key.export({ format: 'jwk' }).d as string, 'base64url')
+    key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'oauth refresh token successor', 32))
+    successorKeys.set(signing.key, key)
   }
+  return refreshTokenOf(createHmac('sha256', key).update(token).digest('base64url'))
 }
 
 /** The answer: a new access token of the grant, with the refresh token stored for it. */
@@ -156,13 +185,12 @@ async function tokenResponse(
   }
 }
 
-/** A new access token and refresh token of the grant (the code `codeId` started). */
-async function issueTokens(
-  deps: TokenDeps,
+/** Stores the grant's refresh token: its hash, bound to the grant (the code `codeId` started). */
+async function storeRefreshToken(
   tx: Database,
-  grant: { codeId: string; clientId: string; userId: string; accountId: string; scopes: string[] },
-): Promise<TokenResponse> {
-  const { token, tokenHash, expiresAt } = newRefreshToken()
+  grant: Grant,
+  { tokenHash, expiresAt }: { tokenHash: string; expiresAt: Date },
+): Promise<void> {
   await insertRefreshToken(tx, {
     tokenHash,
     codeId: grant.codeId,
@@ -172,7 +200,6 @@ async function issueTokens(
     scopes: grant.scopes,
     expiresAt,
   })
-  return tokenResponse(deps, tx, grant, token)
 }
 
 /**
@@ -230,18 +257,24 @@ async function exchangeCode(deps: TokenDeps, app: AppRow, body: OAuthForm): Prom
       await revokeGrantOfCode(deps, tx, row.id, grantOf(row.id, row), 'code_replay')
       return { refused: unusable, revokedGrant: row.id }
     }
+    const ownUsable = row.usable && row.clientId === app.id
+    // Nothing changes while the account is suspended: the code stays for a retry after its reactivation.
+    if (ownUsable && !row.accountActive) return { refused: ACCOUNT_SUSPENDED }
     // Used by this attempt, whatever follows: a refused code cannot be tried again.
     await markCodeUsed(tx, row.id, now)
-    if (!row.usable || row.clientId !== app.id) return { refused: unusable }
+    if (!ownUsable) return { refused: unusable }
     if (row.redirectUri !== redirectUri)
       return { refused: 'redirect_uri does not match the authorization request' }
     // A verifier for a code issued without a challenge is refused too: it would hide a PKCE downgrade.
     if ((row.codeChallenge ?? undefined) !== (verifier === undefined ? undefined : s256(verifier))) {
       return { refused: 'code_verifier does not match the code_challenge' }
     }
+    if (!row.member) return { refused: NO_LONGER_MEMBER }
     const grant = grantOf(row.id, row)
     await audit(deps, tx, 'token.issued', grant)
-    return { tokens: await issueTokens(deps, tx, grant) }
+    const refreshToken = newRefreshToken()
+    await storeRefreshToken(tx, grant, refreshToken)
+    return { tokens: await tokenResponse(deps, tx, grant, refreshToken.token) }
   })
   // Refusals commit (the code stays used, a replay's tokens stay revoked) before they are answered.
   if (outcome.revokedGrant) await deps.revokedGrants.announce([outcome.revokedGrant])
@@ -249,7 +282,7 @@ async function exchangeCode(deps: TokenDeps, app: AppRow, body: OAuthForm): Prom
   return outcome.tokens as TokenResponse
 }
 
-type Grant = ReturnType<typeof grantOf>
+export type Grant = ReturnType<typeof grantOf>
 
 const audit = (deps: TokenDeps, tx: Database, event: AuditEventName, grant: Grant, detail = {}) =>
   recordAudit(tx, {
@@ -294,43 +327,93 @@ export const refreshClock = (deps: TokenDeps) => ({
   graceSeconds: deps.refreshGraceSeconds,
 })
 
+/** The refusal of a suspended account's apps, in the API's words for a suspended account. */
+const ACCOUNT_SUSPENDED = 'Account is suspended'
+
+const NO_LONGER_MEMBER = 'The user is no longer a member of the account'
+
 /**
- * The refresh grant (RFC 6749 6) with rotation: each use replaces the token. A replaced token stays usable
- * for the grace period, for a client that lost the answer (the token that answer held is then revoked);
- * used later, it is taken as stolen and the whole grant is revoked.
+ * RFC 6749 6: the scope a refresh asks for (space-separated; undefined when omitted or empty, which "is
+ * treated as equal to the scope originally granted"), refused beyond the grant's: "The requested scope MUST
+ * NOT include any scope not originally granted by the resource owner". The grant keeps its scope; the
+ * access token gets the requested part, in the grant's order.
+ */
+function requestedScope(body: OAuthForm): string[] | undefined {
+  const scopes = param(body.scope)?.split(' ').filter(Boolean)
+  return scopes?.length ? scopes : undefined
+}
+
+const narrowedTo = (grant: Grant, requested: string[] | undefined): Grant =>
+  requested ? { ...grant, scopes: grant.scopes.filter((scope) => requested.includes(scope)) } : grant
+
+const exceedsGrant = (grant: Grant, requested: string[] | undefined) =>
+  requested?.some((scope) => !grant.scopes.includes(scope)) ?? false
+
+const invalidScope = () =>
+  new OAuthError(400, 'invalid_scope', 'The requested scope exceeds the scope granted by the resource owner')
+
+type RefreshOutcome = { tokens: TokenResponse } | { refused: OAuthError; revokedGrant?: string }
+
+/**
+ * The refresh grant (RFC 6749 6) with rotation (RFC 9700 4.14.2): each use replaces the token by its
+ * successor (successorOf). A replaced token serves once more, within the grace period, as a retry of the
+ * lost answer: the same successor, with a new access token. Presented otherwise (a second time, after the
+ * grace period, or after its successor was used) it is taken as stolen and the whole grant is revoked.
  */
 async function refreshTokens(deps: TokenDeps, app: AppRow, body: OAuthForm): Promise<TokenResponse> {
   const token = param(body.refresh_token)
   if (!token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required')
-  // The common case in one statement, without a transaction: a live token of the client, not replaced yet.
-  // The access token is signed after it commits (should that fail, the replaced token still serves for the
-  // grace period). Replaced tokens, refusals, and a server without a signing key take the transaction below.
-  if (deps.keys.signing) {
-    const next = newRefreshToken()
-    const grant = await replaceRefreshToken(
-      deps.db,
-      { tokenHash: keptHash(token), clientId: app.id },
-      next,
-      deps.ip ?? null,
-    )
-    if (grant) return tokenResponse(deps, deps.db, grant, next.token)
-  }
-  const outcome = await inTransaction(deps.db, async (tx) => {
-    const row = await findRefreshTokenForUpdate(tx, keptHash(token), refreshClock(deps))
-    if (!row || row.clientId !== app.id || !row.inForce) {
-      return { refused: 'The refresh token is unknown, revoked or expired' }
+  const requested = requestedScope(body)
+  const successor = successorOf(deps, token)
+  // The common case in one statement, without a transaction: a live token of the client, not replaced yet,
+  // of a grant that may still act and holds the requested scope. The access token is signed after it
+  // commits (should that fail, a retry within the grace period gets the same successor). Every other case
+  // takes the transaction below, which tells why.
+  const issued = await replaceRefreshToken(
+    deps.db,
+    { tokenHash: keptHash(token), clientId: app.id, requestedScope: requested?.join(' ') ?? '' },
+    successor,
+    deps.ip ?? null,
+  )
+  if (issued) return tokenResponse(deps, deps.db, narrowedTo(issued, requested), successor.token)
+  const outcome = await inTransaction(deps.db, async (tx): Promise<RefreshOutcome> => {
+    const clock = refreshClock(deps)
+    const row = await findRefreshTokenForUpdate(tx, keptHash(token), clock)
+    if (!row || row.clientId !== app.id || (!row.inForce && !row.replacedAt)) {
+      return { refused: invalidGrant('The refresh token is unknown, revoked or expired') }
     }
+    // Nothing changes while the account is suspended: its reactivation lets the same token refresh.
+    if (!row.accountActive) return { refused: invalidGrant(ACCOUNT_SUSPENDED) }
     const grant = grantOf(row.codeId, row)
-    if (!row.withinGrace) {
-      await revokeGrantOfCode(deps, tx, row.codeId, grant, 'refresh_token_reuse')
-      return { refused: 'The refresh token was already used; the grant is revoked', revokedGrant: row.codeId }
+    const revokeGrant = async (reason: string, description: string) => {
+      await revokeGrantOfCode(deps, tx, row.codeId, grant, reason)
+      return { refused: invalidGrant(description), revokedGrant: row.codeId }
     }
-    await revokeRefreshTokensOfCode(tx, row.codeId, row.id)
-    await markRefreshTokenReplaced(tx, row.id)
-    await audit(deps, tx, 'token.refreshed', grant)
-    return { tokens: await issueTokens(deps, tx, grant) }
+    if (!row.member) {
+      return revokeGrant('membership_ended', `${NO_LONGER_MEMBER}; the grant is revoked`)
+    }
+    let retried: JudgedRefreshToken | undefined
+    if (row.replacedAt) {
+      // Not revoked yet: neither retried already nor its successor replaced (which revokes it).
+      const next =
+        row.inForce && row.withinGrace && (await findRefreshTokenForUpdate(tx, successor.tokenHash, clock))
+      if (!next || next.codeId !== row.codeId || !next.inForce || next.replacedAt) {
+        return revokeGrant('refresh_token_reuse', 'The refresh token was already used; the grant is revoked')
+      }
+      retried = next
+    }
+    if (exceedsGrant(grant, requested)) return { refused: invalidScope() }
+    // One live token per grant: a retry keeps the successor and uses up the replaced token.
+    await revokeRefreshTokensOfCode(tx, row.codeId, retried?.id ?? row.id)
+    await audit(deps, tx, 'token.refreshed', grant, retried ? { retry: true } : {})
+    if (!retried) {
+      await markRefreshTokenReplaced(tx, row.id)
+      await storeRefreshToken(tx, grant, successor)
+    }
+    return { tokens: await tokenResponse(deps, tx, narrowedTo(grant, requested), successor.token) }
   })
+  if ('tokens' in outcome) return outcome.tokens
+  // Refusals commit (a revoked grant stays revoked) before they are answered.
   if (outcome.revokedGrant) await deps.revokedGrants.announce([outcome.revokedGrant])
-  if (outcome.refused !== undefined) throw invalidGrant(outcome.refused)
-  return outcome.tokens as TokenResponse
+  throw outcome.refused
 }

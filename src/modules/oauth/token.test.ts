@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { and, count, eq, sql } from 'drizzle-orm'
 import { describe, expect, vi } from 'vitest'
-import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import {
   allowIfAsked,
   browser,
@@ -19,6 +19,7 @@ import {
 import { test } from '../../../test/helpers/tenant-test.js'
 import { APP_CACHE_MS } from './app-cache.js'
 import { CLIENT_AUTH_FAILURES } from './client-auth.service.js'
+import { keptHash } from './kept-hash.js'
 import { oauthAuditEvents } from './tables.js'
 
 /**
@@ -239,7 +240,7 @@ describe('token endpoint edge cases', () => {
     }
   })
 
-  test('answers 429 to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async ({
+  test('answers 429 with Retry-After to an address past 30 failed client authentications, unrecorded, and still serves good credentials from it', async ({
     t,
     oauthApp: client,
   }) => {
@@ -276,6 +277,9 @@ describe('token endpoint edge cases', () => {
     const limited = await fromAddress(noisy, 'wrong')
     expect(limited.statusCode).toBe(429)
     expect(limited.json()).toMatchObject({ error: 'too_many_requests' })
+    // The wait until the failures lapse, within their 15 minutes.
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0)
+    expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(15 * 60)
     expect(await countOf()).toBe(before + CLIENT_AUTH_FAILURES)
     // The right secret from the same address is not refused; other addresses are not affected.
     expect((await fromAddress(noisy, client.client_secret)).json()).toMatchObject({ error: 'invalid_grant' })
@@ -433,7 +437,7 @@ describe('token endpoint edge cases', () => {
     expect((await refresh(won.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
   })
 
-  test('answers both of two simultaneous refreshes with one token, and leaves one of their tokens live', async ({
+  test('answers two simultaneous refreshes with the same new refresh token: the grant does not fork (RFC 9700 4.14.2)', async ({
     t,
     oauthApp: client,
   }) => {
@@ -441,11 +445,23 @@ describe('token endpoint edge cases', () => {
     const tokens = (await exchange(await codeFor())).json()
     const answers = await Promise.all([refresh(tokens.refresh_token), refresh(tokens.refresh_token)])
     expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200])
-    // The later refresh (within the grace period) revoked the token the earlier one gave.
-    const next = await Promise.all(answers.map((answer) => refresh(answer.json().refresh_token)))
-    expect(next.map((answer) => answer.statusCode).sort()).toEqual([200, 400])
+    const [first, second] = answers.map((answer) => answer.json().refresh_token)
+    expect(second).toBe(first)
+    expect((await refresh(first)).statusCode).toBe(200)
   })
 })
+
+/** Tokens for solo@flow.example through the pages, and refreshes as `client`, with extra fields given. */
+function refreshCalls(t: TestApp, client: RegisteredApp) {
+  const { authorize, exchange } = flowOf(t, client)
+  const tokensOf = async () => (await exchange((await authorize('solo@flow.example')).code)).json()
+  const refresh = (token: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token, ...extra }, [
+      client._id,
+      client.client_secret,
+    ])
+  return { tokensOf, refresh }
+}
 
 /** The user signs in to the sub-account (an agency's client: its parent is the owner account). */
 describe('the code and refresh grants, client authentication, introspection and CORS', () => {
@@ -566,18 +582,57 @@ describe('the code and refresh grants, client authentication, introspection and 
     expect(tokens.json().scope).toBe('crm.contacts.read analytics.read sites.read')
   })
 
-  test('rotates refresh tokens, allows the previous one within the grace period, and revokes the grant after it', async ({
+  test('authenticates a public app by its client_id alone, and refuses a client secret sent for it (invalid_client)', async ({
     t,
     oauthApp: client,
   }) => {
-    const { authorize, exchange } = flowOf(t, client)
-    const { code } = await authorize('solo@flow.example')
-    const first = (await exchange(code)).json()
-    const refresh = (token: string) =>
-      tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: token }, [
-        client._id,
-        client.client_secret,
-      ])
+    const { authorize } = flowOf(t, client)
+    const spa = await registerApp(t.app, { redirect_uris: [CALLBACK] })
+    const pkce = pkcePair()
+    const query = {
+      response_type: 'code',
+      client_id: spa._id,
+      redirect_uri: CALLBACK,
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    }
+    const exchangeAs = (code: string, credentials: Record<string, string>) =>
+      tokenRequest(t.app, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CALLBACK,
+        code_verifier: pkce.verifier,
+        client_id: spa._id,
+        ...credentials,
+      })
+    // The secret it was registered with, from before it was made public.
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/oauth/apps/${spa._id}`,
+      headers: adminHeaders,
+      payload: { public: true },
+    })
+    const { code } = await authorize('solo@flow.example', query)
+    const withSecret = await exchangeAs(code, { client_secret: spa.client_secret })
+    expect(withSecret.statusCode).toBe(401)
+    expect(withSecret.json()).toMatchObject({ error: 'invalid_client' })
+    const withBasic = await tokenRequest(
+      t.app,
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: pkce.verifier },
+      [spa._id, spa.client_secret],
+    )
+    expect(withBasic.statusCode).toBe(401)
+    expect(withBasic.headers['www-authenticate']).toMatch(/^Basic realm="oauth"/)
+    // Refused before the code was looked at: the client_id alone still exchanges it.
+    expect((await exchangeAs(code, {})).statusCode).toBe(200)
+  })
+
+  test('rotates refresh tokens; within the grace period a retry of the replaced one gets the same new token, once; then it revokes the grant', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, tokensOf } = refreshCalls(t, client)
+    const first = await tokensOf()
     const second = await refresh(first.refresh_token)
     expect(second.statusCode).toBe(200)
     expect(second.json()).toMatchObject({
@@ -587,17 +642,87 @@ describe('the code and refresh grants, client authentication, introspection and 
     })
     expect(second.json().refresh_token).not.toBe(first.refresh_token)
 
-    // A client that lost that answer retries with the first token: allowed, and the lost one is revoked.
+    // A client that lost that answer retries with the first token: the same refresh token, a new access token.
     const retried = await refresh(first.refresh_token)
     expect(retried.statusCode).toBe(200)
-    expect((await refresh(second.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect(retried.json().refresh_token).toBe(second.json().refresh_token)
+    expect(retried.json().access_token).not.toBe(second.json().access_token)
 
-    // Past the grace period the first token is taken as stolen: the whole grant goes.
+    // Once: presented again, the first token is taken as stolen and the whole grant goes.
+    expect((await refresh(first.refresh_token)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The refresh token was already used; the grant is revoked',
+    })
+    expect((await refresh(second.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  test('keeps the client’s new refresh token working when a replaced one is replayed within the grace period, and revokes the grant when it is replayed after the new one was used', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, tokensOf } = refreshCalls(t, client)
+    const stolen = (await tokensOf()).refresh_token
+    const clients = (await refresh(stolen)).json()
+    // The attacker replays the stolen token within the grace period: no token of its own.
+    const replayed = await refresh(stolen)
+    expect(replayed.json().refresh_token).toBe(clients.refresh_token)
+    const next = await refresh(clients.refresh_token)
+    expect(next.statusCode).toBe(200)
+
+    // A replaced token whose successor was used already: the grant goes, its access tokens with it.
+    const other = await tokensOf()
+    const second = (await refresh(other.refresh_token)).json()
+    const third = (await refresh(second.refresh_token)).json()
+    expect(
+      (await t.app.inject({ url: '/v1/contacts', headers: bearer(third.access_token) })).statusCode,
+    ).toBe(200)
+    expect((await refresh(other.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await refresh(third.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect(
+      (await t.app.inject({ url: '/v1/contacts', headers: bearer(third.access_token) })).statusCode,
+    ).toBe(401)
+  })
+
+  test('revokes the grant for a replaced refresh token presented after the grace period', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, tokensOf } = refreshCalls(t, client)
+    const first = await tokensOf()
+    const second = (await refresh(first.refresh_token)).json()
     await t.app.platform.db.execute(
-      `update oauth_refresh_tokens set replaced_at = now() - interval '2 minutes' where replaced_at is not null` as never,
+      sql`update oauth_refresh_tokens set replaced_at = now() - interval '2 minutes' where token_hash = ${keptHash(first.refresh_token)}`,
     )
     expect((await refresh(first.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
-    expect((await refresh(retried.json().refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect((await refresh(second.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+  })
+
+  test('refuses a refresh asking for a scope beyond the grant (RFC 6749 6: invalid_scope) without using the token, and narrows the access token to a smaller one', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, tokensOf } = refreshCalls(t, client)
+    const introspect = (token: string) => postAsClient(t.app, 'introspect', { token }, client)
+    const first = await tokensOf()
+    expect(first.scope).toBe('crm.contacts.read sites.read')
+    const beyond = await refresh(first.refresh_token, { scope: 'crm.contacts.read analytics.read' })
+    expect(beyond.statusCode).toBe(400)
+    expect(beyond.json()).toEqual({
+      error: 'invalid_scope',
+      error_description: 'The requested scope exceeds the scope granted by the resource owner',
+    })
+    expect((await introspect(first.refresh_token)).json()).toMatchObject({ active: true })
+
+    const narrower = await refresh(first.refresh_token, { scope: 'sites.read' })
+    expect(narrower.json().scope).toBe('sites.read')
+    expect((await introspect(narrower.json().access_token)).json()).toMatchObject({ scope: 'sites.read' })
+    // The grant keeps its scope: the next refresh may ask for all of it again.
+    expect((await introspect(narrower.json().refresh_token)).json()).toMatchObject({
+      scope: 'crm.contacts.read sites.read',
+    })
+    const same = await refresh(narrower.json().refresh_token, { scope: 'sites.read crm.contacts.read' })
+    expect(same.json().scope).toBe('crm.contacts.read sites.read')
+    expect((await refresh(same.json().refresh_token)).json().scope).toBe('crm.contacts.read sites.read')
   })
 
   test("introspects the calling client's tokens (RFC 7662), and nobody else's", async ({
