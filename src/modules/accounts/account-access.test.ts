@@ -258,6 +258,20 @@ async function removeAndSuspendAfterUseOn(t: { app: FastifyInstance }, other: Fa
   return { removed, suspended }
 }
 
+/** The other instance's /token refuses their apps' refresh tokens, from the database, at once. */
+async function expectRefreshRefusedOn(
+  other: FastifyInstance,
+  { removed, suspended }: Awaited<ReturnType<typeof removeAndSuspendAfterUseOn>>,
+) {
+  expect((await refresh(other, removed.client, removed.app.refresh_token)).json()).toMatchObject({
+    error: 'invalid_grant',
+  })
+  expect((await refresh(other, suspended.client, suspended.app.refresh_token)).json()).toEqual({
+    error: 'invalid_grant',
+    error_description: 'Account is suspended',
+  })
+}
+
 describe('on another instance', () => {
   test('a removal and a suspension are refused there within OAUTH_REVOCATION_CACHE_MS', async ({ t }) => {
     const other = await anotherInstance(t)
@@ -269,6 +283,7 @@ describe('on another instance', () => {
       expect((await contacts(other, removed.appHeaders)).statusCode).toBe(401)
       expect((await contacts(other, suspended.headers)).statusCode).toBe(403)
       expect((await contacts(other, suspended.appHeaders)).statusCode).toBe(403)
+      await expectRefreshRefusedOn(other, { removed, suspended })
     } finally {
       await other.close()
     }
@@ -293,6 +308,7 @@ describe.runIf(process.env.REDIS_URL)('on another instance sharing Redis', () =>
         },
         { timeout: 2_000, interval: 20 },
       )
+      await expectRefreshRefusedOn(other, { removed, suspended })
       await setStatus(t.app, suspended.accountId, 'active')
       await vi.waitFor(async () => expect((await contacts(other, suspended.headers)).statusCode).toBe(200), {
         timeout: 2_000,
