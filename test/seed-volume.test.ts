@@ -1,7 +1,27 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type SeedResult, seedVolume } from '../bench/seed-volume.js'
 import { adminHeaders, bearer, buildTestApp, type TestApp } from './helpers/app.js'
+import { PROJECT_ROOT } from './helpers/npm-scripts.js'
+
+it('npm run seed:volume refuses the embedded database in one line', async () => {
+  const { DATABASE_URL: _, ...env } = process.env
+  const run = promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'bench/seed-volume.ts', '--scale', '0.01'],
+    {
+      cwd: PROJECT_ROOT,
+      env,
+    },
+  )
+  await expect(run).rejects.toMatchObject({
+    code: 1,
+    stderr:
+      'error: seed:volume fills PostgreSQL only: set DATABASE_URL (the embedded PGlite database is not seeded)\n',
+  })
+})
 
 // The volume seed writes PostgreSQL directly; the embedded database is not seeded.
 describe.runIf(process.env.DATABASE_URL)('npm run seed:volume', () => {
