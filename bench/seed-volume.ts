@@ -592,26 +592,33 @@ type Family = (run: Run, counts: Counts, db: pg.ClientBase) => Promise<void>
 const FAMILIES: Family[] = [communications, rooms, oauth, funnels, contacts, reviews, leads, doNotDisturb]
 const SESSIONS = 2
 
-export async function seedVolume(databaseUrl: string, options: SeedOptions): Promise<SeedResult> {
-  const startedAt = performance.now()
-  const log = options.log ?? (() => undefined)
+async function migrate(databaseUrl: string): Promise<void> {
   const handle = await openDatabase({ databaseUrl, poolSize: 1 })
   try {
     await migrateDatabase(handle, { databaseUrl })
   } finally {
     await handle.close()
   }
+}
+
+export async function seedVolume(databaseUrl: string, options: SeedOptions): Promise<SeedResult> {
+  const startedAt = performance.now()
+  const log = options.log ?? (() => undefined)
   const counts = countsAt(options.scale)
   const sessions = [await openSession(databaseUrl, counts)]
   try {
     const [db] = sessions as [pg.Client]
-    const tables = await serviceTables(db)
-    if (options.reset) await db.query(`truncate ${tables.map((table) => `"${table}"`).join(', ')} cascade`)
-    const held = await tablesHoldingRows(db, tables)
-    if (held.length > 0)
+    // Looked at before migrating: a database holding anyone's rows is left as it was.
+    const held = await tablesHoldingRows(db, await serviceTables(db))
+    if (held.length > 0 && !options.reset)
       throw new Error(
         `the database already holds data (${held.slice(0, 3).join(', ')}…): pass --reset to empty it`,
       )
+    await migrate(databaseUrl)
+    if (options.reset) {
+      const tables = await serviceTables(db)
+      await db.query(`truncate ${tables.map((table) => `"${table}"`).join(', ')} cascade`)
+    }
 
     const rows: Record<string, number> = {}
     // Each table is written by one statement, in a transaction of its own with its secondary indexes.
