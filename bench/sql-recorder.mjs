@@ -4,6 +4,7 @@
  * carrying the header `x-bench-record-sql: <label>`, and appends it, as one JSON line, to the file named
  * by BENCH_SQL_RECORDING once the response is sent (and a moment more, for statements sent just after).
  * SIGUSR2 takes it all out again, so that the timed requests run the server's code unwrapped.
+ * `recordStatementsOf` records the same for code run in this process (a test's app.inject).
  *
  * Plain JavaScript: the server runs as `npm start` runs it, without a TypeScript loader. Nothing in src/
  * knows about it.
@@ -143,6 +144,22 @@ function uninstall() {
   http.IncomingMessage.prototype.emit = originalMessageEmit
   pg.Client.prototype.query = originalQuery
   storage.disable()
+}
+
+/**
+ * The statements sent through pg while `send` runs, in its async context: for a test that exercises the app
+ * in its own process (app.inject), where no HTTP request carries the header.
+ */
+export async function recordStatementsOf(send) {
+  const recording = { startedAt: performance.now(), statements: [] }
+  const installed = pg.Client.prototype.query === query
+  if (!installed) pg.Client.prototype.query = query
+  try {
+    await storage.run(recording, send)
+  } finally {
+    if (!installed) pg.Client.prototype.query = originalQuery
+  }
+  return recording.statements
 }
 
 if (file) {

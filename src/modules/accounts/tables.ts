@@ -114,6 +114,9 @@ export const contacts = pgTable(
     uniqueIndex('contacts_account_email_unique')
       .on(t.accountId, sql`lower(${t.email})`)
       .where(sql`${t.email} is not null`),
+    // The account's contacts newest first (ids start with their time) and their count: without it a small
+    // account's page walked every account's contacts backwards by id.
+    index('contacts_account_id').on(t.accountId, t.id),
   ],
 )
 

@@ -1,0 +1,1 @@
+CREATE INDEX "contacts_account_id" ON "contacts" USING btree ("account_id","id");
