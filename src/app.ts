@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import { accountExportAdminRoutes } from './modules/accounts/account-export.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
 import { accountStanding, apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
 import { contactsAdminRoutes, contactsRoutes } from './modules/accounts/contacts.routes.js'
@@ -283,6 +284,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   )
   await app.register(statusRoutes, { readiness })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(accountExportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(variableSourcesAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(creditsAdminRoutes, { platform, prefix: '/v1/admin' })

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -377,6 +377,37 @@ describe.concurrent('the operator CLI against a running service', () => {
       headers: bearer(printed.token as string),
     })
     expect(posts.statusCode).toBe(200)
+  })
+
+  test('account export writes the NDJSON to stdout or to --out FILE, and no file for an unknown account', async ({
+    expect,
+    t,
+  }) => {
+    // An account of its own: the file's other tests, running alongside, add rows to the shared ones.
+    const accountId = await createAccount(t.app)
+    const toStdout = await cli(['account', 'export', '--id', accountId])
+    expect(toStdout.stderr).toBe('')
+    expect(toStdout.code).toBe(0)
+    const lines = toStdout.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(lines[0].export).toMatchObject({ account_id: accountId })
+    expect(lines.at(-1).export_end.rows).toBe(lines.length - 2)
+
+    const folder = mkdtempSync(join(tmpdir(), 'cli-export-'))
+    const file = join(folder, 'account.ndjson')
+    const toFile = await cli(['account', 'export', '--id', accountId, '--out', file])
+    expect(toFile.json()).toEqual({ file, rows: lines.length - 2 })
+    expect(readFileSync(file, 'utf8').trimEnd().split('\n')).toHaveLength(lines.length)
+
+    const refused = join(folder, 'unknown.ndjson')
+    const unknown = await cli(['account', 'export', '--id', UNKNOWN_ID, '--out', refused])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toBe(
+      `error: Account not found (HTTP 404 from GET /v1/admin/accounts/${UNKNOWN_ID}/export)\n`,
+    )
+    expect(existsSync(refused)).toBe(false)
   })
 
   test('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({

@@ -1,5 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { createWriteStream, existsSync, readFileSync } from 'node:fs'
 import { isIPv6 } from 'node:net'
+import type { Writable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { devSecretsFile } from '../config.js'
 import { CliError } from './errors.js'
 
@@ -9,6 +12,12 @@ type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 /** The admin API under /v1/admin: answers the envelope's `data`, or throws a CliError with its message. */
 export interface AdminClient {
   request<T = Record<string, unknown>>(method: Method, path: string, body?: object): Promise<T>
+  /**
+   * A GET whose body is a download (an export), written as it arrives into `file`, or stdout without one;
+   * the file is created once the server has answered 200, so that a refusal leaves none behind. Resolves
+   * with the body's last line, by which the caller knows whether the download is whole.
+   */
+  download(path: string, file: string | undefined): Promise<string>
 }
 
 // Creating a user hashes a password with argon2; anything past this is a server that hangs.
@@ -80,6 +89,58 @@ export function createAdminClient(baseUrl: string, token: string): AdminClient {
       if (answer.status >= 300) throw new CliError(failureMessage(envelope, answer.status, endpoint))
       return envelope.data as T
     },
+
+    async download(path: string, file: string | undefined): Promise<string> {
+      const endpoint = `GET /v1/admin${path}`
+      const response = await startDownload(`${baseUrl}/v1/admin${path}`, token)
+      if (response.status !== 200 || !response.body) {
+        const answer = { status: response.status, text: await response.text() }
+        throw new CliError(failureMessage(parseEnvelope(answer, endpoint), answer.status, endpoint))
+      }
+      const into: Writable = file ? await openFile(file) : process.stdout
+      let tail = ''
+      try {
+        for await (const chunk of response.body) {
+          tail = (tail + Buffer.from(chunk).toString('utf8')).slice(-LAST_LINE_KEPT)
+          if (!into.write(chunk)) await once(into, 'drain')
+        }
+      } catch (error) {
+        throw new CliError(`${endpoint} was cut off: ${(error as Error).message}`)
+      } finally {
+        if (file) await finished(into.end())
+      }
+      return tail.trimEnd().split('\n').at(-1) ?? ''
+    },
+  }
+}
+
+/** A file to write, created (or emptied) now; an unwritable path is a CliError naming it. */
+async function openFile(file: string): Promise<Writable> {
+  const stream = createWriteStream(file)
+  try {
+    await once(stream, 'open')
+  } catch (error) {
+    throw new CliError(`cannot write ${file}: ${(error as Error).message}`)
+  }
+  return stream
+}
+
+/** How much of a download's end is kept to read its last line (an export's counts, a few kilobytes). */
+const LAST_LINE_KEPT = 65_536
+
+/** A download's answer: the headers within REQUEST_TIMEOUT_MS, then the body as long as it takes. */
+async function startDownload(url: string, token: string): Promise<Response> {
+  const controller = new AbortController()
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('timeout', 'TimeoutError')),
+    REQUEST_TIMEOUT_MS,
+  )
+  try {
+    return await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal })
+  } catch (error) {
+    throw unreachable(new URL(url).origin, error)
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/accounts.schemas.js'
 import type { AdminClient } from './admin-client.js'
-import { UsageError } from './errors.js'
+import { CliError, UsageError } from './errors.js'
 import {
   type FlagSpecs,
   type FlagValues,
@@ -17,12 +17,15 @@ import {
 } from './flags.js'
 import { closest } from './suggest.js'
 
-/** One CLI command: its words, its flags, and the admin API calls that produce the JSON it prints. */
+/**
+ * One CLI command: its words, its flags, and the admin API calls that produce the JSON it prints (null:
+ * the command wrote its output itself, an export to stdout).
+ */
 export interface Command {
   name: string
   summary: string
   flags: FlagSpecs
-  run(args: string[], admin: () => AdminClient): Promise<object>
+  run(args: string[], admin: () => AdminClient): Promise<object | null>
 }
 
 /** Binds a command's typed flags to its handler; flags are checked before the admin client is made. */
@@ -32,7 +35,7 @@ function command<S extends FlagSpecs>(definition: {
   flags: S
   /** Checks across flags, throwing a UsageError, before any token is looked for. */
   check?(flags: FlagValues<S>): void
-  run(flags: FlagValues<S>, admin: AdminClient): Promise<object>
+  run(flags: FlagValues<S>, admin: AdminClient): Promise<object | null>
 }): Command {
   return {
     ...definition,
@@ -111,6 +114,17 @@ export const commands: Command[] = [
         name: flags.name,
         tier: flags.tier,
       }),
+  }),
+  command({
+    name: 'account export',
+    summary:
+      'Write everything an account and its sub-accounts own as NDJSON, to stdout or --out FILE (secrets left out)',
+    flags: { id: required(id()), out: text('FILE') },
+    run: async (flags, admin) => {
+      const end = await exportWhole(admin.download(`${path('accounts', flags.id)}/export`, flags.out))
+      // To stdout, the export is the output: nothing may follow its last line.
+      return flags.out ? { file: flags.out, ...end } : null
+    },
   }),
   command({
     name: 'user create',
@@ -334,6 +348,18 @@ export const commands: Command[] = [
     },
   }),
 ]
+
+/** An export's last line, `{"export_end": {rows, rows_by_table}}`; without it the export was cut short. */
+async function exportWhole(download: Promise<string>): Promise<{ rows: number }> {
+  const lastLine = await download
+  try {
+    const { export_end } = JSON.parse(lastLine)
+    if (typeof export_end?.rows === 'number') return { rows: export_end.rows }
+  } catch {
+    // Falls through: a cut line is not JSON.
+  }
+  throw new CliError('the export ended before its last line: it is incomplete, run it again')
+}
 
 /** The command named by the leading words of `argv`, and the arguments after those words. */
 export function findCommand(argv: string[]): { command: Command; args: string[] } | undefined {

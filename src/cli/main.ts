@@ -21,7 +21,8 @@ function usage(): string {
   ].join('\n')
 }
 
-async function run(argv: string[]): Promise<object | undefined> {
+/** The command's JSON, null when it wrote its output itself, undefined for the usage. */
+async function run(argv: string[]): Promise<object | null | undefined> {
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) return undefined
   const found = findCommand(argv)
   if (!found) {
@@ -41,7 +42,7 @@ async function run(argv: string[]): Promise<object | undefined> {
 try {
   loadEnvFile()
   const result = await run(process.argv.slice(2))
-  process.stdout.write(result ? `${JSON.stringify(result)}\n` : `${usage()}\n`)
+  if (result !== null) process.stdout.write(result ? `${JSON.stringify(result)}\n` : `${usage()}\n`)
 } catch (error) {
   // A broken .env (StartError) is reported as the server reports it.
   if (!(error instanceof CliError || error instanceof StartError)) throw error

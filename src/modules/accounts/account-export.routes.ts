@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { contentDisposition } from '../../platform/http/content-disposition.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { IdParams, Streamed } from '../../platform/http/schemas.js'
+import { AccountExportLine } from './account-export.schemas.js'
+import { exportAccount } from './account-export.service.js'
+
+/** `GET /v1/admin/accounts/:id/export`: an account handed over whole, for the operator. Guarded by ADMIN_TOKEN. */
+export const accountExportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
+  app,
+  { platform },
+) => {
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.get(
+    '/accounts/:id/export',
+    routeOptions({
+      operationId: 'accountExport',
+      summary: 'Export everything an account and its sub-accounts own, streamed as NDJSON',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: {
+        200: {
+          description:
+            'One JSON object per line: `{"export": …}` first, then `{"table", "row"}` for every row, table ' +
+            'by table, then `{"export_end": …}` (an export without it was cut short). Secrets are left out.',
+          content: { 'application/x-ndjson': { schema: Streamed(AccountExportLine) } },
+        },
+      },
+      errors: [400, 401, 404],
+    }),
+    async (request, reply) => {
+      const file = await exportAccount(platform.db, request.params.id)
+      return reply
+        .header('content-disposition', contentDisposition(file.fileName))
+        .type('application/x-ndjson; charset=utf-8')
+        .send(file.body)
+    },
+  )
+}

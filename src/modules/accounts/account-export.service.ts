@@ -1,0 +1,168 @@
+import { Readable } from 'node:stream'
+import type { Database } from '../../platform/db/connection.js'
+import { NotFound } from '../../platform/http/errors.js'
+import {
+  type CatalogTable,
+  listAccountFamily,
+  listCatalogTables,
+  type Ownership,
+  readExportBatch,
+} from './account-export.repository.js'
+import type { AccountExportEnd, AccountExportHeader } from './account-export.schemas.js'
+
+/** The layout of the lines; raised when a consumer would have to read them differently. */
+export const EXPORT_FORMAT_VERSION = 1
+
+/** Rows read per query at most: what the export holds in memory at once, whatever the account's size. */
+export const EXPORT_BATCH = 1_000
+
+/** Bytes of lines per query at most: a batch of wide rows (email bodies, step HTML) holds fewer rows. */
+export const EXPORT_BATCH_BYTES = 4 * 1024 * 1024
+
+/** Every table with an `account_id` column: its rows are the account's. */
+const BY_ACCOUNT_ID: Ownership = { column: 'account_id' }
+
+/**
+ * Tables without `account_id` whose rows are the account's through another row: the accounts themselves,
+ * and the users who are their members (a user may belong to several accounts; each export holds them).
+ */
+export const REACHED_THROUGH: Record<string, Ownership> = {
+  accounts: { column: 'id' },
+  users: {
+    column: 'id',
+    referencedBy: [
+      { table: 'memberships', column: 'user_id' },
+      { table: 'chat_identities', column: 'user_id' },
+    ],
+  },
+}
+
+/**
+ * Tables without `account_id` that hold no account's rows, and why. A table with neither an `account_id`
+ * column nor an entry here or in REACHED_THROUGH fails the export's catalog test, so none is forgotten.
+ */
+export const NOT_ACCOUNT_OWNED: Record<string, string> = {
+  mail_event_batches: "SendGrid's raw event posts, for every account at once; their events are exported",
+  lead_webhook_events: "Meta's raw lead posts, for every page at once; the leads they made are exported",
+  oauth_apps: "third-party apps the operator registers for every account; the account's grants are exported",
+  oauth_scopes: "the platform's scope catalog",
+  outbox_sessions: "the operator's sessions on the outbox page",
+}
+
+/**
+ * Secrets never leave: sealed columns (encrypted under SECRETS_ENCRYPTION_KEY), password hashes and token
+ * hashes are left out of the export, and its first line names them.
+ */
+export const SECRETS_LEFT_OUT: Record<string, string[]> = {
+  users: ['password_hash'],
+  mail_subusers: ['api_key_encrypted'],
+  socialnet_tokens: ['access_token'],
+  lead_campaigns: ['page_access_token'],
+  oauth_codes: ['code_hash'],
+  oauth_refresh_tokens: ['token_hash'],
+}
+
+interface ExportedTable {
+  name: string
+  columns: string[]
+  keyColumns: string[]
+  ownership: Ownership
+}
+
+/** The tables the export reads, in the order it writes them: the accounts and users first, then by name. */
+function exportedTables(catalog: CatalogTable[]): ExportedTable[] {
+  const exported = catalog.flatMap((table) => {
+    const ownership = table.hasAccountId ? BY_ACCOUNT_ID : REACHED_THROUGH[table.name]
+    if (!ownership) return []
+    if (table.keyColumns.length === 0) throw new Error(`${table.name} has no primary key to export by`)
+    const secrets = SECRETS_LEFT_OUT[table.name] ?? []
+    const columns = table.columns.filter((column) => !secrets.includes(column))
+    return [{ name: table.name, columns, keyColumns: table.keyColumns, ownership }]
+  })
+  const first = Object.keys(REACHED_THROUGH)
+  const rank = (table: ExportedTable) =>
+    first.includes(table.name) ? first.indexOf(table.name) : first.length
+  return exported.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))
+}
+
+/** The rows the next batch reads: as many as the last batch's average line fits in EXPORT_BATCH_BYTES. */
+function nextLimit(lines: string[]): number {
+  const average = lines.reduce((bytes, line) => bytes + line.length, 0) / lines.length
+  return Math.max(1, Math.min(EXPORT_BATCH, Math.floor(EXPORT_BATCH_BYTES / average)))
+}
+
+/**
+ * Every row of one table the accounts own, batch after batch, each read when the consumer wants the
+ * next (the response stream's backpressure); returns how many.
+ */
+async function* tableLines(
+  db: Database,
+  table: ExportedTable,
+  accountIds: string[],
+): AsyncGenerator<string, number> {
+  let after: string[] | undefined
+  let limit = EXPORT_BATCH
+  let rows = 0
+  for (;;) {
+    const batch = await readExportBatch(db, {
+      ...table,
+      accountIds,
+      after,
+      limit,
+      maxBytes: EXPORT_BATCH_BYTES,
+    })
+    rows += batch.lines.length
+    if (batch.lines.length > 0) yield `${batch.lines.join('\n')}\n`
+    if (!batch.more) return rows
+    after = batch.lastKey
+    limit = nextLimit(batch.lines)
+  }
+}
+
+async function* exportLines(db: Database, header: AccountExportHeader, tables: ExportedTable[]) {
+  yield `${JSON.stringify({ export: header })}\n`
+  const accountIds = [header.account_id, ...header.sub_account_ids]
+  const rowsByTable: Record<string, number> = {}
+  let rows = 0
+  for (const table of tables) {
+    // One account at a time: its keyset then runs along an index that starts with the account (the primary
+    // key of child rows). With the list of accounts, PostgreSQL sorted all their rows for every batch.
+    const scopes = table.ownership === BY_ACCOUNT_ID ? accountIds.map((id) => [id]) : [accountIds]
+    let count = 0
+    for (const scope of scopes) count += yield* tableLines(db, table, scope)
+    rowsByTable[table.name] = count
+    rows += count
+  }
+  const end: AccountExportEnd = { rows, rows_by_table: rowsByTable }
+  yield `${JSON.stringify({ export_end: end })}\n`
+}
+
+export interface AccountExport {
+  fileName: string
+  body: Readable
+}
+
+/**
+ * Everything the account and its sub-accounts own, as NDJSON: a line describing the export, one line per
+ * row (`{"table","row"}`), table by table, and a last line with the counts (its absence tells a reader
+ * that the export was cut). Read in keyset batches, so memory does not grow with the account. Each batch
+ * is its own statement: the export is not one snapshot, so an account is best suspended before.
+ */
+export async function exportAccount(db: Database, accountId: string): Promise<AccountExport> {
+  const [family, catalog] = await Promise.all([listAccountFamily(db, accountId), listCatalogTables(db)])
+  if (family.length === 0) throw new NotFound('Account not found')
+  const tables = exportedTables(catalog)
+  const startedAt = new Date().toISOString()
+  const header: AccountExportHeader = {
+    format_version: EXPORT_FORMAT_VERSION,
+    account_id: accountId,
+    sub_account_ids: family.slice(1),
+    started_at: startedAt,
+    tables: tables.map((table) => table.name),
+    secrets_left_out: SECRETS_LEFT_OUT,
+  }
+  return {
+    fileName: `account-${accountId}-${startedAt.slice(0, 10)}.ndjson`,
+    body: Readable.from(exportLines(db, header, tables)),
+  }
+}
