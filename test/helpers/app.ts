@@ -76,6 +76,27 @@ export async function anotherInstance(t: TestApp): Promise<FastifyInstance> {
   return app
 }
 
+/**
+ * The service twice on one database and the machine's Redis (REDIS_URL): `run` gets both instances, and both
+ * are closed after it, whatever it did.
+ */
+export async function withTwoInstancesSharingRedis<T>(
+  env: Record<string, string>,
+  run: (t: TestApp, other: FastifyInstance) => Promise<T>,
+): Promise<T> {
+  const t = await buildTestApp({ ...env, REDIS_URL: process.env.REDIS_URL as string })
+  try {
+    const other = await anotherInstance(t)
+    try {
+      return await run(t, other)
+    } finally {
+      await other.close()
+    }
+  } finally {
+    await t.close()
+  }
+}
+
 /** A port that was free a moment ago on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   const server = createServer()

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, vi } from 'vitest'
-import { adminHeaders, anotherInstance, bearer, buildTestApp } from '../../../test/helpers/app.js'
+import {
+  adminHeaders,
+  anotherInstance,
+  bearer,
+  withTwoInstancesSharingRedis,
+} from '../../../test/helpers/app.js'
 import { createAccount } from '../../../test/helpers/fixtures.js'
 import {
   createUser,
@@ -258,6 +263,17 @@ async function removeAndSuspendAfterUseOn(t: { app: FastifyInstance }, other: Fa
   return { removed, suspended }
 }
 
+/** The other instance refuses the removed member's tokens (401) and the suspended account's (403). */
+async function expectRefusedOn(
+  other: FastifyInstance,
+  { removed, suspended }: Awaited<ReturnType<typeof removeAndSuspendAfterUseOn>>,
+) {
+  expect((await contacts(other, removed.headers)).statusCode).toBe(401)
+  expect((await contacts(other, removed.appHeaders)).statusCode).toBe(401)
+  expect((await contacts(other, suspended.headers)).statusCode).toBe(403)
+  expect((await contacts(other, suspended.appHeaders)).statusCode).toBe(403)
+}
+
 /** The other instance's /token refuses their apps' refresh tokens, from the database, at once. */
 async function expectRefreshRefusedOn(
   other: FastifyInstance,
@@ -279,10 +295,7 @@ describe('on another instance', () => {
       const { removed, suspended } = await removeAndSuspendAfterUseOn(t, other)
       vi.useFakeTimers({ toFake: ['Date'] })
       vi.setSystemTime(Date.now() + REVOCATION_CACHE_MS + 1)
-      expect((await contacts(other, removed.headers)).statusCode).toBe(401)
-      expect((await contacts(other, removed.appHeaders)).statusCode).toBe(401)
-      expect((await contacts(other, suspended.headers)).statusCode).toBe(403)
-      expect((await contacts(other, suspended.appHeaders)).statusCode).toBe(403)
+      await expectRefusedOn(other, { removed, suspended })
       await expectRefreshRefusedOn(other, { removed, suspended })
     } finally {
       await other.close()
@@ -294,29 +307,19 @@ describe.runIf(process.env.REDIS_URL)('on another instance sharing Redis', () =>
   test('a removal and a suspension are refused there at once, without its verdicts lapsing', async ({
     appEnv,
   }) => {
-    const t = await buildTestApp({ ...appEnv, REDIS_URL: process.env.REDIS_URL as string })
-    const other = await anotherInstance(t)
-    try {
+    await withTwoInstancesSharingRedis(appEnv, async (t, other) => {
       const { removed, suspended } = await removeAndSuspendAfterUseOn(t, other)
       // The clock stays: only the news through Redis can make the other instance refuse them.
-      await vi.waitFor(
-        async () => {
-          expect((await contacts(other, removed.headers)).statusCode).toBe(401)
-          expect((await contacts(other, removed.appHeaders)).statusCode).toBe(401)
-          expect((await contacts(other, suspended.headers)).statusCode).toBe(403)
-          expect((await contacts(other, suspended.appHeaders)).statusCode).toBe(403)
-        },
-        { timeout: 2_000, interval: 20 },
-      )
+      await vi.waitFor(() => expectRefusedOn(other, { removed, suspended }), {
+        timeout: 2_000,
+        interval: 20,
+      })
       await expectRefreshRefusedOn(other, { removed, suspended })
       await setStatus(t.app, suspended.accountId, 'active')
       await vi.waitFor(async () => expect((await contacts(other, suspended.headers)).statusCode).toBe(200), {
         timeout: 2_000,
         interval: 20,
       })
-    } finally {
-      await other.close()
-      await t.close()
-    }
+    })
   })
 })

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect, it, vi } from 'vitest'
-import { anotherInstance, buildTestApp } from '../../../test/helpers/app.js'
+import { withTwoInstancesSharingRedis } from '../../../test/helpers/app.js'
 import { edgeGet, edgePost } from '../../../test/helpers/edge.js'
 import { seedFunnel, uniqueHostname } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
@@ -98,9 +98,7 @@ describe('the origin step cache', () => {
 describe.runIf(process.env.REDIS_URL)('the origin step cache, with Redis', () => {
   test('a funnel forgotten on one instance is forgotten on every instance', async ({ appEnv }) => {
     const owner = { accountId: newId() }
-    const t = await buildTestApp({ ...appEnv, REDIS_URL: process.env.REDIS_URL as string })
-    const other = await anotherInstance(t)
-    try {
+    await withTwoInstancesSharingRedis(appEnv, async (t, other) => {
       const domainName = uniqueHostname()
       const { funnelId, stepIds } = await seedFunnel(t.app, owner, { domainName, basePath: '/r' })
       const page = { hostname: domainName, pathname: '/r/step-1' }
@@ -122,9 +120,6 @@ describe.runIf(process.env.REDIS_URL)('the origin step cache, with Redis', () =>
         timeout: 2_000,
         interval: 20,
       })
-    } finally {
-      await other.close()
-      await t.close()
-    }
+    })
   })
 })

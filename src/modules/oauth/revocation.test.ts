@@ -6,8 +6,8 @@ import {
   adminHeaders,
   anotherInstance,
   bearer,
-  buildTestApp,
   type TestApp,
+  withTwoInstancesSharingRedis,
 } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
 import {
@@ -132,9 +132,7 @@ describe.runIf(process.env.REDIS_URL)('revoked grants, with Redis', () => {
   test('another instance sharing Redis refuses the token at once, without its cache lapsing', async ({
     appEnv,
   }) => {
-    const t = await buildTestApp({ ...appEnv, REDIS_URL: process.env.REDIS_URL as string })
-    const other = await anotherInstance(t)
-    try {
+    await withTwoInstancesSharingRedis(appEnv, async (t, other) => {
       const tenant = await createTenant(t.app)
       const headers = await signedInUser(t.app, tenant.accountId)
       // The clock stays: only the news through Redis can make the other instance refuse the token.
@@ -144,10 +142,7 @@ describe.runIf(process.env.REDIS_URL)('revoked grants, with Redis', () => {
           interval: 20,
         }),
       )
-    } finally {
-      await other.close()
-      await t.close()
-    }
+    })
   })
 })
 
