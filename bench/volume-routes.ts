@@ -6,7 +6,13 @@ import { type FakeSendgrid, startFakeSendgrid } from '../test/fakes/sendgrid.js'
 import { leadEvent, signedLeadPost } from '../test/helpers/leads.js'
 import { adminPost } from './admin.js'
 import { registerStop } from './children.js'
-import { type BenchRequest, type LoadOptions, type Target, VIA_TLS_PROXY } from './scenario.js'
+import {
+  type BenchRequest,
+  type LoadOptions,
+  type RequestChange,
+  type Target,
+  VIA_TLS_PROXY,
+} from './scenario.js'
 import {
   batchBody,
   serverEnv as deliveryEventsEnv,
@@ -16,7 +22,11 @@ import {
 } from './scenarios/delivery-events.js'
 import { type Funnel, personOf, SUBMIT_PATH, submission } from './scenarios/form-submit.js'
 import { insertCodes, registerApps, TOKEN_PATH } from './scenarios/oauth-token.js'
-import { WEBHOOK_PATH as CHARGE_PATH, chargeEvent, serverEnv as stripeEnv } from './scenarios/review-webhooks.js'
+import {
+  WEBHOOK_PATH as CHARGE_PATH,
+  chargeEvent,
+  serverEnv as stripeEnv,
+} from './scenarios/review-webhooks.js'
 import { LATEST } from './seed-volume.js'
 
 /**
@@ -139,10 +149,7 @@ export async function volumeAccounts(target: Target, db: pg.Pool): Promise<Volum
        and ${number} >= (select count(*) from accounts) / 2 order by ${number} limit 1`,
     [],
   )
-  return Promise.all([
-    accountOf(target, db, 'largest', largest),
-    accountOf(target, db, 'small', small),
-  ])
+  return Promise.all([accountOf(target, db, 'largest', largest), accountOf(target, db, 'small', small)])
 }
 
 async function accountOf(
@@ -194,7 +201,8 @@ const asMember = (account: VolumeAccount, path: string): BenchRequest => ({
   headers: { authorization: `Bearer ${account.token}`, ...VIA_TLS_PROXY },
 })
 
-const postAsMember = (account: VolumeAccount, path: string, body: unknown): BenchRequest => ({
+/** A JSON post of the account's member; `body`, or each request's own (`next`). */
+const postAsMember = (account: VolumeAccount, path: string, body?: unknown): BenchRequest => ({
   method: 'POST',
   path,
   headers: {
@@ -202,7 +210,15 @@ const postAsMember = (account: VolumeAccount, path: string, body: unknown): Benc
     'content-type': 'application/json',
     ...VIA_TLS_PROXY,
   },
-  body: JSON.stringify(body),
+  ...(body !== undefined && { body: JSON.stringify(body) }),
+})
+
+/** A JSON post without credentials (a provider's webhook, a public form), each request its own. */
+const freshPosts = (path: string, next: () => RequestChange): BenchRequest => ({
+  method: 'POST',
+  path,
+  headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
+  next,
 })
 
 /** An outbox page of the operator (the admin token), as a browser asks for it. */
@@ -275,7 +291,10 @@ export const READS: VolumeRoute[] = [
     prepare: async (s, a) =>
       asMember(a, `/v1/contacts?search=${encodeURIComponent((await newestContact(s, a)).name)}`),
   },
-  { name: 'a contact', prepare: async (s, a) => asMember(a, `/v1/contacts/${(await newestContact(s, a)).id}`) },
+  {
+    name: 'a contact',
+    prepare: async (s, a) => asMember(a, `/v1/contacts/${(await newestContact(s, a)).id}`),
+  },
   { name: 'emails', prepare: async (_, a) => asMember(a, '/v1/e/mailprovider/communications') },
   {
     name: "a contact's emails",
@@ -352,17 +371,35 @@ const counter = () => {
   return () => n++
 }
 
-/** `POST /v1/e/mailprovider/mail` to the account's newest contact, through the fake SendGrid; credits given first. */
+/**
+ * `POST /v1/e/mailprovider/mail` through the fake SendGrid, to the account's newest contacts in turn (one
+ * contact for every send would make them queue on its conversation's row); credits given first.
+ */
 async function emailSend(scale: Scale, account: VolumeAccount): Promise<BenchRequest> {
   await adminPost(scale.target, `/v1/admin/accounts/${account.accountId}/credits`, { amount: 100_000_000 })
-  const contact = await newestContact(scale, account)
-  return postAsMember(account, '/v1/e/mailprovider/mail', {
-    subject: 'Your quote, {{contact.name}}',
-    sender: { email: account.email, name: 'Bench sender' },
-    recipients: [{ email: contact.email, name: contact.name }],
-    content: [{ type: 'text/plain', value: 'Dear {{contact.name}}, here is the quote we spoke about.' }],
-    origin: 'bench',
-  })
+  const { rows: contacts } = await scale.db.query<{ name: string; email: string }>(
+    'select name, email from contacts where account_id = $1 order by id desc limit 200',
+    [account.accountId],
+  )
+  if (contacts.length === 0) throw new Error('no contact in the account')
+  const next = counter()
+  return {
+    ...postAsMember(account, '/v1/e/mailprovider/mail'),
+    next: () => {
+      const contact = contacts[next() % contacts.length] as { name: string; email: string }
+      return {
+        body: JSON.stringify({
+          subject: 'Your quote, {{contact.name}}',
+          sender: { email: account.email, name: 'Bench sender' },
+          recipients: [{ email: contact.email, name: contact.name }],
+          content: [
+            { type: 'text/plain', value: 'Dear {{contact.name}}, here is the quote we spoke about.' },
+          ],
+          origin: 'bench',
+        }),
+      }
+    },
+  }
 }
 
 /** SendGrid's signed event posts about the account's newest sent emails, each with new event ids. */
@@ -376,15 +413,10 @@ async function deliveryEvents(scale: Scale, account: VolumeAccount): Promise<Ben
   if (records.length === 0) throw new Error('no email sent through SendGrid in the account')
   const runId = `${RUN}-${randomBytes(3).toString('hex')}`
   const next = counter()
-  return {
-    method: 'POST',
-    path: EVENTS_PATH,
-    headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
-    next: () => {
-      const body = batchBody(runId, next(), records, account.userId, DELIVERY_EVENTS_PER_POST)
-      return { body, headers: signedHeaders(body) }
-    },
-  }
+  return freshPosts(EVENTS_PATH, () => {
+    const body = batchBody(runId, next(), records, account.userId, DELIVERY_EVENTS_PER_POST)
+    return { body, headers: signedHeaders(body) }
+  })
 }
 
 /** Lead forms posted to the first step of the account's first live funnel; one in ten by a known person. */
@@ -400,15 +432,10 @@ async function formSubmit(scale: Scale, account: VolumeAccount): Promise<BenchRe
   // Tagged by the run and the side: the people are new to this account.
   const offset = randomInt(1_000_000, 1_000_000_000)
   const next = counter()
-  return {
-    method: 'POST',
-    path: SUBMIT_PATH,
-    headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
-    next: () => {
-      const n = next()
-      return { body: submission(funnel, offset + n, offset + personOf(n)).body }
-    },
-  }
+  return freshPosts(SUBMIT_PATH, () => {
+    const n = next()
+    return { body: submission(funnel, offset + n, offset + personOf(n)).body }
+  })
 }
 
 /** Forms the fake Graph API was given (both scales seed the same page and form ids). */
@@ -442,41 +469,28 @@ async function leadWebhook(scale: Scale, account: VolumeAccount): Promise<BenchR
   ).then(expect2xx('storing the Meta token'))
   const next = counter()
   const side = randomInt(100_000, 1_000_000)
-  return {
-    method: 'POST',
-    path: '/webhooks/socialnet/leads',
-    headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
-    next: () => {
-      const n = next()
-      const leadgenId = `4${RUN}${side}${n}`
-      graph.addLead(campaign.formId, {
-        id: leadgenId,
-        created_time: new Date(),
-        field_data: [
-          { name: 'email', values: [`lead-${RUN}-${side}-${n}@bench.example`] },
-          { name: 'full_name', values: [`Bench Lead ${n}`] },
-        ],
-      })
-      const change = { leadgen_id: leadgenId, page_id: campaign.pageId, form_id: campaign.formId }
-      const { headers, payload } = signedLeadPost(leadEvent([change]), LEADS_APP.appSecret)
-      return { headers, body: payload }
-    },
-  }
+  return freshPosts('/webhooks/socialnet/leads', () => {
+    const n = next()
+    const leadgenId = `4${RUN}${side}${n}`
+    graph.addLead(campaign.formId, {
+      id: leadgenId,
+      created_time: new Date(),
+      field_data: [
+        { name: 'email', values: [`lead-${RUN}-${side}-${n}@bench.example`] },
+        { name: 'full_name', values: [`Bench Lead ${n}`] },
+      ],
+    })
+    const change = { leadgen_id: leadgenId, page_id: campaign.pageId, form_id: campaign.formId }
+    const { headers, payload } = signedLeadPost(leadEvent([change]), LEADS_APP.appSecret)
+    return { headers, body: payload }
+  })
 }
 
 /** Stripe's signed `charge.succeeded` events naming the account (its seeded configuration asks for a review). */
 async function paymentWebhook(_: Scale, account: VolumeAccount): Promise<BenchRequest> {
   const runId = `${RUN}${randomBytes(3).toString('hex')}`
   const next = counter()
-  return {
-    method: 'POST',
-    path: CHARGE_PATH,
-    headers: { 'content-type': 'application/json', ...VIA_TLS_PROXY },
-    next: () => {
-      const { headers, body } = chargeEvent(runId, account.accountId, next())
-      return { headers, body }
-    },
-  }
+  return freshPosts(CHARGE_PATH, () => chargeEvent(runId, account.accountId, next()))
 }
 
 /**
@@ -514,7 +528,10 @@ async function tokenExchange(scale: Scale, account: VolumeAccount): Promise<Benc
     path: TOKEN_PATH,
     headers,
     next: () => ({
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: pool.shift() ?? 'spent' }).toString(),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: pool.shift() ?? 'spent',
+      }).toString(),
     }),
     onAnswer: keep,
   }
@@ -533,7 +550,10 @@ export const WRITES: VolumeRoute[] = [
 export const ROUTES: VolumeRoute[] = [...READS, ...WRITES]
 
 /** The request once, as the route's next one (each write's own), its answer told to the request. */
-export async function sendOnce(baseUrl: string, request: BenchRequest): Promise<{ status: number; body: string }> {
+export async function sendOnce(
+  baseUrl: string,
+  request: BenchRequest,
+): Promise<{ status: number; body: string }> {
   const change = request.next?.() ?? {}
   const response = await fetch(new URL(change.path ?? request.path, baseUrl), {
     method: request.method,

@@ -40,7 +40,9 @@ const EVENT_WEBHOOK_KEYS = generateKeyPairSync('ec', { namedCurve: 'prime256v1' 
 export const serverEnv = {
   MAIL_PROVIDER: 'sendgrid',
   SENDGRID_API_KEY: 'SG.bench-never-called',
-  SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_WEBHOOK_KEYS.publicKey.export({ format: 'der', type: 'spki' }).toString('base64'),
+  SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_WEBHOOK_KEYS.publicKey
+    .export({ format: 'der', type: 'spki' })
+    .toString('base64'),
 }
 
 /** SendGrid's signature headers: ECDSA over the timestamp (Unix seconds) followed by the body. */
