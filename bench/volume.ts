@@ -183,11 +183,15 @@ async function measureRoute(route: VolumeRoute, scales: RunningScale[], load: Lo
   const measured = await alternate(prepared.sides, load)
   const cpu = cpuShares(before, sampleMachine(pids))
   // Sides go account by account, the small scale first.
-  return prepared.labels.map((account, i) => {
+  const results = prepared.labels.map((account, i) => {
     const [small, large] = [measured[2 * i], measured[2 * i + 1]]
     if (!small || !large) throw new Error(`${route.name}: a side was not measured`)
     return judgeRoute(route.name, account, small, large, cpu)
   })
+  const ratios = (r: RouteResult) =>
+    `${r.account} req/s ${r.throughputRatio?.toFixed(2)}, p99 ${r.p99Ratio?.toFixed(2)} ${r.verdict}`
+  log(`${route.name}: ${results.map(ratios).join('; ')}`)
+  return results
 }
 
 function writeResults(results: RouteResult[], reports: ScaleReport[], options: Options, lines: string[]) {
@@ -213,7 +217,6 @@ async function bench(options: Options): Promise<boolean> {
   const before = sampleMachine()
   const results: RouteResult[] = []
   for (const route of routes) {
-    log(`${route.name}`)
     results.push(...(await measureRoute(route, scales, options.load)))
   }
   const after = sampleMachine()
