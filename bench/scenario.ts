@@ -23,7 +23,7 @@ export interface BenchRequest {
   body?: string
   /**
    * For a request that cannot be sent twice (a fresh event id, its signature, a rotating token): what each
-   * request changes, made just before it is sent. The fields above are the first request's.
+   * request, the first included, changes of the fields above, made just before it is sent.
    */
   next?: () => RequestChange
   /** Told every answer, e.g. to keep the refresh token it carries for a later request. */

@@ -265,12 +265,9 @@ const newestEmail = (scale: Scale, account: VolumeAccount) =>
     [account.accountId],
   )
 
-/** The account's row of `table` with the most rows in `child` (the busiest funnel, link or campaign). */
+/** The `value` of `statement`'s first row for the account: the busiest funnel, link or campaign. */
 const busiest = (scale: Scale, account: VolumeAccount, what: string, statement: string) =>
   one<{ value: string }>(scale.db, what, statement, [account.accountId]).then((row) => row.value)
-
-const yearOfStatistics = (format: (at: Date) => string) =>
-  `from=${encodeURIComponent(format(YEAR_START))}&to=${encodeURIComponent(format(YEAR_END))}`
 
 /** What a client reads every day (issue 31), in the order they are measured. */
 export const READS: VolumeRoute[] = [
@@ -338,7 +335,8 @@ export const READS: VolumeRoute[] = [
   { name: 'review requests', prepare: async (_, a) => asMember(a, '/reviews/requests') },
   {
     name: 'review statistics, a year',
-    prepare: async (_, a) => asMember(a, `/reviews/stats?${yearOfStatistics((at) => at.toISOString())}`),
+    prepare: async (_, a) =>
+      asMember(a, `/reviews/stats?from=${YEAR_START.toISOString()}&to=${YEAR_END.toISOString()}`),
   },
   {
     name: 'leads',
