@@ -90,6 +90,19 @@ export async function stopEverything(): Promise<void> {
   await Promise.allSettled(pending.map((stop) => stop()))
 }
 
+/** Ctrl-C, or a CI job's timeout: the children must not outlive the bench. */
+export function stopOnSignals(): void {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      console.error(`bench: ${signal}, stopping the servers`)
+      void stopEverything().finally(() => process.exit(code))
+    })
+  }
+}
+
 /** A port free on 127.0.0.1 at the time of asking. */
 export async function freePort(): Promise<number> {
   const server = createServer()

@@ -56,15 +56,41 @@ export async function compare(
   request: BenchRequest,
   options: LoadOptions,
 ): Promise<{ server: Measurement; baseline: Measurement }> {
-  await drive(serverUrl, request, options.connections, WARMUP_SECONDS)
-  await drive(baselineUrl, request, options.connections, WARMUP_SECONDS)
-  const server = newTally()
-  const baseline = newTally()
-  for (const seconds of roundLengths(options.durationSeconds)) {
-    await measureRound(server, serverUrl, request, options.connections, seconds)
-    await measureRound(baseline, baselineUrl, request, options.connections, seconds)
+  const [server, baseline] = (await alternate(
+    [
+      { baseUrl: serverUrl, request },
+      { baseUrl: baselineUrl, request },
+    ],
+    options,
+  )) as [Measurement, Measurement]
+  return { server, baseline }
+}
+
+/** One of the servers a run alternates between, and the request it is sent. */
+export interface Side {
+  baseUrl: string
+  request: BenchRequest
+  /** Untimed, after each of its rounds: e.g. until the jobs its writes queued are done. */
+  settle?: () => Promise<void>
+}
+
+/**
+ * Warms each side up, then drives them in turn, a round of ROUND_SECONDS each, until each has had
+ * `durationSeconds`: a change of background load on the machine falls on every side instead of one.
+ */
+export async function alternate(sides: Side[], options: LoadOptions): Promise<Measurement[]> {
+  for (const side of sides) {
+    await drive(side.baseUrl, side.request, options.connections, WARMUP_SECONDS)
+    await side.settle?.()
   }
-  return { server: summarize(server), baseline: summarize(baseline) }
+  const tallies = sides.map(newTally)
+  for (const seconds of roundLengths(options.durationSeconds)) {
+    for (const [i, side] of sides.entries()) {
+      await measureRound(tallies[i] as Tally, side.baseUrl, side.request, options.connections, seconds)
+      await side.settle?.()
+    }
+  }
+  return tallies.map(summarize)
 }
 
 /** `durationSeconds` cut into rounds of ROUND_SECONDS, the last one shorter when it does not divide. */
@@ -119,10 +145,24 @@ function drive(
       headers: request.headers,
       body: request.body,
       ...(request.headersInTurn && { requests: request.headersInTurn.map((headers) => ({ headers })) }),
+      ...((request.next || request.onAnswer) && { requests: [changingRequest(request)] }),
       connections,
       duration: seconds,
     }
     const instance = autocannon(options, (error, result) => (error ? reject(error) : resolve(result)))
     if (latencies) instance.on('response', (_client, _status, _bytes, ms) => recordLatency(latencies, ms))
   })
+}
+
+/** autocannon's request of a `BenchRequest` that changes for each sending, or reads each answer. */
+function changingRequest({ next, onAnswer }: BenchRequest): autocannon.Request {
+  return {
+    ...(next && {
+      setupRequest: (sent: autocannon.Request) => {
+        const change = next()
+        return { ...sent, ...change, headers: { ...sent.headers, ...change.headers } }
+      },
+    }),
+    ...(onAnswer && { onResponse: (status: number, body: string) => onAnswer(status, body) }),
+  }
 }

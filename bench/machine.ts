@@ -112,30 +112,52 @@ export function machineLine(pinning: Pinning | undefined): string {
 }
 
 /**
- * Load average before and after, and how the CPUs' time went in between, as shares of all of them: the
- * bench's own processes (itself, the server, the baseline), PostgreSQL (every backend on the machine),
- * other work (other sessions: what makes two runs differ), stolen by the hypervisor.
+ * How the CPUs' time went between two samples, as shares of all of it: busy, of which the bench's own
+ * processes (itself, the server, the baseline), PostgreSQL (every backend on the machine) and other work
+ * (other sessions: what makes two runs differ), and stolen by the hypervisor. Undefined without /proc/stat;
+ * `own`, `postgres` and `other` only when both samples were taken with the bench's pids.
  */
-export function loadLine(before: MachineSample, after: MachineSample): string {
-  const load = `load average (1, 5, 15 min) before ${before.load}, after ${after.load}`
+export interface CpuShares {
+  busy: number
+  stolen: number
+  own?: number
+  postgres?: number
+  other?: number
+}
+
+export function cpuShares(before: MachineSample, after: MachineSample): CpuShares | undefined {
   const { times: a } = before
   const { times: b } = after
-  if (!a || !b) return load
+  if (!a || !b) return undefined
   const total = Math.max(1, b.total - a.total)
-  const share = (ticks: number) => `${((100 * ticks) / total).toFixed(0)} %`
   const busy = b.busy - a.busy
-  const stolen = `stolen ${share(b.steal - a.steal)}`
-  if (before.own === undefined || after.own === undefined) {
-    return `${load}; CPU time of all ${cores} cores: busy ${share(busy)}, ${stolen}`
-  }
+  const shares = { busy: busy / total, stolen: (b.steal - a.steal) / total }
+  if (before.own === undefined || after.own === undefined) return shares
   const own = after.own - before.own
   const postgres = postgresBetween(before.postgres, after.postgres)
   const other = Math.max(0, busy - own - postgres)
+  return { ...shares, own: own / total, postgres: postgres / total, other: other / total }
+}
+
+/** Whether other work took enough of the CPU that the figures compare only with runs as busy. */
+export const disturbed = (shares: CpuShares | undefined) => (shares?.other ?? 0) > DISTURBED_SHARE
+
+const percent = (share: number) => `${(100 * share).toFixed(0)} %`
+
+/** Load average before and after, and how the CPUs' time went in between (`cpuShares`). */
+export function loadLine(before: MachineSample, after: MachineSample): string {
+  const load = `load average (1, 5, 15 min) before ${before.load}, after ${after.load}`
+  const shares = cpuShares(before, after)
+  if (!shares) return load
+  const stolen = `stolen ${percent(shares.stolen)}`
+  if (shares.other === undefined) {
+    return `${load}; CPU time of all ${cores} cores: busy ${percent(shares.busy)}, ${stolen}`
+  }
   const line =
-    `${load}; CPU time of all ${cores} cores: busy ${share(busy)} (the bench's processes ${share(own)}, ` +
-    `PostgreSQL ${share(postgres)}, other ${share(other)}), ${stolen}`
-  return other / total > DISTURBED_SHARE
-    ? `${line}\nDISTURBED: other work took ${share(other)} of the CPU time: compare with runs as disturbed, not quiet ones`
+    `${load}; CPU time of all ${cores} cores: busy ${percent(shares.busy)} (the bench's processes ` +
+    `${percent(shares.own ?? 0)}, PostgreSQL ${percent(shares.postgres ?? 0)}, other ${percent(shares.other)}), ${stolen}`
+  return disturbed(shares)
+    ? `${line}\nDISTURBED: other work took ${percent(shares.other)} of the CPU time: compare with runs as disturbed, not quiet ones`
     : line
 }
 

@@ -5,14 +5,22 @@ import pg from 'pg'
 export const POSTGRES_SERVER_URL =
   process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
-async function adminQuery(statement: string): Promise<void> {
+/** One statement on the maintenance database (creating and dropping databases); its rows. */
+export async function adminQuery(statement: string, values: unknown[] = []): Promise<pg.QueryResultRow[]> {
   const client = new pg.Client({ connectionString: POSTGRES_SERVER_URL })
   await client.connect()
   try {
-    await client.query(statement)
+    return (await client.query(statement, values)).rows
   } finally {
     await client.end()
   }
+}
+
+/** The URL of database `name` on the bench's PostgreSQL server. */
+export function databaseUrl(name: string): string {
+  const url = new URL(POSTGRES_SERVER_URL)
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 /** A fresh, empty database for one run (the server migrates it on start); returns its URL. */
@@ -20,8 +28,10 @@ export async function createBenchDatabase(): Promise<{ url: string; drop(): Prom
   // Random lower-case hex: a valid unquoted identifier, and no other run's name.
   const name = `bench_${randomBytes(6).toString('hex')}`
   await adminQuery(`create database ${name}`)
-  const url = new URL(POSTGRES_SERVER_URL)
-  url.pathname = `/${name}`
-  // FORCE ends the connections a killed server may have left behind.
-  return { url: url.toString(), drop: () => adminQuery(`drop database if exists ${name} with (force)`) }
+  return { url: databaseUrl(name), drop: () => dropDatabase(name) }
+}
+
+/** Drops database `name`; FORCE ends the connections a killed server may have left behind. */
+export async function dropDatabase(name: string): Promise<void> {
+  await adminQuery(`drop database if exists ${name} with (force)`)
 }

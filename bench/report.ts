@@ -57,12 +57,16 @@ function row(name: string, m: Measurement): string[] {
   ]
 }
 
-function formatTable(rows: string[][]): string {
-  const widths = HEADINGS.map((_, column) => Math.max(...rows.map((cells) => (cells[column] ?? '').length)))
+/** Rows of cells in columns: the first `left` of them left-aligned (names), the others right-aligned. */
+export function formatTable(rows: string[][], left = 1): string {
+  const columns = Math.max(...rows.map((cells) => cells.length))
+  const widths = Array.from({ length: columns }, (_, column) =>
+    Math.max(...rows.map((cells) => (cells[column] ?? '').length)),
+  )
   const line = (cells: string[]) =>
     cells
       .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0),
+        column < left ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
       )
       .join('   ')
   return rows.map(line).join('\n')

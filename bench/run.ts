@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
-import { stopEverything } from './children.js'
+import { stopEverything, stopOnSignals } from './children.js'
 import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
 import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
 import { formatReport, judge } from './report.js'
@@ -103,19 +103,6 @@ function armWatchdog(options: Options): void {
     console.error(`bench: still running after ${seconds} s, giving up`)
     void stopEverything().finally(() => process.exit(1))
   }, seconds * 1000).unref()
-}
-
-/** Ctrl-C, or a CI job's timeout: the children must not outlive the bench. */
-function stopOnSignals(): void {
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const) {
-    process.once(signal, () => {
-      console.error(`bench: ${signal}, stopping the servers`)
-      void stopEverything().finally(() => process.exit(code))
-    })
-  }
 }
 
 const log = (line: string) => console.error(`bench: ${line}`)

@@ -21,6 +21,20 @@ export interface BenchRequest {
    */
   headersInTurn?: Record<string, string>[]
   body?: string
+  /**
+   * For a request that cannot be sent twice (a fresh event id, its signature, a rotating token): what each
+   * request, the first included, changes of the fields above, made just before it is sent.
+   */
+  next?: () => RequestChange
+  /** Told every answer, e.g. to keep the refresh token it carries for a later request. */
+  onAnswer?: (status: number, body: string) => void
+}
+
+/** What one request of a run changes from its `BenchRequest`. */
+export interface RequestChange {
+  path?: string
+  headers?: Record<string, string>
+  body?: string
 }
 
 /**

@@ -1,4 +1,6 @@
-import { pathToFileURL } from 'node:url'
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { hash } from '@node-rs/argon2'
 import pg from 'pg'
@@ -37,7 +39,7 @@ const STEPS_PER_FUNNEL = 3
 // does not read as a counter.
 const SHORT_CODE_STRIDE = 1_000_003
 /** Every seeded time is within the year before this instant. */
-const LATEST = '2026-11-01T00:00:00Z'
+export const LATEST = '2026-11-01T00:00:00Z'
 const YEAR_SECONDS = 365 * 86_400
 /** The share of every account-owned table held by the largest agency and its sub-accounts. */
 const LARGEST_AGENCY_SHARE = 0.4
@@ -203,7 +205,7 @@ async function communications(run: Run, counts: Counts): Promise<void> {
          'personalizations', jsonb_build_array(jsonb_build_object('to', jsonb_build_array(jsonb_build_object('email', email)))),
          'from', jsonb_build_object('email', 'user-' || u || '@seed.example.com', 'name', 'Member ' || u),
          'subject', subject, 'content', jsonb_build_array(jsonb_build_object('type', 'text/plain', 'value', body))) end,
-       'seed-' || md5('msg' || j) || '@seed.example.com', array[pg_temp.seed_id('contact', k)], '[]'::jsonb, true,
+       substr(md5('msg' || j), 1, 22), array[pg_temp.seed_id('contact', k)], '[]'::jsonb, true,
        case when incoming then email end, case when incoming then array['user-' || u || '@seed.example.com'] end,
        case when incoming then 'Re: ' || subject end, case when incoming then body end, null, at, at
      from (select j, k, a, a * ${USERS_PER_ACCOUNT} as u, j % 10 = 0 as incoming, pg_temp.seed_at('communication', j) as at,
@@ -603,6 +605,47 @@ async function migrate(databaseUrl: string): Promise<void> {
   }
 }
 
+/**
+ * What a seed leaves on its database, as the database's comment: the scale, the seed's version and the rows it
+ * wrote, so that a bench can reuse a database already seeded at its scale. Cleared when a seed starts, written
+ * when it ends: a seed that stopped half way leaves none.
+ */
+export interface SeedMarker extends SeedResult {
+  scale: number
+  version: string
+}
+
+/** This file and the migrations it seeds after: a change of either makes earlier seeds out of date. */
+export function seedVersion(): string {
+  const hash = createHash('sha256').update(readFileSync(fileURLToPath(import.meta.url)))
+  hash.update(readFileSync(new URL('../drizzle/meta/_journal.json', import.meta.url)))
+  return hash.digest('hex').slice(0, 16)
+}
+
+async function writeMarker(db: pg.ClientBase, marker: SeedMarker | null): Promise<void> {
+  const text = marker && JSON.stringify({ seed_volume: marker })
+  const { rows } = await db.query(
+    `select format('comment on database %I is %L', current_database(), $1::text) as statement`,
+    [text],
+  )
+  await db.query(rows[0].statement)
+}
+
+/** The marker of the database's last complete seed; undefined when it was not seeded, or not to the end. */
+export async function readSeedMarker(databaseUrl: string): Promise<SeedMarker | undefined> {
+  const db = new pg.Client({ connectionString: databaseUrl })
+  await db.connect()
+  try {
+    const { rows } = await db.query<{ comment: string | null }>(
+      `select shobj_description(oid, 'pg_database') as comment from pg_database where datname = current_database()`,
+    )
+    const comment = rows[0]?.comment
+    return comment?.startsWith('{"seed_volume":') ? JSON.parse(comment).seed_volume : undefined
+  } finally {
+    await db.end()
+  }
+}
+
 export async function seedVolume(databaseUrl: string, options: SeedOptions): Promise<SeedResult> {
   const startedAt = performance.now()
   const log = options.log ?? (() => undefined)
@@ -616,6 +659,7 @@ export async function seedVolume(databaseUrl: string, options: SeedOptions): Pro
       throw new Error(
         `the database already holds data (${held.slice(0, 3).join(', ')}…): pass --reset to empty it`,
       )
+    await writeMarker(db, null)
     await migrate(databaseUrl)
     if (options.reset) {
       const tables = await serviceTables(db)
@@ -650,7 +694,9 @@ export async function seedVolume(databaseUrl: string, options: SeedOptions): Pro
       session.query(`vacuum analyze ${table}`).then(),
     )
     log(`vacuum analyze: ${seconds(vacuumStartedAt)} s`)
-    return { rows, seconds: Number(seconds(startedAt)) }
+    const result = { rows, seconds: Number(seconds(startedAt)) }
+    await writeMarker(db, { scale: options.scale, version: seedVersion(), ...result })
+    return result
   } finally {
     await Promise.all(sessions.map((session) => session.end()))
   }

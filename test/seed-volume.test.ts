@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type SeedResult, seedVolume } from '../bench/seed-volume.js'
+import { readSeedMarker, type SeedResult, seedVersion, seedVolume } from '../bench/seed-volume.js'
 import { adminHeaders, bearer, buildTestApp, type TestApp } from './helpers/app.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
 
@@ -84,6 +84,14 @@ describe.runIf(process.env.DATABASE_URL)('npm run seed:volume', () => {
     const again = await seedVolume(t.database.url as string, { scale: 0.001, reset: true })
     expect(again.rows).toEqual(seeded.rows)
     expect(await digest()).toEqual(before)
+  })
+
+  it('leaves a marker of its scale, version and rows on the database, which a refused seed keeps', async () => {
+    const url = t.database.url as string
+    const marker = { scale: 0.001, version: seedVersion(), rows: seeded.rows, seconds: expect.any(Number) }
+    expect(await readSeedMarker(url)).toEqual(marker)
+    await expect(seedVolume(url, { scale: 0.002 })).rejects.toThrow(/--reset/)
+    expect(await readSeedMarker(url)).toEqual(marker)
   })
 
   it('skews the accounts: the largest agency and its sub-accounts hold about 40 % of the contacts', async () => {

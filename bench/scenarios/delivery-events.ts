@@ -30,14 +30,23 @@ const POLL_MS = 100
 const STALL_MS = 60_000
 const POST_TIMEOUT_MS = 60_000
 
-const WEBHOOK_PATH = '/v1/e/mailprovider/webhook'
+export const WEBHOOK_PATH = '/v1/e/mailprovider/webhook'
 
 // Production takes signed events only (SENDGRID_WEBHOOK_PUBLIC_KEY): the run's posts are signed as SendGrid
 // signs them, with a key pair of the run's own.
 const EVENT_WEBHOOK_KEYS = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
 
+/** Events thread to records of the configured provider: SendGrid's; the key checks the run's signatures. */
+export const serverEnv = {
+  MAIL_PROVIDER: 'sendgrid',
+  SENDGRID_API_KEY: 'SG.bench-never-called',
+  SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_WEBHOOK_KEYS.publicKey
+    .export({ format: 'der', type: 'spki' })
+    .toString('base64'),
+}
+
 /** SendGrid's signature headers: ECDSA over the timestamp (Unix seconds) followed by the body. */
-function signedHeaders(body: string): Record<string, string> {
+export function signedHeaders(body: string): Record<string, string> {
   const timestamp = String(Math.floor(Date.now() / 1000))
   return {
     'x-twilio-email-event-webhook-signature': sign(
@@ -49,7 +58,7 @@ function signedHeaders(body: string): Record<string, string> {
   }
 }
 
-interface SentRecord {
+export interface SentRecord {
   id: string
   accountId: string
   msgId: string
@@ -78,11 +87,20 @@ async function insertRecords(db: pg.Pool, accountIds: string[]): Promise<SentRec
   return records
 }
 
-/** Batch `b` as SendGrid posts it: unique `sg_event_id`s, our custom args, the message id with a suffix. */
-function batchBody(runId: string, b: number, records: SentRecord[], uid: string): string {
+/**
+ * Batch `b` of `size` events as SendGrid posts it: unique `sg_event_id`s, our custom args, the message id
+ * with a suffix.
+ */
+export function batchBody(
+  runId: string,
+  b: number,
+  records: SentRecord[],
+  uid: string,
+  size = EVENTS_PER_BATCH,
+): string {
   const baseTimestamp = Math.floor(Date.now() / 1000)
-  const events = Array.from({ length: EVENTS_PER_BATCH }, (_, i) => {
-    const k = b * EVENTS_PER_BATCH + i
+  const events = Array.from({ length: size }, (_, i) => {
+    const k = b * size + i
     const record = records[k % records.length] as SentRecord
     const event = EVENT_TYPES[k % EVENT_TYPES.length] as string
     return {
@@ -276,13 +294,6 @@ export const deliveryEvents: MeasuredScenario = {
     '(communication_events), once',
   requiresPostgres: true,
   replaysSql: true,
-  // Events thread to records of the configured provider: the SendGrid records the scenario writes.
-  serverEnv: {
-    MAIL_PROVIDER: 'sendgrid',
-    SENDGRID_API_KEY: 'SG.bench-never-called',
-    SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_WEBHOOK_KEYS.publicKey
-      .export({ format: 'der', type: 'spki' })
-      .toString('base64'),
-  },
+  serverEnv,
   measure,
 }

@@ -15,7 +15,7 @@ import {
 } from '../route-vs-sql.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
-const SUBMIT_PATH = '/v1/funnels/forms/submit'
+export const SUBMIT_PATH = '/v1/funnels/forms/submit'
 const SUBMIT_TARGET = 2_000
 const DEFAULT_SUBMITS = 20_000
 // Untimed posts first, so that V8 has optimised the path and the pools are open before the clock starts.
@@ -44,13 +44,13 @@ async function seedFunnel(db: pg.Pool, accountId: string): Promise<{ funnelId: s
   return { funnelId, stepId }
 }
 
-interface Funnel {
+export interface Funnel {
   funnelId: string
   stepId: string
 }
 
 /** The `n`-th post of a lead form, by `person`: name, email, phone and a message. */
-const submission = (funnel: Funnel, n: number, person: number): EachRequest => ({
+export const submission = (funnel: Funnel, n: number, person: number): EachRequest => ({
   body: JSON.stringify({
     funnel_id: funnel.funnelId,
     step_id: funnel.stepId,
@@ -69,7 +69,7 @@ const submission = (funnel: Funnel, n: number, person: number): EachRequest => (
 
 /** Whether the `n`-th post comes from a person already a contact (the one nine posts before). */
 const returning = (n: number) => n % RETURNING_EVERY === RETURNING_EVERY - 1
-const personOf = (n: number) => (returning(n) ? n - RETURNING_EVERY + 1 : n)
+export const personOf = (n: number) => (returning(n) ? n - RETURNING_EVERY + 1 : n)
 
 /** `count` posts from the `offset`-th; every tenth person came before. */
 const submissions = (funnel: Funnel, count: number, offset: number) =>

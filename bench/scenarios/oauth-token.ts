@@ -10,7 +10,7 @@ import { type RouteAgainstSql, routeAgainstSql, type SqlPlan, sqlFailed, sqlLine
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 import { planTokenSql, s256, storedGrants, type TokenSql } from './oauth-token-sql.js'
 
-const TOKEN_PATH = '/v1/auth/oauth/token'
+export const TOKEN_PATH = '/v1/auth/oauth/token'
 const DEFAULT_GRANTS = 10_000
 // Untimed grants first, so that V8 has optimised the path and the pools are open before the clock starts.
 const WARMUP_GRANTS = 1_000
@@ -28,7 +28,7 @@ const ADMIN_CONCURRENCY = 8
 // requests of the first app, within its 100 an hour.
 const RECORDED_GRANTS = 3
 
-interface Client {
+export interface Client {
   id: string
   /** `Basic base64(id:secret)`, as RFC 6749 2.3.1 sends it. */
   authorization: string
@@ -43,7 +43,7 @@ interface TokenAnswer {
 }
 
 /** Registers `count` active confidential apps through the admin API, a few at a time. */
-async function registerApps(target: Target, count: number): Promise<Client[]> {
+export async function registerApps(target: Target, count: number): Promise<Client[]> {
   const clients: Client[] = []
   for (let start = 0; start < count; start += ADMIN_CONCURRENCY) {
     const batch = Array.from({ length: Math.min(ADMIN_CONCURRENCY, count - start) }, async (_, i) => {
@@ -70,14 +70,14 @@ async function registerApps(target: Target, count: number): Promise<Client[]> {
  * into the server's database with the server's own hashing; returns the exchanges that redeem them.
  * Grant i belongs to client i mod the number of clients, so consecutive requests come from different apps.
  */
-async function insertCodes(
+export async function insertCodes(
   db: pg.Pool,
   clients: Client[],
-  members: Member[],
+  members: Pick<Member, 'userId' | 'accountId'>[],
   count: number,
 ): Promise<EachRequest[]> {
   const codes = Array.from({ length: count }, (_, i) => {
-    const member = members[i % members.length] as Member
+    const member = members[i % members.length] as Pick<Member, 'userId' | 'accountId'>
     const verifier = randomBytes(32).toString('base64url')
     return {
       id: newId(),

@@ -7,7 +7,7 @@ import { type EachRequest, postEach, type SentEach } from '../each.js'
 import { loadAverage } from '../machine.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
 
-const WEBHOOK_PATH = '/reviews/webhook/paymentprovider/charge'
+export const WEBHOOK_PATH = '/reviews/webhook/paymentprovider/charge'
 const DEFAULT_WEBHOOKS = 10_000
 // Untimed posts first, so that V8 has optimised the path and the pools are open before the clock starts.
 const WARMUP = 1_000
@@ -19,7 +19,7 @@ const POLL_MS = 200
 const STALL_MS = 60_000
 
 const WEBHOOK_SECRET = `whsec_${randomBytes(24).toString('base64url')}`
-const serverEnv = { STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }
+export const serverEnv = { STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET }
 
 /** An account that asks every paying customer for a Google review a day after the payment. */
 async function reviewingAccount(target: Target): Promise<Member> {
@@ -48,28 +48,33 @@ async function reviewingAccount(target: Target): Promise<Member> {
 function chargeEvents(runId: string, accounts: Member[], count: number, offset: number): EachRequest[] {
   return Array.from({ length: count }, (_, i) => {
     const n = offset + i
-    const payload = JSON.stringify({
-      id: `evt_${runId}_${n}`,
-      object: 'event',
-      type: 'charge.succeeded',
-      api_version: '2024-06-20',
-      created: Math.floor(Date.now() / 1000),
-      data: {
-        object: {
-          id: `ch_${runId}_${n}`,
-          object: 'charge',
-          amount: 4200 + (n % 50) * 100,
-          currency: 'usd',
-          status: 'succeeded',
-          payment_intent: `pi_${runId}_${n}`,
-          billing_details: { name: `Customer ${n}`, email: `customer-${n}@bench.example`, phone: null },
-          metadata: { account_id: accounts[n % accounts.length]?.accountId, order_id: `order-${n}` },
-        },
-      },
-    })
-    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET })
-    return { headers: { 'stripe-signature': signature }, body: payload }
+    return chargeEvent(runId, accounts[n % accounts.length]?.accountId, n)
   })
+}
+
+/** The `n`-th `charge.succeeded` of the run as Stripe posts it to the account, signed now; customer `n`. */
+export function chargeEvent(runId: string, accountId: string | undefined, n: number): EachRequest {
+  const payload = JSON.stringify({
+    id: `evt_${runId}_${n}`,
+    object: 'event',
+    type: 'charge.succeeded',
+    api_version: '2024-06-20',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      object: {
+        id: `ch_${runId}_${n}`,
+        object: 'charge',
+        amount: 4200 + (n % 50) * 100,
+        currency: 'usd',
+        status: 'succeeded',
+        payment_intent: `pi_${runId}_${n}`,
+        billing_details: { name: `Customer ${n}`, email: `customer-${n}@bench.example`, phone: null },
+        metadata: { account_id: accountId, order_id: `order-${n}` },
+      },
+    },
+  })
+  const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET })
+  return { headers: { 'stripe-signature': signature }, body: payload }
 }
 
 interface Applied {
