@@ -285,7 +285,10 @@ async function rooms(run: Run, counts: Counts, db: pg.ClientBase): Promise<void>
   )
 }
 
-/** Funnels with their steps and a short link each, the forms their pages received, and their links' clicks. */
+/**
+ * Funnels with their steps and a short link each, the forms their pages received, and their links' clicks
+ * with their daily roll-up.
+ */
 async function funnels(run: Run, counts: Counts): Promise<void> {
   const funnel = (n: string) => `pg_temp.seed_id('funnel', ${n})`
   await run(
@@ -341,12 +344,20 @@ async function funnels(run: Run, counts: Counts): Promise<void> {
        md5('visitor' || c % 100000), c % 20 = 0, c % 4 = 0
      from (select c, (c - 1) * $2 / $1 + 1 as f from generate_series(1, $1::bigint) c) x`,
     [counts.clicks, counts.funnels],
+  ) // The daily roll-up the links' statistics read, as each stored click adds to it.
+  await run(
+    'funnel_short_link_daily_clicks',
+    `insert into funnel_short_link_daily_clicks (account_id, link_id, day, clicks, unique_clicks, bots)
+     select account_id, link_id, (clicked_at at time zone 'UTC')::date, count(*),
+       count(*) filter (where not is_bot and not is_repeat), count(*) filter (where is_bot)
+     from funnel_short_link_clicks group by 1, 2, 3`,
   )
 }
 
 /**
  * Per account a template, a configuration (sending on completed orders, by email, to Google) and a Google
- * link; Stripe payments received and processed, each having scheduled one request, sent and some clicked.
+ * link; Stripe payments received and processed, each having scheduled one request, sent and some clicked;
+ * the requests' daily roll-up.
  */
 async function reviews(run: Run, counts: Counts): Promise<void> {
   const accounts = `select a, pg_temp.account_id(a) as account, pg_temp.seed_at('review-setup', a) as at
@@ -404,6 +415,13 @@ async function reviews(run: Run, counts: Counts): Promise<void> {
        case when e % 3 = 0 then at + interval '5 hours' end, at + interval '1 second', at + interval '2 hours'
      from (${events}) s`,
     [counts.reviewEvents],
+  ) // The daily roll-up the statistics read, as each request's writes keep it (sent and clicked ones: no reason).
+  await run(
+    'review_request_daily_counts',
+    `insert into review_request_daily_counts (account_id, day, platform, status, reason, requests, sent, clicked)
+     select account_id, (created_at at time zone 'UTC')::date, platform, status, '', count(*), count(sent_at),
+       count(clicked_at)
+     from review_requests group by 1, 2, 3, 4`,
   )
 }
 

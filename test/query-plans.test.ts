@@ -22,11 +22,6 @@ const LOOKUPS_WITHOUT_ACCOUNT: Record<string, string> = {
     "a room's deleted messages past a read marker, the room found in the account",
   room_members_room_id_conversation_id_pk: "a room's members, the room found in the account",
   funnel_steps_funnel_order: "the steps of the page's funnels, found in the account by the same request",
-  funnel_short_link_clicks_link_time:
-    "one short link's clicks in a date range, the link found in the account",
-  // Not right, and left to the search part of issue 31: full-text matches are found across every account's
-  // messages, then filtered by the account (an account-led GIN index needs the btree_gin extension).
-  room_messages_search: 'room search, pending an index whose cost follows the account (issue 31, search)',
 }
 
 /** Account-owned tables the volume seed leaves empty: planned without statistics, their plans say nothing. */

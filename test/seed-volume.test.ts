@@ -145,4 +145,45 @@ describe.runIf(process.env.DATABASE_URL)('npm run seed:volume', () => {
     const grants = await get('/v1/auth/oauth/grants')
     expect(grants.data).toEqual([expect.objectContaining({ app_name: expect.stringMatching(/^App /) })])
   })
+
+  it('rolls up the review requests and the clicks per day as the service does, and serves a year of statistics from them', async () => {
+    // Each roll-up against the same groups counted from the raw rows: no group missing, extra or different.
+    const differing = (rolledUp: string, raw: string) =>
+      count(
+        `select count(*) from ((${rolledUp} except all ${raw}) union all (${raw} except all ${rolledUp})) d`,
+        [],
+      )
+    expect(
+      await differing(
+        'select account_id, day, platform, status, reason, requests, sent, clicked from review_request_daily_counts',
+        `select account_id, (created_at at time zone 'UTC')::date, platform, status,
+           case when status = 'skipped' then coalesce(reason, 'unknown') else '' end,
+           count(*)::int, count(sent_at)::int, count(clicked_at)::int
+         from review_requests group by 1, 2, 3, 4, 5`,
+      ),
+    ).toBe(0)
+    expect(
+      await differing(
+        'select account_id, link_id, day, clicks, unique_clicks, bots from funnel_short_link_daily_clicks',
+        `select account_id, link_id, (clicked_at at time zone 'UTC')::date, count(*)::int,
+           (count(*) filter (where not is_bot and not is_repeat))::int, (count(*) filter (where is_bot))::int
+         from funnel_short_link_clicks group by 1, 2, 3`,
+      ),
+    ).toBe(0)
+
+    // Every seeded time lies in the year before 2026-11-01.
+    const stats = await get('/reviews/stats?from=2025-11-01T00:00:00Z&to=2026-11-02T00:00:00Z')
+    expect(stats.data.totals).toMatchObject({
+      requested: await count('select count(*) from review_requests where account_id = $1'),
+      clicked: await count(
+        'select count(*) from review_requests where account_id = $1 and clicked_at is not null',
+      ),
+    })
+    const { rows } = await db.query(
+      'select l.code, count(c.id) from funnel_short_links l join funnel_short_link_clicks c on c.link_id = l.id where l.account_id = $1 group by l.code order by 2 desc limit 1',
+      [accountId],
+    )
+    const link = await get(`/v1/funnels/shorten/${rows[0].code}?from=2025-11-01&to=2026-11-01`)
+    expect(link.data.clicks.total).toBe(Number(rows[0].count))
+  })
 })

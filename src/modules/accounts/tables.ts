@@ -117,6 +117,14 @@ export const contacts = pgTable(
     // The account's contacts newest first (ids start with their time) and their count: without it a small
     // account's page walked every account's contacts backwards by id.
     index('contacts_account_id').on(t.accountId, t.id),
+    // Search by a part of the name or email (ILIKE '%…%'): trigrams (pg_trgm) under the account (btree_gin),
+    // so a rare match in a large account is found without reading its every contact.
+    index('contacts_account_search').using(
+      'gin',
+      t.accountId,
+      t.name.op('gin_trgm_ops'),
+      t.email.op('gin_trgm_ops'),
+    ),
   ],
 )
 

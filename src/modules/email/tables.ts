@@ -94,6 +94,9 @@ export const communications = pgTable(
     idFormat('communications_id_format', t.id),
     check('communications_type_valid', sql`${t.type} in ('OUTGOING', 'INCOMING')`),
     index('communications_account_created').on(t.accountId, t.createdAt),
+    // A contact's (or a conversation's) records: GIN over the account (btree_gin) and the id arrays, so the
+    // list follows the contact's few records instead of walking the account's.
+    index('communications_account_contacts').using('gin', t.accountId, t.contactIds, t.conversationIds),
     // Webhooks arrive without an account: delivery events and replies find their record by message id.
     index('communications_module_msg_id').on(t.module, t.msgId),
     // A redelivered reply (same Message-ID) is stored once per account.

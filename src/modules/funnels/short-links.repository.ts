@@ -1,7 +1,14 @@
-import { and, asc, count, eq, gte, lt, sql } from 'drizzle-orm'
+import { and, asc, eq, gte, lte, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
-import { funnelDomains, funnelShortLinkClicks, funnelShortLinks, funnelSteps, funnels } from './tables.js'
+import {
+  funnelDomains,
+  funnelShortLinkClicks,
+  funnelShortLinkDailyClicks,
+  funnelShortLinks,
+  funnelSteps,
+  funnels,
+} from './tables.js'
 
 export type ShortLinkRow = typeof funnelShortLinks.$inferSelect
 
@@ -88,6 +95,7 @@ export async function findLinkTarget(db: Database, code: string) {
 
 export interface Click {
   linkId: string
+  at: Date
   referrer: string | undefined
   userAgent: string | undefined
   visitorHash: string
@@ -95,50 +103,34 @@ export interface Click {
 }
 
 /**
- * One write: the click, flagged `is_repeat` in the same statement when the visitor clicked the link
- * within the last hour (two clicks at the same instant may both count as first: a harmless miss).
+ * One statement: the click, flagged `is_repeat` when the visitor clicked the link within the hour before
+ * (two clicks at the same instant may both count as first: a harmless miss), and added to its UTC day's
+ * roll-up, which the statistics read, so they outlive the raw clicks' retention.
  */
 export async function insertClick(db: Database, accountId: string, click: Click): Promise<void> {
   const c = funnelShortLinkClicks
+  const d = funnelShortLinkDailyClicks
   await db.execute(sql`
-    insert into ${c} (id, account_id, link_id, referrer, user_agent, visitor_hash, is_bot, is_repeat)
-    select ${newId()}, ${accountId}, ${click.linkId}, ${click.referrer ?? null}, ${click.userAgent ?? null},
-      ${click.visitorHash}, ${click.isBot},
-      exists (select 1 from ${c} where ${c.accountId} = ${accountId} and ${c.linkId} = ${click.linkId}
-        and ${c.visitorHash} = ${click.visitorHash} and ${c.clickedAt} > now() - interval '1 hour')`)
+    with click as (
+      insert into ${c} (id, account_id, link_id, clicked_at, referrer, user_agent, visitor_hash, is_bot, is_repeat)
+      select ${newId()}, ${accountId}, ${click.linkId}, ${click.at}, ${click.referrer ?? null},
+        ${click.userAgent ?? null}, ${click.visitorHash}, ${click.isBot},
+        exists (select 1 from ${c} where ${c.accountId} = ${accountId} and ${c.linkId} = ${click.linkId}
+          and ${c.visitorHash} = ${click.visitorHash} and ${c.clickedAt} > ${click.at}::timestamptz - interval '1 hour')
+      returning clicked_at, is_bot, is_repeat)
+    insert into ${d} (account_id, link_id, day, clicks, unique_clicks, bots)
+    select ${accountId}, ${click.linkId}, (clicked_at at time zone 'UTC')::date, 1,
+      (not is_bot and not is_repeat)::int, is_bot::int
+    from click
+    on conflict (account_id, link_id, day) do update set clicks = ${d.clicks} + excluded.clicks,
+      unique_clicks = ${d.uniqueClicks} + excluded.unique_clicks, bots = ${d.bots} + excluded.bots`)
 }
 
-const people = sql`not ${funnelShortLinkClicks.isBot} and not ${funnelShortLinkClicks.isRepeat}`
-
-/** The link's clicks from `from` to before `before`, on the (link, time) index. */
-function clicksWithin(accountId: string, linkId: string, from: Date, before: Date) {
-  return and(
-    eq(funnelShortLinkClicks.accountId, accountId),
-    eq(funnelShortLinkClicks.linkId, linkId),
-    gte(funnelShortLinkClicks.clickedAt, from),
-    lt(funnelShortLinkClicks.clickedAt, before),
-  )
-}
-
-/** The link's clicks from `from` to before `before`: every one, people's first in an hour, bots'. */
-export async function clickTotals(db: Database, accountId: string, linkId: string, from: Date, before: Date) {
-  const [totals] = await db
-    .select({
-      total: count(),
-      unique: sql<number>`(count(*) filter (where ${people}))::int`,
-      bots: sql<number>`(count(*) filter (where ${funnelShortLinkClicks.isBot}))::int`,
-    })
-    .from(funnelShortLinkClicks)
-    .where(clicksWithin(accountId, linkId, from, before))
-  return totals ?? { total: 0, unique: 0, bots: 0 }
-}
-
-/** The link's clicks per UTC day from `from` to before `before`, only days that have some. */
-export function dailyClicks(db: Database, accountId: string, linkId: string, from: Date, before: Date) {
-  const day = sql<string>`to_char(${funnelShortLinkClicks.clickedAt} at time zone 'UTC', 'YYYY-MM-DD')`
+/** The link's clicks per UTC day from `first` to `last` (`YYYY-MM-DD`), only days that have some. */
+export function dailyClicks(db: Database, accountId: string, linkId: string, first: string, last: string) {
+  const d = funnelShortLinkDailyClicks
   return db
-    .select({ date: day, clicks: count(), unique: sql<number>`(count(*) filter (where ${people}))::int` })
-    .from(funnelShortLinkClicks)
-    .where(clicksWithin(accountId, linkId, from, before))
-    .groupBy(day)
+    .select({ date: d.day, clicks: d.clicks, unique: d.uniqueClicks, bots: d.bots })
+    .from(d)
+    .where(and(eq(d.accountId, accountId), eq(d.linkId, linkId), gte(d.day, first), lte(d.day, last)))
 }

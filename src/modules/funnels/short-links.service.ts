@@ -5,7 +5,6 @@ import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { isBotVisit } from '../../platform/http/visits.js'
 import { FUNNEL_NOT_FOUND, fullStepPath, requireFunnel } from './funnel-access.service.js'
 import {
-  clickTotals,
   dailyClicks,
   findLinkByCode,
   findLinkOfFunnel,
@@ -96,6 +95,7 @@ export async function followShortLink(
   if (!target) throw new NotFound(SHORT_LINK_NOT_FOUND)
   await insertClick(db, target.accountId, {
     linkId: target.linkId,
+    at: new Date(),
     referrer: visit.referrer,
     userAgent: visit.userAgent,
     visitorHash: createHmac('sha256', settings.visitorKey)
@@ -119,7 +119,10 @@ function seriesDays(query: StatsQuery, now: Date): string[] {
   return Array.from({ length: days }, (_, i) => dayOf(new Date(from + i * DAY_MS)))
 }
 
-/** The caller's short link with its click totals and its clicks per day, both over the series' days. */
+/**
+ * The caller's short link with its click totals and its clicks per day, both over the series' days, from
+ * the daily roll-up alone: raw clicks older than their retention period are gone by then.
+ */
 export async function shortLinkStats(
   db: Database,
   publicBaseUrl: string,
@@ -130,13 +133,14 @@ export async function shortLinkStats(
   const days = seriesDays(query, new Date())
   const link = await findLinkByCode(db, accountId, code)
   if (!link) throw new NotFound(SHORT_LINK_NOT_FOUND)
-  const first = new Date(days[0] as string)
-  const after = new Date(Date.parse(days.at(-1) as string) + DAY_MS)
-  const [clicks, daily] = await Promise.all([
-    clickTotals(db, accountId, link.id, first, after),
-    dailyClicks(db, accountId, link.id, first, after),
-  ])
+  const daily = await dailyClicks(db, accountId, link.id, days[0] as string, days.at(-1) as string)
   const byDay = new Map(daily.map((day) => [day.date, day]))
+  const clicks = { total: 0, unique: 0, bots: 0 }
+  for (const day of daily) {
+    clicks.total += day.clicks
+    clicks.unique += day.unique
+    clicks.bots += day.bots
+  }
   return {
     code: link.code,
     short_url: shortUrl(publicBaseUrl, link.code),

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { describe, expect } from 'vitest'
+import { describe, expect, vi } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { FUNNELS, funnelCall, seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
@@ -203,6 +203,25 @@ describe('following a short link', () => {
 })
 
 describe('short link analytics', () => {
+  const PERSON = { 'user-agent': CHROME }
+  const BOT = { 'user-agent': GOOGLEBOT }
+
+  /**
+   * Follows the link at each time in turn (the clock set to it, oldest first, as clicks arrive), so that
+   * each click is stored, and rolled up, as in use.
+   */
+  async function clickAt(t: TestApp, code: string, clicks: [string, Record<string, string>][]) {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      for (const [at, headers] of clicks) {
+        vi.setSystemTime(new Date(at))
+        expect((await follow(t, code, headers)).statusCode).toBe(302)
+      }
+    } finally {
+      vi.useRealTimers()
+    }
+  }
+
   async function linkWithClicks(t: TestApp, owner: Tenant) {
     const { funnelId } = await seedFunnel(t.app, owner)
     const code = codeOf((await shorten(t, owner, funnelId)).json().data)
@@ -210,24 +229,15 @@ describe('short link analytics', () => {
       .select()
       .from(funnelShortLinks)
       .where(eq(funnelShortLinks.code, code))
-    const click = (at: string, isBot = false, isRepeat = false) => ({
-      accountId: owner.accountId,
-      linkId: link?.id as string,
-      clickedAt: new Date(at),
-      visitorHash: 'h',
-      isBot,
-      isRepeat,
-    })
-    await t.app.platform.db
-      .insert(funnelShortLinkClicks)
-      .values([
-        click('2025-03-01T00:00:00Z'),
-        click('2025-03-01T23:59:59Z', false, true),
-        click('2025-03-01T12:00:00Z', true),
-        click('2025-03-03T08:00:00Z'),
-        click('2024-12-31T08:00:00Z'),
-        click('2025-03-05T00:00:00Z', true),
-      ])
+    await clickAt(t, code, [
+      ['2024-12-31T08:00:00Z', PERSON],
+      ['2025-03-01T00:00:00Z', PERSON],
+      // The same visitor within the hour: a repeat.
+      ['2025-03-01T00:30:00Z', PERSON],
+      ['2025-03-01T12:00:00Z', BOT],
+      ['2025-03-03T08:00:00Z', PERSON],
+      ['2025-03-05T00:00:00Z', BOT],
+    ])
     return { funnelId, code, link }
   }
 
@@ -278,5 +288,40 @@ describe('short link analytics', () => {
       owner,
       stranger,
     )
+  })
+
+  test('a click counts on the UTC day it was made, up to the last millisecond of the day', async ({
+    t,
+    owner,
+  }) => {
+    const { funnelId } = await seedFunnel(t.app, owner)
+    const code = codeOf((await shorten(t, owner, funnelId)).json().data)
+    await clickAt(t, code, [
+      ['2025-03-01T23:59:59.999Z', PERSON],
+      ['2025-03-02T00:00:00.000Z', BOT],
+    ])
+    const response = await funnelCall(t.app, owner, 'GET', `/shorten/${code}?from=2025-03-01&to=2025-03-02`)
+    expect(response.json().data).toMatchObject({
+      clicks: { total: 2, unique: 1, bots: 1 },
+      series: [
+        { date: '2025-03-01', clicks: 1, unique: 1 },
+        { date: '2025-03-02', clicks: 1, unique: 0 },
+      ],
+    })
+  })
+
+  test('are read from the daily roll-up: raw clicks deleted by their retention change nothing', async ({
+    t,
+    owner,
+  }) => {
+    const { code, link } = await linkWithClicks(t, owner)
+    const stats = () => funnelCall(t.app, owner, 'GET', `/shorten/${code}?from=2024-12-31&to=2025-03-05`)
+    const before = (await stats()).json().data
+    expect(before.clicks).toEqual({ total: 6, unique: 3, bots: 2 })
+    await t.app.platform.db
+      .delete(funnelShortLinkClicks)
+      .where(eq(funnelShortLinkClicks.linkId, link?.id as string))
+    expect(await clicksOf(t, code)).toEqual([])
+    expect((await stats()).json().data).toEqual(before)
   })
 })

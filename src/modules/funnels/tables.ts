@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import {
   boolean,
   check,
+  date,
   index,
   integer,
   jsonb,
@@ -257,4 +258,24 @@ export const funnelShortLinkClicks = pgTable(
     idFormat('funnel_short_link_clicks_id_format', t.id),
     index('funnel_short_link_clicks_link_time').on(t.linkId, t.clickedAt),
   ],
+)
+
+/**
+ * The daily roll-up of a link's clicks that its statistics read: every click, people's first in an hour
+ * (`unique_clicks`) and bots', per UTC day. Written by the statement that stores the click, so it holds
+ * every click ever made while raw clicks are kept only for a retention period.
+ */
+export const funnelShortLinkDailyClicks = pgTable(
+  'funnel_short_link_daily_clicks',
+  {
+    accountId: accountIdColumn(),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => funnelShortLinks.id, { onDelete: 'cascade' }),
+    day: date('day', { mode: 'string' }).notNull(),
+    clicks: integer('clicks').notNull(),
+    uniqueClicks: integer('unique_clicks').notNull(),
+    bots: integer('bots').notNull(),
+  },
+  (t) => [primaryKey({ name: 'funnel_short_link_daily_clicks_pk', columns: [t.accountId, t.linkId, t.day] })],
 )

@@ -1,7 +1,9 @@
 import { and, desc, eq, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import type { ReviewPlatform } from './documents.schemas.js'
+import { countRequestChanges } from './stats.repository.js'
 import { type REQUEST_STATUSES, reviewRefunds, reviewRequests, reviewSmsMessages } from './tables.js'
 
 export type RequestRow = typeof reviewRequests.$inferSelect
@@ -62,18 +64,24 @@ export async function hasCountedRequest(
   return row !== undefined
 }
 
-/** The new request, or none when its payment or order was already scheduled for the platform. */
-export async function insertRequest(
+/**
+ * The new request, or none when its payment or order was already scheduled for the platform; counted in
+ * the daily statistics in the same transaction.
+ */
+export function insertRequest(
   db: Database,
   accountId: string,
   values: NewRequest,
 ): Promise<RequestRow | undefined> {
-  const [row] = await db
-    .insert(reviewRequests)
-    .values({ ...values, accountId })
-    .onConflictDoNothing()
-    .returning()
-  return row
+  return inTransaction(db, async (tx) => {
+    const [row] = await tx
+      .insert(reviewRequests)
+      .values({ ...values, accountId })
+      .onConflictDoNothing()
+      .returning()
+    if (row) await countRequestChanges(tx, accountId, [{ after: row }])
+    return row
+  })
 }
 
 const ofAccount = (accountId: string, id: string) =>
@@ -94,6 +102,47 @@ export async function findRequestByPublicCode(db: Database, code: string): Promi
   return row
 }
 
+/**
+ * Changes the account's requests that `which` selects, and their daily statistics with them, in one
+ * transaction: the rows are locked as they were read, so the counts move from exactly what they were.
+ */
+function changeRequests(
+  db: Database,
+  accountId: string,
+  which: SQL | undefined,
+  changes: RequestChanges,
+): Promise<RequestRow[]> {
+  return inTransaction(db, async (tx) => {
+    const before = await tx
+      .select()
+      .from(reviewRequests)
+      .where(and(eq(reviewRequests.accountId, accountId), which))
+      .orderBy(reviewRequests.id)
+      .for('update')
+    if (before.length === 0) return []
+    const after = await tx
+      .update(reviewRequests)
+      .set(changes)
+      .where(
+        and(
+          eq(reviewRequests.accountId, accountId),
+          inArray(
+            reviewRequests.id,
+            before.map((row) => row.id),
+          ),
+        ),
+      )
+      .returning()
+    const previous = new Map(before.map((row) => [row.id, row]))
+    await countRequestChanges(
+      tx,
+      accountId,
+      after.map((row) => ({ before: previous.get(row.id), after: row })),
+    )
+    return after
+  })
+}
+
 /** Moves a request on from `from` only: a change another run made first is never overwritten. */
 export async function moveRequest(
   db: Database,
@@ -102,11 +151,12 @@ export async function moveRequest(
   from: RequestStatus,
   changes: RequestChanges,
 ): Promise<RequestRow | undefined> {
-  const [row] = await db
-    .update(reviewRequests)
-    .set(changes)
-    .where(and(ofAccount(accountId, id), eq(reviewRequests.status, from)))
-    .returning()
+  const [row] = await changeRequests(
+    db,
+    accountId,
+    and(eq(reviewRequests.id, id), eq(reviewRequests.status, from)),
+    changes,
+  )
   return row
 }
 
@@ -117,18 +167,8 @@ export async function cancelScheduledOfSources(
   sourceRefs: string[],
   reason: string,
 ): Promise<number> {
-  const rows = await db
-    .update(reviewRequests)
-    .set({ status: 'cancelled', reason })
-    .where(
-      and(
-        eq(reviewRequests.accountId, accountId),
-        inArray(reviewRequests.sourceRef, sourceRefs),
-        eq(reviewRequests.status, 'scheduled'),
-      ),
-    )
-    .returning({ id: reviewRequests.id })
-  return rows.length
+  const which = and(inArray(reviewRequests.sourceRef, sourceRefs), eq(reviewRequests.status, 'scheduled'))
+  return (await changeRequests(db, accountId, which, { status: 'cancelled', reason })).length
 }
 
 /** Keeps that the account's payments or orders named were refunded (once each). */

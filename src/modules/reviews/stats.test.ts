@@ -20,6 +20,12 @@ const served = (t: TestApp, tenant: Tenant, email: string) =>
     payload: { trigger: 'service_delivered', event_id: email, customer: { email } },
   })
 
+/** The whole UTC day of `time` as a stats period: answered from the daily roll-up alone. */
+const wholeDayOf = (time: Date) => {
+  const from = `${time.toISOString().slice(0, 10)}T00:00:00.000Z`
+  return `from=${from}&to=${new Date(Date.parse(from) + 86_400_000).toISOString()}`
+}
+
 /** The tracked-link codes of the mail the tenant sent. */
 async function sentCodes(t: TestApp, tenant: Tenant): Promise<string[]> {
   const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
@@ -85,6 +91,9 @@ describe('GET /reviews/stats', () => {
     ])
     const today = new Date().toISOString().slice(0, 10)
     expect(stats.by_day).toEqual([expect.objectContaining({ date: today, requested: 6, clicked: 1 })])
+    // The same counts for today's whole day, which the daily roll-up answers alone.
+    const { from: _from, to: _to, ...counted } = stats
+    expect(await statsOf(t, tenant, wholeDayOf(new Date()))).toMatchObject(counted)
 
     const later = await statsOf(
       t,
@@ -101,6 +110,36 @@ describe('GET /reviews/stats', () => {
       '"platform":"google"',
     )
     expect((await statsOf(t, stranger)).totals.requested).toBe(0)
+  })
+
+  test('whole days come from the daily roll-up, kept by every write: a cancelled request moves from scheduled to cancelled', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t, { trigger: 'service_delivered', delay_hours: 2 })
+    for (const email of ['one@example.com', 'two@example.com'])
+      expect((await served(t, tenant, email)).statusCode).toBe(202)
+    const [request] = await waitForRequests(t, tenant, 2, 'status=scheduled')
+    const today = wholeDayOf(new Date(request?.created_at as string))
+    expect((await statsOf(t, tenant, today)).totals).toMatchObject({
+      requested: 2,
+      scheduled: 2,
+      cancelled: 0,
+    })
+
+    const cancelled = await t.app.inject({
+      method: 'POST',
+      url: `/reviews/requests/${request?._id}/cancel`,
+      headers: tenant.headers,
+    })
+    expect(cancelled.statusCode).toBe(200)
+    const stats = await statsOf(t, tenant, today)
+    expect(stats.totals).toMatchObject({ requested: 2, scheduled: 1, cancelled: 1, sent: 0 })
+    expect(stats.by_platform).toEqual([
+      expect.objectContaining({ platform: 'google', requested: 2, scheduled: 1, cancelled: 1 }),
+    ])
+    // A period that does not start at midnight reads its first hours from the requests: the same counts.
+    const sinceAnHourAgo = `from=${new Date(Date.now() - 3_600_000).toISOString()}`
+    expect((await statsOf(t, tenant, sinceAnHourAgo)).totals).toEqual(stats.totals)
   })
 
   test('refuses a reversed or over-long period, and a malformed time', async ({ t, owner }) => {

@@ -107,11 +107,27 @@ async function initPgliteCluster(path: string): Promise<void> {
   })
 }
 
+/**
+ * The contrib extensions the migrations create (PostgreSQL ships them; PGlite loads each one it may use):
+ * btree_gin lets a GIN index start with the account, pg_trgm indexes ILIKE searches.
+ */
+async function pgliteExtensions() {
+  const [{ btree_gin }, { pg_trgm }] = await Promise.all([
+    import('@electric-sql/pglite/contrib/btree_gin'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+  ])
+  return { btree_gin, pg_trgm }
+}
+
 /** PGlite is loaded only here, for the embedded database: a server on PostgreSQL never holds its code. */
 async function createPglite(path: string | undefined): Promise<PGlite> {
   if (path) await initPgliteCluster(path)
   const { PGlite } = await import('@electric-sql/pglite')
-  return PGlite.create({ dataDir: path, postgresqlconf: PGLITE_SETTINGS })
+  return PGlite.create({
+    dataDir: path,
+    postgresqlconf: PGLITE_SETTINGS,
+    extensions: await pgliteExtensions(),
+  })
 }
 
 async function openPglite(dataDir: string | undefined): Promise<DatabaseHandle> {
