@@ -133,9 +133,9 @@ async function eventRows(t: TestApp) {
   return rows
 }
 
-const customerRows = async (t: TestApp) =>
+const customerRows = async (t: TestApp): Promise<Record<string, number>> =>
   Object.fromEntries(
-    await Promise.all(CUSTOMER_TABLES.map(async (table) => [table, await countOf(t, table)])),
+    await Promise.all(CUSTOMER_TABLES.map(async (table) => [table, (await countOf(t, table)) as number])),
   )
 
 /** Sends an email to a contact and posts a delivery event for it (a batch, processed by its job). */
