@@ -204,7 +204,8 @@ async function main(): Promise<void> {
       // pg-boss's job table is partitioned by queue: its size is its partitions'.
       const { rows: result } = await db.query(
         `select (select count(*)::int from ${table}) as n,
-          (select sum(pg_total_relation_size(relid)) from pg_partition_tree($1::regclass)) as size`,
+          coalesce((select sum(pg_total_relation_size(relid)) from pg_partition_tree($1::regclass)
+            where relid <> $1::regclass), pg_total_relation_size($1::regclass)) as size`,
         [table],
       )
       rows.push(result[0].n)
@@ -325,6 +326,14 @@ async function main(): Promise<void> {
         s.phase.padEnd(8),
         ...s.rows.map((rows, i) => `${rows} / ${Math.round((s.bytes[i] as number) / 1024)}`.padStart(24)),
       ].join(' '),
+    )
+
+  // Flat: the last sample of each phase with retention, table by table.
+  const phaseEnds = samples.filter((s, i) => s.phase === 'with' && samples[i + 1]?.phase !== 'with')
+  console.log('\nat the end of each phase with retention (rows / kB):')
+  for (const [i, { table }] of TABLES.entries())
+    console.log(
+      `${table.padEnd(22)} ${phaseEnds.map((s) => `${s.rows[i]} / ${Math.round((s.bytes[i] as number) / 1024)}`).join(', ')}`,
     )
 
   // After the last run: nothing younger than the period gone, nothing done with older than it left.
