@@ -91,7 +91,7 @@ async function batchedDeletes(db: Database, url: string, periodMs: number) {
   const retention = createRetention({
     db,
     log: pino({ level: 'silent' }),
-    embedded: false,
+    vacuum: false,
     maxRunMs: 3_600_000,
   })
   retention.register(clicksRetention(periodMs))

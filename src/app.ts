@@ -80,6 +80,7 @@ import { createRevokedGrants } from './platform/auth/revoked-grants.js'
 import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
+import { vacuumsItself } from './platform/db/vacuum.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import {
@@ -191,13 +192,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: app.log,
   })
   const oauthAppLimit = createHourlyLimit(redis, 'oauth-app')
+  const vacuum = !(await vacuumsItself(database))
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
     keepFinishedMs: config.retention.jobsCompleted,
     keepArchivedMs: config.retention.jobsArchive,
+    vacuumAfterMaintenance: vacuum,
     logger: app.log,
   })
-  const retention = createRetention({ db: database.db, log: app.log, embedded: database.kind === 'pglite' })
+  // The embedded database's one connection serves requests between batches: smaller ones wait less.
+  const retention = createRetention({
+    db: database.db,
+    log: app.log,
+    vacuum,
+    batchSize: database.kind === 'pglite' ? 200 : 1000,
+  })
   const events = createEvents({
     queue,
     socketUrl: config.conversationSocketUrl,

@@ -122,6 +122,8 @@ export interface JobQueueOptions {
    */
   keepFinishedMs?: number
   keepArchivedMs?: number
+  /** Vacuum pg-boss's tables after its maintenance: the database does not by itself (vacuum.ts). */
+  vacuumAfterMaintenance?: boolean
   logger: FastifyBaseLogger
 }
 
@@ -140,6 +142,16 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     ...(options.keepArchivedMs && { deleteAfterSeconds: Math.round(options.keepArchivedMs / 1000) }),
   })
   boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'))
+  // Every job's row is updated as it runs and deleted once archived: without a vacuum the tables only grow.
+  const vacuumJobTables = async () => {
+    if (!options.vacuumAfterMaintenance) return
+    for (const table of ['pgboss.job', 'pgboss.archive']) await boss.getDb().executeSql(`vacuum ${table}`, [])
+  }
+  boss.on('maintenance', () => {
+    vacuumJobTables().catch((error: unknown) =>
+      options.logger.warn({ err: error }, "pg-boss's tables could not be vacuumed"),
+    )
+  })
   const definitions = new Map<string, JobDefinition>()
 
   async function runJob(definition: JobDefinition, job: PgBoss.Job<object>): Promise<void> {
@@ -265,7 +277,10 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
       await boss.getQueues()
     },
 
-    maintain: () => boss.maintain(),
+    async maintain() {
+      await boss.maintain()
+      await vacuumJobTables()
+    },
 
     async countByState() {
       // pg-boss keeps finished jobs in the same table until they are deleted (7 days by default).

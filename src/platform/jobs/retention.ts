@@ -42,9 +42,9 @@ export interface Retention {
 export interface RetentionOptions {
   db: Database
   log: Logger
-  /** The embedded database: no autovacuum runs there, so a run vacuums each table it deleted from. */
-  embedded: boolean
-  /** Rows per delete statement. */
+  /** Vacuum each table a run deleted from: the database does not by itself (vacuum.ts). */
+  vacuum: boolean
+  /** Rows per delete statement (default 1000). */
   batchSize?: number
   /** How long one run may delete (default 50 s, inside the minute between runs). */
   maxRunMs?: number
@@ -56,8 +56,8 @@ export const RETENTION_JOB = 'platform.retention'
 export function createRetention({
   db,
   log,
-  embedded,
-  batchSize = embedded ? 200 : 1000,
+  vacuum,
+  batchSize = 1000,
   maxRunMs = 50_000,
 }: RetentionOptions): Retention {
   const rules: RetentionRule[] = []
@@ -91,8 +91,7 @@ export function createRetention({
         pending = left
       }
       const deletedFrom = rules.filter(({ table }) => (deleted[getTableName(table)] ?? 0) > 0)
-      // Without it the embedded database's tables grow however many rows go (docs/decisions.md).
-      if (embedded) for (const { table } of deletedFrom) await db.execute(sql`vacuum ${table}`)
+      if (vacuum) for (const { table } of deletedFrom) await db.execute(sql`vacuum ${table}`)
       if (deletedFrom.length > 0) log.info({ deleted, ms: Date.now() - started }, 'retention run')
       return deleted
     },
