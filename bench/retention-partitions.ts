@@ -48,7 +48,7 @@ function insertLoop(url: string, table: string) {
         const started = performance.now()
         await client.query(
           `insert into ${table} (${COLUMNS}) values (lpad(to_hex(extract(epoch from now())::bigint), 8, '0') ||
-            lpad(to_hex($1::bigint), 16, 'f'), 'acc1', 'link1', now(), null, 'Mozilla/5.0', md5($1::text), false, false)`,
+            lpad(to_hex($1::bigint), 16, '0'), 'acc1', 'link1', now(), null, 'Mozilla/5.0', md5($1::text), false, false)`,
           [n++],
         )
         const ms = performance.now() - started
