@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { stopEverything } from './children.js'
 import { createBenchDatabase } from './postgres.js'
-import { seedVolume } from './seed-volume.js'
+import { RETENTION_OFF_FOR_SEEDED_ROWS, seedVolume } from './seed-volume.js'
 import { REPO_ROOT, startServer } from './servers.js'
 import { prepareStart, readStartCommand } from './start-command.js'
 
@@ -78,7 +78,11 @@ async function main(): Promise<void> {
 
     const start = await readStartCommand(REPO_ROOT)
     await prepareStart(REPO_ROOT, start)
-    const server = await startServer({ start, postgres: false, env: { DATABASE_URL: database.url } })
+    const server = await startServer({
+      start,
+      postgres: false,
+      env: { ...RETENTION_OFF_FOR_SEEDED_ROWS, DATABASE_URL: database.url },
+    })
     const pid = server.pid as number
     await delay(3_000)
     const idle = residentBytes(pid)

@@ -40,6 +40,20 @@ const STEPS_PER_FUNNEL = 3
 const SHORT_CODE_STRIDE = 1_000_003
 /** Every seeded time is within the year before this instant. */
 export const LATEST = '2026-11-01T00:00:00Z'
+
+/**
+ * A server reading a seeded database keeps its rows: the seeded times lie in the year before LATEST, so the
+ * default retention periods would delete its older clicks, codes, tokens and events within minutes.
+ */
+export const RETENTION_OFF_FOR_SEEDED_ROWS = {
+  MAIL_EVENT_BATCHES_RETENTION: 'off',
+  REVIEW_WEBHOOK_EVENTS_RETENTION: 'off',
+  LEAD_WEBHOOK_EVENTS_RETENTION: 'off',
+  OAUTH_AUDIT_EVENTS_RETENTION: 'off',
+  OAUTH_CODES_RETENTION: 'off',
+  OAUTH_REFRESH_TOKENS_RETENTION: 'off',
+  SHORT_LINK_CLICKS_RETENTION: 'off',
+}
 const YEAR_SECONDS = 365 * 86_400
 /** The share of every account-owned table held by the largest agency and its sub-accounts. */
 const LARGEST_AGENCY_SHARE = 0.4

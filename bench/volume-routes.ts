@@ -27,7 +27,7 @@ import {
   chargeEvent,
   serverEnv as stripeEnv,
 } from './scenarios/review-webhooks.js'
-import { LATEST } from './seed-volume.js'
+import { LATEST, RETENTION_OFF_FOR_SEEDED_ROWS } from './seed-volume.js'
 
 /**
  * The routes `npm run bench:volume` measures on a seeded database (bench/seed-volume.ts), for its largest
@@ -106,6 +106,7 @@ export async function startProviders(): Promise<Providers> {
   const graph = await startFakeGraphApi({ appId: LEADS_APP.appId, appSecret: LEADS_APP.appSecret })
   registerStop(() => graph.close())
   const env = {
+    ...RETENTION_OFF_FOR_SEEDED_ROWS,
     ...deliveryEventsEnv,
     ...stripeEnv,
     SENDGRID_API_KEY: SENDGRID_KEY,

@@ -26,6 +26,7 @@ import { edgeCacheRoutes } from './modules/funnels/edge-cache.routes.js'
 import { edgeDeliveryRoutes } from './modules/funnels/edge-delivery.routes.js'
 import { formSubmitRoutes, formsRoutes } from './modules/funnels/forms.routes.js'
 import { funnelsRoutes } from './modules/funnels/funnels.routes.js'
+import { defineFunnelsJobs } from './modules/funnels/jobs.js'
 import { previewRoutes } from './modules/funnels/preview.routes.js'
 import { shortLinkRedirectRoutes, shortLinksRoutes } from './modules/funnels/short-links.routes.js'
 import { stepsRoutes } from './modules/funnels/steps.routes.js'
@@ -79,6 +80,7 @@ import { createRevokedGrants } from './platform/auth/revoked-grants.js'
 import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
+import { vacuumsItself } from './platform/db/vacuum.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import {
@@ -100,6 +102,7 @@ import {
 import { registerResponseHeaders, sendsDocument } from './platform/http/response-headers.js'
 import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
+import { createRetention, defineRetentionJob } from './platform/jobs/retention.js'
 import { serializeError } from './platform/log/error-serializer.js'
 import { OneLinePerRequest } from './platform/log/request-line.js'
 import { requestLogger } from './platform/log/request-logger.js'
@@ -189,9 +192,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     logger: app.log,
   })
   const oauthAppLimit = createHourlyLimit(redis, 'oauth-app')
+  const vacuum = !(await vacuumsItself(database))
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
+    keepFinishedMs: config.retention.jobsCompleted,
+    keepArchivedMs: config.retention.jobsArchive,
+    vacuumAfterMaintenance: vacuum,
     logger: app.log,
+  })
+  // The embedded database's one connection serves requests between batches: smaller ones wait less.
+  const retention = createRetention({
+    db: database.db,
+    log: app.log,
+    vacuum,
+    batchSize: database.kind === 'pglite' ? 200 : 1000,
   })
   const events = createEvents({
     queue,
@@ -221,6 +235,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     events,
     realtime,
     changes: createChanges(),
+    retention,
     tokens,
     oauthKeys,
     revokedGrants,
@@ -238,10 +253,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
   }
   app.decorate('readiness', readiness)
+  defineRetentionJob(queue, retention)
   defineEmailJobs(platform)
   defineOAuthJobs(platform)
   defineReviewsJobs(platform)
   defineLeadsJobs(platform)
+  defineFunnelsJobs(platform)
 
   registerErrorHandling(app)
   registerJsonParser(app)
@@ -348,7 +365,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
-  app.addHook('preClose', () => realtime.close())
+  app.addHook('preClose', () => {
+    retention.stop()
+    return realtime.close()
+  })
   app.addHook('onClose', async () => {
     await queue.stop({ timeoutMs: config.shutdown.timeoutMs })
     await revokedGrants.close()

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PRODUCTION_ENV as PRODUCTION } from '../test/helpers/production.js'
 import { ConfigError, loadConfig } from './config.js'
+import { DAY_MS, HOUR_MS, MINUTE_MS } from './platform/time.js'
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'config-test-'))
 
@@ -87,6 +88,25 @@ describe('configuration', () => {
       'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses or CIDR ranges, comma-separated: "10.2.0.0/33" is not an IP address or CIDR range',
     ],
     [{ APP_WEBHOOK_ALLOWED_CIDRS: 'internal.example' }, 'APP_WEBHOOK_ALLOWED_CIDRS must be IP addresses'],
+    [
+      { LEAD_WEBHOOK_EVENTS_RETENTION: '90' },
+      'LEAD_WEBHOOK_EVENTS_RETENTION must be a period such as 30d, 12h, 15m or 90s, or off, got "90"',
+    ],
+    [{ OAUTH_CODES_RETENTION: '0d' }, 'OAUTH_CODES_RETENTION must be a period such as'],
+    [
+      { SHORT_LINK_CLICKS_RETENTION: '30m' },
+      'SHORT_LINK_CLICKS_RETENTION must be a period of at least 1h such as 30d, 12h, 15m or 90s, or off, got "30m"',
+    ],
+    [{ OAUTH_AUDIT_EVENTS_RETENTION: '1 year' }, 'OAUTH_AUDIT_EVENTS_RETENTION must be a period such as'],
+    [{ MAIL_EVENT_BATCHES_RETENTION: '36501d' }, 'MAIL_EVENT_BATCHES_RETENTION must be a period such as'],
+    [
+      { JOBS_COMPLETED_RETENTION: '30s' },
+      'JOBS_COMPLETED_RETENTION must be a period of at least 60s such as 30d, 12h, 15m or 90s, got "30s"',
+    ],
+    [
+      { JOBS_ARCHIVE_RETENTION: 'off' },
+      'JOBS_ARCHIVE_RETENTION must be a period such as 30d, 12h, 15m or 90s, got "off"',
+    ],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -298,6 +318,35 @@ describe('configuration', () => {
       graphApiUrl: 'http://127.0.0.1:9999',
       graphApiVersion: 'v21.0',
       syncIntervalMinutes: 5,
+    })
+  })
+
+  it('reads the retention periods: documented defaults, any unit, and off where a table may keep every row', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).retention).toEqual({
+      mailEventBatches: 7 * DAY_MS,
+      reviewWebhookEvents: 400 * DAY_MS,
+      leadWebhookEvents: 30 * DAY_MS,
+      oauthAuditEvents: 365 * DAY_MS,
+      oauthCodes: DAY_MS,
+      oauthRefreshTokens: 30 * DAY_MS,
+      shortLinkClicks: 90 * DAY_MS,
+      jobsCompleted: 12 * HOUR_MS,
+      jobsArchive: 7 * DAY_MS,
+    })
+    const set = loadConfig({
+      DATA_DIR: tempDir(),
+      SHORT_LINK_CLICKS_RETENTION: 'off',
+      OAUTH_CODES_RETENTION: '90s',
+      LEAD_WEBHOOK_EVENTS_RETENTION: '15m',
+      JOBS_COMPLETED_RETENTION: '1m',
+      JOBS_ARCHIVE_RETENTION: '2h',
+    }).retention
+    expect(set).toMatchObject({
+      shortLinkClicks: undefined,
+      oauthCodes: 90_000,
+      leadWebhookEvents: 15 * MINUTE_MS,
+      jobsCompleted: MINUTE_MS,
+      jobsArchive: 2 * HOUR_MS,
     })
   })
 

@@ -5,6 +5,7 @@ import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import { StartError } from './platform/start-error.js'
+import { DAY_MS, HOUR_MS, MINUTE_MS } from './platform/time.js'
 
 /** The one typed configuration, read from the environment and validated at start. */
 export interface Config {
@@ -72,6 +73,23 @@ export interface Config {
     formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+  /**
+   * How long each event table keeps a row once it is expendable, in milliseconds (docs/decisions.md,
+   * retention); undefined keeps every row (`off`). Customer data has no period: retention never removes it.
+   */
+  retention: {
+    mailEventBatches: number | undefined
+    reviewWebhookEvents: number | undefined
+    leadWebhookEvents: number | undefined
+    oauthAuditEvents: number | undefined
+    oauthCodes: number | undefined
+    oauthRefreshTokens: number | undefined
+    shortLinkClicks: number | undefined
+    /** pg-boss's: finished jobs move to its archive this long after they finish... */
+    jobsCompleted: number
+    /** ...and are deleted from the archive this long after that. */
+    jobsArchive: number
+  }
   metrics: {
     /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; unset (and no METRICS_PORT), not served. */
     token: string | undefined
@@ -238,6 +256,19 @@ export function loadConfig(env: Env = process.env): Config {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
       runWorkers: env.RUN_WORKERS !== 'false',
     },
+    retention: {
+      mailEventBatches: retentionPeriod(env, 'MAIL_EVENT_BATCHES_RETENTION', '7d'),
+      reviewWebhookEvents: retentionPeriod(env, 'REVIEW_WEBHOOK_EVENTS_RETENTION', '400d'),
+      leadWebhookEvents: retentionPeriod(env, 'LEAD_WEBHOOK_EVENTS_RETENTION', '30d'),
+      oauthAuditEvents: retentionPeriod(env, 'OAUTH_AUDIT_EVENTS_RETENTION', '365d'),
+      oauthCodes: retentionPeriod(env, 'OAUTH_CODES_RETENTION', '1d'),
+      oauthRefreshTokens: retentionPeriod(env, 'OAUTH_REFRESH_TOKENS_RETENTION', '30d'),
+      // A click is a repeat when its visitor clicked within the hour before: that hour is read.
+      shortLinkClicks: retentionPeriod(env, 'SHORT_LINK_CLICKS_RETENTION', '90d', '1h'),
+      // pg-boss keeps its once-a-minute cron jobs apart by their finished predecessors (less: cron is off).
+      jobsCompleted: period(env, 'JOBS_COMPLETED_RETENTION', '12h', '60s'),
+      jobsArchive: period(env, 'JOBS_ARCHIVE_RETENTION', '7d'),
+    },
     metrics: { token: env.METRICS_TOKEN || undefined, port: metricsPort },
     shutdown: {
       // In production a load balancer needs a moment to see readiness fail and stop sending.
@@ -397,6 +428,43 @@ function integer(env: Env, name: string, fallback: number, min = 0, max?: number
     throw new ConfigError(`${name} must be an integer ${range}, got "${raw}"`)
   }
   return value
+}
+
+const PERIOD_UNITS: Record<string, number> = { s: 1000, m: MINUTE_MS, h: HOUR_MS, d: DAY_MS }
+/** The longest period: a century, far inside what a Date can be taken back by. */
+const MAX_PERIOD_MS = 36_500 * DAY_MS
+
+/**
+ * A length of time written with its unit (`90s`, `15m`, `12h`, `30d`) in milliseconds; undefined for
+ * anything else. Retention periods range from seconds (tests) to a year, which no one unit in a name writes well.
+ */
+function periodMs(raw: string): number | undefined {
+  const [, amount, unit] = /^(\d{1,9})([smhd])$/.exec(raw) ?? []
+  const ms = amount && unit ? Number(amount) * (PERIOD_UNITS[unit] as number) : 0
+  return ms > 0 && ms <= MAX_PERIOD_MS ? ms : undefined
+}
+
+/** What a period setting accepts, in its error message. */
+const periodAccepted = (least: string | undefined) =>
+  `a period${least ? ` of at least ${least}` : ''} such as 30d, 12h, 15m or 90s`
+
+/** A period; `least` (itself a period) is the shortest accepted. */
+function period(env: Env, name: string, fallback: string, least?: string): number {
+  const raw = env[name] || fallback
+  const ms = periodMs(raw)
+  if (ms === undefined || ms < (least ? (periodMs(least) as number) : 0))
+    throw new ConfigError(`${name} must be ${periodAccepted(least)}, got "${raw}"`)
+  return ms
+}
+
+/** A retention period, or `off` (undefined): the table keeps every row. */
+function retentionPeriod(env: Env, name: string, fallback: string, least?: string): number | undefined {
+  const raw = env[name] || fallback
+  if (raw === 'off') return undefined
+  const ms = periodMs(raw)
+  if (ms === undefined || ms < (least ? (periodMs(least) as number) : 0))
+    throw new ConfigError(`${name} must be ${periodAccepted(least)}, or off, got "${raw}"`)
+  return ms
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {

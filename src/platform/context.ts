@@ -8,6 +8,7 @@ import type { Database } from './db/connection.js'
 import type { Changes } from './events/changes.js'
 import type { Events } from './events/emit.js'
 import type { JobQueue } from './jobs/queue.js'
+import type { Retention } from './jobs/retention.js'
 import type { Logger } from './log/logger.js'
 import type { Realtime } from './realtime/gateway.js'
 import type { ObjectStorage } from './storage/object-storage.js'
@@ -24,6 +25,8 @@ export interface Platform {
   realtime: Realtime
   /** Record changes one module announces and others act on (app webhooks, …). */
   changes: Changes
+  /** The event tables' retention: each module registers its tables' rules where it defines its jobs. */
+  retention: Retention
   tokens: PlatformTokens
   oauthKeys: OAuthKeys
   /** The OAuth grants revoked, whose access tokens are refused. */

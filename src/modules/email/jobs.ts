@@ -3,6 +3,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { type DeliveryEventsDeps, processEventBatch } from './delivery-events.service.js'
 import { mailProviderTag } from './mail-provider.js'
+import { eventBatchesRetention } from './retention.repository.js'
 
 /** Applies one stored batch of SendGrid delivery events (`mail_event_batches`). */
 export const DELIVERY_EVENTS_JOB = 'email.delivery-events'
@@ -34,4 +35,5 @@ export function defineEmailJobs(platform: Platform): void {
     // SendGrid posts in bursts: several batches per fetch, applied concurrently, drain a backlog quickly.
     batchSize: 8,
   })
+  platform.retention.register(eventBatchesRetention(platform.config.retention.mailEventBatches))
 }

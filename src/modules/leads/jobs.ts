@@ -10,6 +10,7 @@ import {
   type SyncJob,
 } from './lead-sync.service.js'
 import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'
+import { leadEventsRetention } from './retention.repository.js'
 
 /** Files one stored lead event's `leadgen` changes (`lead_webhook_events`). */
 export const LEAD_EVENT_JOB = 'leads.webhook-event'
@@ -93,4 +94,5 @@ export function defineLeadsJobs(platform: Platform): void {
     },
     cron: '* * * * *',
   })
+  platform.retention.register(leadEventsRetention(platform.config.retention.leadWebhookEvents))
 }

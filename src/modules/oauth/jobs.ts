@@ -1,5 +1,6 @@
 import type { Platform } from '../../platform/context.js'
 import { revokeGrantsOfRemovedMember } from './grants.service.js'
+import { auditEventsRetention, codesRetention, refreshTokensRetention } from './retention.repository.js'
 import {
   APP_WEBHOOK_JOB,
   type AppWebhookJob,
@@ -27,4 +28,8 @@ export function defineOAuthJobs(platform: Platform): void {
   })
   platform.changes.listen((tx, change) => queueAppNotifications(platform.queue, tx, change))
   platform.changes.listen(revokeGrantsOfRemovedMember)
+  const { retention } = platform.config
+  platform.retention.register(auditEventsRetention(retention.oauthAuditEvents))
+  platform.retention.register(codesRetention(retention.oauthCodes))
+  platform.retention.register(refreshTokensRetention(retention.oauthRefreshTokens))
 }

@@ -96,6 +96,8 @@ export const oauthRefreshTokens = pgTable(
     index('oauth_refresh_tokens_live_code').on(t.codeId).where(sql`${t.revokedAt} is null`),
     // The apps holding a live grant in an account: who is told of the account's changes.
     index('oauth_refresh_tokens_account').on(t.accountId, t.clientId),
+    // When a token stopped being usable (revoked, else expired): its retention (retention.repository.ts).
+    index('oauth_refresh_tokens_unusable_since').on(sql`least(${t.revokedAt}, ${t.expiresAt})`),
   ],
 )
 

@@ -6,6 +6,7 @@ import { applyAccountEvent } from './account-events.service.js'
 import { applyOrderEvent } from './order-webhook.service.js'
 import { applyPaymentEvent } from './payment-webhook.service.js'
 import type { RequestKey } from './requests.repository.js'
+import { webhookEventsRetention } from './retention.repository.js'
 import type { ScheduleDeps } from './scheduling.service.js'
 import { type SendingDeps, sendDueRequest, sendFollowUp } from './sending.service.js'
 import { processWebhookEvent, requeueReceivedEvents } from './webhook-events.service.js'
@@ -95,4 +96,5 @@ export function defineReviewsJobs(platform: Platform): void {
     retryLimit: 5,
     retryDelaySeconds: 30,
   })
+  platform.retention.register(webhookEventsRetention(config.retention.reviewWebhookEvents))
 }

@@ -16,3 +16,13 @@ export function newId(): string {
 export function isId(value: unknown): value is string {
   return typeof value === 'string' && /^[0-9a-f]{24}$/.test(value)
 }
+
+/**
+ * The lowest id made in `time`'s second: every id made before that second sorts below it, so `id < this`
+ * is a time range that the primary key serves (the retention of append-only tables, docs/decisions.md).
+ */
+export function lowestIdAt(time: Date): string {
+  return Math.floor(time.getTime() / 1000)
+    .toString(16)
+    .padStart(8, '0')
+}

@@ -55,6 +55,11 @@ export interface JobQueue {
   ping(): Promise<void>
   /** How many jobs each queue holds in each state (`created`, `active`, `failed`, `completed`, ...). */
   countByState(): Promise<{ queue: string; state: string; count: number }[]>
+  /**
+   * pg-boss's maintenance now, which it runs every two minutes by itself: finished jobs older than
+   * `keepFinishedMs` go to its archive, archived ones older than `keepArchivedMs` are deleted.
+   */
+  maintain(): Promise<void>
 }
 
 /** How long `enqueueSoon` gathers jobs before inserting them together. */
@@ -109,16 +114,44 @@ function singletonId(name: string, key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
-export function createJobQueue(
-  handle: DatabaseHandle,
-  options: { pollingIntervalSeconds: number; logger: FastifyBaseLogger },
-): JobQueue {
+export interface JobQueueOptions {
+  pollingIntervalSeconds: number
+  /**
+   * How long finished jobs stay in the queue's table before pg-boss moves them to its archive (ms; pg-boss's
+   * default 12 hours), and how long they stay there before it deletes them (default 7 days).
+   */
+  keepFinishedMs?: number
+  keepArchivedMs?: number
+  /** Vacuum pg-boss's tables after its maintenance: the database does not by itself (vacuum.ts). */
+  vacuumAfterMaintenance?: boolean
+  logger: FastifyBaseLogger
+}
+
+export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions): JobQueue {
   const connection =
     'connectionString' in handle.jobsConnection
       ? { connectionString: handle.jobsConnection.connectionString, max: 4 }
       : { db: { executeSql: handle.jobsConnection.executeSql } }
-  const boss = new PgBoss({ ...connection, schema: 'pgboss' })
+  const boss = new PgBoss({
+    ...connection,
+    schema: 'pgboss',
+    // pg-boss's own retention of its tables, applied by its maintenance every two minutes.
+    ...(options.keepFinishedMs && {
+      archiveCompletedAfterSeconds: Math.round(options.keepFinishedMs / 1000),
+    }),
+    ...(options.keepArchivedMs && { deleteAfterSeconds: Math.round(options.keepArchivedMs / 1000) }),
+  })
   boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'))
+  // Every job's row is updated as it runs and deleted once archived: without a vacuum the tables only grow.
+  const vacuumJobTables = async () => {
+    if (!options.vacuumAfterMaintenance) return
+    for (const table of ['pgboss.job', 'pgboss.archive']) await boss.getDb().executeSql(`vacuum ${table}`, [])
+  }
+  boss.on('maintenance', () => {
+    vacuumJobTables().catch((error: unknown) =>
+      options.logger.warn({ err: error }, "pg-boss's tables could not be vacuumed"),
+    )
+  })
   const definitions = new Map<string, JobDefinition>()
 
   async function runJob(definition: JobDefinition, job: PgBoss.Job<object>): Promise<void> {
@@ -242,6 +275,11 @@ export function createJobQueue(
 
     async ping() {
       await boss.getQueues()
+    },
+
+    async maintain() {
+      await boss.maintain()
+      await vacuumJobTables()
     },
 
     async countByState() {

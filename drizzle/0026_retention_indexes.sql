@@ -1,0 +1,1 @@
+CREATE INDEX "oauth_refresh_tokens_unusable_since" ON "oauth_refresh_tokens" USING btree (least("revoked_at", "expires_at"));

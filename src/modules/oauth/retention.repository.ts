@@ -1,0 +1,36 @@
+import { lt, sql } from 'drizzle-orm'
+import { type RetentionRule, writtenBefore } from '../../platform/jobs/retention.js'
+import { oauthAuditEvents, oauthCodes, oauthRefreshTokens } from './tables.js'
+
+/** What happened to grants, for operators. */
+export const auditEventsRetention = (periodMs: number | undefined): RetentionRule => ({
+  table: oauthAuditEvents,
+  periodMs,
+  expendable: (cutoff) => writtenBefore(oauthAuditEvents.id, oauthAuditEvents.createdAt, cutoff),
+})
+
+/**
+ * Codes expired (used or not) longer than the period: until then a replayed code is still recognised and
+ * revokes its grant. A code expires minutes after it is made, so its id's time serves the range.
+ */
+export const codesRetention = (periodMs: number | undefined): RetentionRule => ({
+  table: oauthCodes,
+  periodMs,
+  expendable: (cutoff) => writtenBefore(oauthCodes.id, oauthCodes.expiresAt, cutoff),
+})
+
+/**
+ * When a refresh token stopped being usable: revoked, else expired (`least` passes over a null). Indexed
+ * (`oauth_refresh_tokens_unusable_since`): a grant's token may be revoked any time after it was made.
+ */
+export const unusableSince = sql`least(${oauthRefreshTokens.revokedAt}, ${oauthRefreshTokens.expiresAt})`
+
+/**
+ * Refresh tokens revoked or expired longer than the period: until then a reused one is still recognised
+ * and revokes its grant. A grant keeps its live token, so its revocation is still answered (grants.repository).
+ */
+export const refreshTokensRetention = (periodMs: number | undefined): RetentionRule => ({
+  table: oauthRefreshTokens,
+  periodMs,
+  expendable: (cutoff) => lt(unusableSince, cutoff),
+})
