@@ -35,13 +35,15 @@ export interface CountedPage<Row> {
   total: number
 }
 
-/** A page after a place, uncounted, with the place of its last row when more rows follow (else null). */
-export interface CursorPage<Row> {
+/**
+ * A page of a list that grows without end, with the place to read on from: after a cursor, uncounted, `next`
+ * is null on the last page; by offset, with its total, `next` is the last row's place when the page is full.
+ */
+export interface ListPage<Row> {
   rows: Row[]
+  total?: number
   next: Place | null
 }
-
-export type ListPage<Row> = CountedPage<Row> | CursorPage<Row>
 
 export const isCursorWindow = (window: ListWindow): window is CursorWindow => 'after' in window
 
@@ -134,18 +136,6 @@ export async function selectPage<Q extends PgSelect>(
  * the list's select with `placeField(list)` and its joins (`$dynamic()`), without `where` or order: both are
  * given here, from `where` and the list.
  */
-export function selectListPage<Q extends PgSelect>(
-  db: Database,
-  rows: Q,
-  list: KeysetList & { from: PgTable; where: SQL | undefined },
-  window: PageWindow,
-): Promise<CountedPage<Awaited<Q>[number]>>
-export function selectListPage<Q extends PgSelect>(
-  db: Database,
-  rows: Q,
-  list: KeysetList & { from: PgTable; where: SQL | undefined },
-  window: ListWindow,
-): Promise<ListPage<Awaited<Q>[number]>>
 export async function selectListPage<Q extends PgSelect>(
   db: Database,
   rows: Q,
@@ -153,7 +143,8 @@ export async function selectListPage<Q extends PgSelect>(
   window: ListWindow,
 ): Promise<ListPage<Awaited<Q>[number]>> {
   if (!isCursorWindow(window)) {
-    return selectPage(db, rows.where(list.where).orderBy(...orderOf(list)), list, window)
+    const page = await selectPage(db, rows.where(list.where).orderBy(...orderOf(list)), list, window)
+    return { ...page, next: page.rows.length === window.limit ? placeOfLast(page.rows) : null }
   }
   const where = window.after ? and(list.where, afterPlace(list, window.after)) : list.where
   const read = (await rows
@@ -161,9 +152,11 @@ export async function selectListPage<Q extends PgSelect>(
     .orderBy(...orderOf(list))
     .limit(window.limit + 1)) as Awaited<Q>[number][]
   const page = read.slice(0, window.limit)
-  const last = page.at(-1) as { id: string; listPlace: string } | undefined
-  return {
-    rows: page,
-    next: read.length > window.limit && last ? { key: last.listPlace, id: last.id } : null,
-  }
+  return { rows: page, next: read.length > window.limit ? placeOfLast(page) : null }
+}
+
+/** The place of the last of the rows, read through `placeField`. */
+function placeOfLast(rows: unknown[]): Place | null {
+  const last = rows.at(-1) as { id: string; listPlace: string } | undefined
+  return last ? { key: last.listPlace, id: last.id } : null
 }

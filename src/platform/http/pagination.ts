@@ -138,22 +138,28 @@ export function placeOfCursor(list: KeysetList, cursor: string): Place | null {
 /**
  * One page of a list that grows without end: by `page` as `paginate` does (saying that `cursor` reads
  * further), or, with `cursor`, the rows after its place, uncounted, with the cursor of the next page.
+ * `nextCursor` reads on after the page in either case (by `page`: from its last row, when it is full), for
+ * the pages that link to what follows.
  */
 export async function paginateList<Row, View>(
   list: KeysetList,
   query: { page: number; limit: number; cursor?: string },
   fetch: (window: ListWindow) => Promise<ListPage<Row>>,
   view: (row: Row) => View,
-): Promise<{ data: View[]; pagination: Pagination | CursorPagination }> {
-  if (query.cursor === undefined) {
-    const { rows, total } = (await fetch(pageWindow(query, '; read further with cursor'))) as CountedPage<Row>
-    return { data: rows.map(view), pagination: pagination(total, query.page, query.limit) }
-  }
-  const page = await fetch({ after: placeOfCursor(list, query.cursor), limit: query.limit })
-  const next = 'next' in page ? page.next : null
+): Promise<{ data: View[]; pagination: Pagination | CursorPagination; nextCursor: string | null }> {
+  const byCursor = query.cursor !== undefined
+  const page = await fetch(
+    query.cursor === undefined
+      ? pageWindow(query, '; read further with cursor')
+      : { after: placeOfCursor(list, query.cursor), limit: query.limit },
+  )
+  const nextCursor = page.next ? cursorOf(list, page.next) : null
   return {
     data: page.rows.map(view),
-    pagination: { limit: query.limit, next_cursor: next ? cursorOf(list, next) : null },
+    pagination: byCursor
+      ? { limit: query.limit, next_cursor: nextCursor }
+      : pagination(page.total ?? 0, query.page, query.limit),
+    nextCursor,
   }
 }
 
