@@ -93,6 +93,7 @@ import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/htt
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerMetrics } from './platform/http/metrics.js'
 import { openApiOptions } from './platform/http/openapi.js'
+import { refuseCursorWithPage } from './platform/http/pagination.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import {
   guardEveryQuery,
@@ -263,6 +264,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerErrorHandling(app)
   registerJsonParser(app)
   guardEveryQuery(app)
+  refuseCursorWithPage(app)
   registerResponseHeaders(app)
   if (config.nodeEnv === 'production') requireHttpsWhereDeclared(app)
   await registerRateLimit(app, redis)

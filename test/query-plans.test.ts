@@ -24,6 +24,15 @@ const LOOKUPS_WITHOUT_ACCOUNT: Record<string, string> = {
   funnel_steps_funnel_order: "the steps of the page's funnels, found in the account by the same request",
 }
 
+/**
+ * Indexes that read an account-owned table across accounts, by design, each with its reason: the operator's
+ * lists of every account's rows. Their plans may walk the index from its newest entry, as far as a page
+ * (or a capped count) reads.
+ */
+const ACROSS_ACCOUNTS: Record<string, string> = {
+  communications_outgoing_created: "the operator's outbox, every account's sent mail newest first",
+}
+
 /** Account-owned tables the volume seed leaves empty: planned without statistics, their plans say nothing. */
 const NOT_SEEDED = new Set(['funnel_tags', 'funnel_tag_links'])
 
@@ -97,6 +106,21 @@ describe.runIf(process.env.DATABASE_URL)("the daily routes' queries on PostgreSQ
       })
       expect(status, `GET ${url}: ${body.slice(0, 300)}`).toBe(200)
       sent.push({ url, statements })
+      return body
+    }
+    /**
+     * A list read by page, then with cursors: its first page and the one after (a keyset's condition), as a
+     * client reading on past the pages an offset reaches does.
+     */
+    const getWithCursors = async (url: string, extraHeaders: Record<string, string> = {}) => {
+      await get(url, extraHeaders)
+      const withCursor = (cursor: string) => `${url}${url.includes('?') ? '&' : '?'}cursor=${cursor}`
+      const first = await get(withCursor(''), extraHeaders)
+      // JSON lists name the next cursor; the outbox's pages link to it.
+      const next = first.startsWith('{')
+        ? JSON.parse(first).pagination.next_cursor
+        : first.match(/[?&;]cursor=([\w-]+)">Older</)?.[1]
+      if (next) await get(withCursor(next), extraHeaders)
     }
     /** Some row of the account's in `table` (the seed may give a small account none). */
     const some = async (table: string, column = 'id') =>
@@ -118,29 +142,30 @@ describe.runIf(process.env.DATABASE_URL)("the daily routes' queries on PostgreSQ
       )?.value
       if (word) await get(`/api/conversation-v2/room/search?q=${encodeURIComponent(word)}`)
     }
-    await get('/v1/contacts?limit=100')
+    await getWithCursors('/v1/contacts?limit=100')
     await get('/v1/contacts?limit=100&search=contact-1')
     const contact = await some('contacts')
     if (contact) {
       await get(`/v1/contacts/${contact}`)
       await get(`/v1/e/mailprovider/communications?contact_id=${contact}`)
     }
-    await get('/v1/e/mailprovider/communications')
+    await getWithCursors('/v1/e/mailprovider/communications')
     const communication = await some('communications')
     if (communication) await get(`/v1/e/mailprovider/communications/${communication}`)
     await get('/v1/funnels?limit=100')
     const funnel = await some('funnels')
-    if (funnel) await get(`/v1/funnels/${funnel}/forms`)
+    if (funnel) await getWithCursors(`/v1/funnels/${funnel}/forms`)
     const code = await some('funnel_short_links', 'code')
     if (code) await get(`/v1/funnels/shorten/${code}`)
-    await get('/reviews/requests')
+    await getWithCursors('/reviews/requests')
     await get('/reviews/stats')
     const campaign = await some('lead_campaigns')
-    if (campaign) await get(`/v1/integrations/socialnet/campaigns/${campaign}/leads`)
+    if (campaign) await getWithCursors(`/v1/integrations/socialnet/campaigns/${campaign}/leads`)
     await get('/v1/auth/oauth/grants')
     const page = { ...adminHeaders, accept: 'text/html' }
-    // The operator's list of every account's mail (without account_id) is not one account's read.
-    await get(`/v1/admin/outbox?account_id=${accountId}`, page)
+    await getWithCursors(`/v1/admin/outbox?account_id=${accountId}`, page)
+    // The operator's list of every account's mail: across accounts, by its own index (ACROSS_ACCOUNTS).
+    await getWithCursors('/v1/admin/outbox', page)
     return sent
   }
 
@@ -165,7 +190,7 @@ describe.runIf(process.env.DATABASE_URL)("the daily routes' queries on PostgreSQ
         problems.push(`a sequential scan of ${table}`)
       const indexName = node['Index Name']
       const index = indexName ? indexes.get(indexName) : undefined
-      if (!indexName || !index || !checked(index.table)) continue
+      if (!indexName || !index || !checked(index.table) || ACROSS_ACCOUNTS[indexName]) continue
       const condition = node['Index Cond']
       const read = `${index.table} read through ${indexName} (${index.columns})`
       if (!condition) {

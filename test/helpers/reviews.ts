@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto'
+import { sql } from 'drizzle-orm'
 import Stripe from 'stripe'
 import { expect } from 'vitest'
 import { SEND_REQUEST_JOB } from '../../src/modules/reviews/jobs.js'
@@ -257,3 +258,24 @@ export async function expectWrittenToCallerOnly(
   expect(written.statusCode, `${write.method} ${write.url}: ${written.body}`).toBeLessThan(300)
   await expectOnlyOwnerSees(t, read, writer, other, mark)
 }
+
+/**
+ * `count` review events written straight into the table, ids `prefix` then the row's number in hex (20
+ * digits), of `accountId` (none: no account's): pairs share a microsecond-precise time in 2025, every third
+ * `skipped`, the others `processed`; or all at `at`.
+ */
+export const insertReviewEvents = (
+  t: TestApp,
+  prefix: string,
+  count: number,
+  accountId: string | null,
+  at = sql`timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'`,
+) =>
+  t.app.platform.db.execute(sql`insert into review_webhook_events
+      (id, source, event_id, type, account_id, payload, status, created_at)
+    select ${prefix} || lpad(to_hex(n), 20, '0'), 'account', ${prefix} || '-' || n, 'custom_event', ${accountId},
+      '{}'::jsonb, case when n % 3 = 0 then 'skipped' else 'processed' end, ${at}
+    from generate_series(1, ${count}::int) as n`)
+
+/** The id `insertReviewEvents` (and the like) gives row `n` under `prefix`. */
+export const insertedId = (prefix: string, n: number) => `${prefix}${n.toString(16).padStart(20, '0')}`

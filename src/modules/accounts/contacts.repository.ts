@@ -1,9 +1,9 @@
-import { and, eq, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
 import { newId } from '../../platform/db/ids.js'
 import { insertOrReadBack } from '../../platform/db/insert-or-find.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { businesses, contacts, instareports, instasites, persons } from './tables.js'
@@ -147,22 +147,24 @@ export function findContactsByIdsOrEmails(
     .where(and(eq(contacts.accountId, accountId), or(...matches)))
 }
 
+/** The account's contacts, newest first (by id, which starts with its time). */
+export const contactsList = keysetList('contacts', contacts.id, contacts.id)
+
 /** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
-export async function listContacts(
-  db: Database,
-  accountId: string,
-  page: { search?: string; offset: number; limit: number },
-): Promise<{ rows: ContactRow[]; total: number }> {
+export async function listContacts(db: Database, accountId: string, page: { search?: string } & ListWindow) {
   const filters: SQL[] = [eq(contacts.accountId, accountId)]
   if (page.search) {
     const pattern = containsPattern(page.search)
     filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
   }
   const where = and(...filters)
-  return selectPage(
+  return selectListPage(
     db,
-    db.select().from(contacts).where(where).orderBy(sql`${contacts.id} desc`).$dynamic(),
-    { from: contacts, where },
+    db
+      .select({ ...getTableColumns(contacts), ...placeField(contactsList) })
+      .from(contacts)
+      .$dynamic(),
+    { ...contactsList, from: contacts, where },
     page,
   )
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
 import { Contact, ContactsQuery, CreateContactBody, UpdateContactBody } from './contacts.schemas.js'
@@ -30,7 +30,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       tags: ['contacts'],
       access: CRM_CONTACTS_READ,
       querystring: ContactsQuery,
-      response: { 200: PageEnvelope(Contact) },
+      response: { 200: ListEnvelope(Contact) },
       errors: [400, 401, 403, 429],
     }),
     async (request) => {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Email, Id, Timestamp } from '../../platform/http/schemas.js'
 
 export const Contact = Type.Object({
@@ -45,6 +45,6 @@ export const VariableSource = Type.Object(
 export type VariableSourceRecord = Static<typeof VariableSource>
 
 export const ContactsQuery = Type.Composite([
-  PageQuery(10, 100),
+  CursorPageQuery(10, 100),
   Type.Object({ search: Type.Optional(Type.String()) }),
 ])

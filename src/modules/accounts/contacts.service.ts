@@ -1,12 +1,13 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import { requireAccount } from './accounts.service.js'
 import {
   type ContactRow,
+  contactsList,
   findContact,
   findContactByPhone,
   findContactsByIdsOrEmails,
@@ -130,9 +131,10 @@ export async function findRecipientContacts(
 export function listContactsPage(
   db: Database,
   accountId: string,
-  query: { search?: string; page: number; limit: number },
-): Promise<{ data: Contact[]; pagination: Pagination }> {
-  return paginate(
+  query: { search?: string; page: number; limit: number; cursor?: string },
+): Promise<{ data: Contact[]; pagination: Pagination | CursorPagination }> {
+  return paginateList(
+    contactsList,
     query,
     (window) => listContacts(db, accountId, { search: query.search, ...window }),
     contactView,

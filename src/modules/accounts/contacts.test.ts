@@ -1,8 +1,16 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
-import { expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import { createTenant, expectHiddenFromOtherAccounts } from '../../../test/helpers/fixtures.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
 import { longestEmail, MEGABYTE, randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 
 describe('contacts of the caller', () => {
@@ -55,6 +63,34 @@ describe('contacts of the caller', () => {
   test('refuses a page size above 100', async ({ t, owner }) => {
     const response = await t.app.inject({ url: '/v1/contacts?limit=101', headers: owner.headers })
     expect(response.json()).toMatchObject({ errno: 400, message: 'limit must be <= 100' })
+  })
+
+  test('walks the contacts with cursors, newest first, the search kept; counts up to the cap', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Many contacts' })
+    const insertContacts = (prefix: string, count: number) =>
+      t.app.platform.db.execute(sql`insert into contacts (id, account_id, email, name)
+        select ${prefix} || lpad(to_hex(n), 20, '0'), ${tenant.accountId}, ${prefix} || '-' || n || '@example.com',
+          case when n % 2 = 0 then 'Even ' else 'Odd ' end || n
+        from generate_series(1, ${count}::int) as n`)
+    await insertContacts('0000', 30)
+    const expected = Array.from({ length: 30 }, (_, i) => `0000${(30 - i).toString(16).padStart(20, '0')}`)
+    const addNewer = async () => {
+      await t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${tenant.accountId}/contacts`,
+        headers: adminHeaders,
+        payload: { email: 'newer@example.com', name: 'Odd newer' },
+      })
+    }
+    await expectCursorWalk(t.app, '/v1/contacts', tenant.headers, expected, addNewer)
+    const odd = await walkWithCursors(t.app, '/v1/contacts?search=odd', tenant.headers, 4)
+    expect(odd).toHaveLength(16)
+    expect(odd.slice(1)).toEqual(expected.filter((_, i) => i % 2 === 1))
+    await expectListRefusals(t.app, '/v1/contacts', tenant.headers, 100)
+    await insertContacts('0001', LIST_TOTAL_CAP)
+    await expectCappedTotal(t.app, '/v1/contacts', tenant.headers, 100)
   })
 
   test('creates a contact in the caller account, naming a bad field and refusing a second with the same email', async ({

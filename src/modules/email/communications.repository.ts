@@ -1,6 +1,6 @@
-import { and, arrayContains, asc, desc, eq, inArray } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, getTableColumns, inArray } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { type COMMUNICATION_TYPES, communicationEvents, communications } from './tables.js'
 
 export type CommunicationRow = typeof communications.$inferSelect
@@ -37,26 +37,27 @@ export interface CommunicationFilters {
   type?: (typeof COMMUNICATION_TYPES)[number]
 }
 
+/** The account's records, newest first. */
+export const communicationsList = keysetList('communications', communications.createdAt, communications.id)
+
 /** The account's records, newest first; contact and conversation match inside the id arrays. */
 export async function listCommunications(
   db: Database,
   accountId: string,
-  page: CommunicationFilters & { offset: number; limit: number },
-): Promise<{ rows: CommunicationRow[]; total: number }> {
+  page: CommunicationFilters & ListWindow,
+) {
   const filters = [eq(communications.accountId, accountId)]
   if (page.contactId) filters.push(arrayContains(communications.contactIds, [page.contactId]))
   if (page.conversationId) filters.push(arrayContains(communications.conversationIds, [page.conversationId]))
   if (page.type) filters.push(eq(communications.type, page.type))
   const where = and(...filters)
-  return selectPage(
+  return selectListPage(
     db,
     db
-      .select()
+      .select({ ...getTableColumns(communications), ...placeField(communicationsList) })
       .from(communications)
-      .where(where)
-      .orderBy(desc(communications.createdAt), desc(communications.id))
       .$dynamic(),
-    { from: communications, where },
+    { ...communicationsList, from: communications, where },
     page,
   )
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { AttachmentParams, Communication, ListQuery } from './communications.schemas.js'
@@ -21,17 +21,16 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       tags: ['email'],
       access: 'bearer',
       querystring: ListQuery,
-      response: { 200: PageEnvelope(Communication) },
+      response: { 200: ListEnvelope(Communication) },
       errors: [400, 401, 403],
     }),
     async (request) => {
-      const { contact_id, conversation_id, type, page, limit } = request.query
+      const { contact_id, conversation_id, type, ...window } = request.query
       const { data, pagination } = await listCommunicationsPage(db, request.auth.account_id, {
         contactId: contact_id,
         conversationId: conversation_id,
         type,
-        page,
-        limit,
+        ...window,
       })
       return okPage(data, pagination)
     },

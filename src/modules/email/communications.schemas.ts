@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { COMMUNICATION_TYPES } from './tables.js'
 
@@ -72,7 +72,7 @@ export const Communication = Type.Object({
 export type Communication = Static<typeof Communication>
 
 export const ListQuery = Type.Composite([
-  PageQuery(10, 100),
+  CursorPageQuery(10, 100),
   Type.Object({
     contact_id: Type.Optional(Id({ description: 'Records sent to or received from this contact' })),
     conversation_id: Type.Optional(Id({ description: 'Records threaded into this conversation' })),

@@ -1,12 +1,13 @@
 import type { Database } from '../../platform/db/connection.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import type { ObjectStorage } from '../../platform/storage/object-storage.js'
 import {
   type CommunicationEventRow,
   type CommunicationFilters,
   type CommunicationRow,
+  communicationsList,
   findCommunication,
   listCommunications,
   listEventsOf,
@@ -81,12 +82,13 @@ export function communicationView(row: CommunicationRow, events: CommunicationEv
 export function listCommunicationsPage(
   db: Database,
   accountId: string,
-  query: CommunicationFilters & { page: number; limit: number },
-): Promise<{ data: Communication[]; pagination: Pagination }> {
-  return paginate(
+  query: CommunicationFilters & { page: number; limit: number; cursor?: string },
+): Promise<{ data: Communication[]; pagination: Pagination | CursorPagination }> {
+  return paginateList(
+    communicationsList,
     query,
     async (window) => {
-      const { rows, total } = await listCommunications(db, accountId, { ...query, ...window })
+      const { rows, ...page } = await listCommunications(db, accountId, { ...query, ...window })
       const events = await listEventsOf(
         db,
         accountId,
@@ -98,7 +100,7 @@ export function listCommunicationsPage(
         if (list) list.push(event)
         else byRecord.set(event.communicationId, [event])
       }
-      return { rows: rows.map((row) => ({ row, events: byRecord.get(row.id) ?? [] })), total }
+      return { ...page, rows: rows.map((row) => ({ row, events: byRecord.get(row.id) ?? [] })) }
     },
     ({ row, events }) => communicationView(row, events),
   )

@@ -1,8 +1,16 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { type CommunicationRow, insertCommunication } from './communications.repository.js'
 import { communicationEvents } from './tables.js'
 
@@ -168,6 +176,29 @@ describe('communications read API', () => {
 
     const defaults = (await get(t, tenant, '')).json().pagination
     expect(defaults).toEqual({ total: 3, page: 1, limit: 10, pages: 1 })
+  })
+
+  test('walks the records with cursors, newest first, a filter kept; counts up to the cap', async ({ t }) => {
+    const tenant = await createTenant(t.app)
+    const url = '/v1/e/mailprovider/communications'
+    // Pairs share a microsecond-precise time; every third is a reply.
+    const insertRecords = (prefix: string, count: number) =>
+      t.app.platform.db.execute(sql`insert into communications (id, account_id, type, module, success, created_at)
+        select ${prefix} || lpad(to_hex(n), 20, '0'), ${tenant.accountId},
+          case when n % 3 = 0 then 'INCOMING' else 'OUTGOING' end, 'SENDGRID', true,
+          timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'
+        from generate_series(1, ${count}::int) as n`)
+    await insertRecords('0000', 30)
+    const idOf = (n: number) => `0000${n.toString(16).padStart(20, '0')}`
+    const newestFirst = Array.from({ length: 30 }, (_, i) => 30 - i)
+    await expectCursorWalk(t.app, url, tenant.headers, newestFirst.map(idOf), async () => {
+      await outgoing(t, tenant)
+    })
+    const replies = await walkWithCursors(t.app, `${url}?type=INCOMING`, tenant.headers, 3)
+    expect(replies).toEqual(newestFirst.filter((n) => n % 3 === 0).map(idOf))
+    await expectListRefusals(t.app, url, tenant.headers, 100)
+    await insertRecords('0001', LIST_TOTAL_CAP)
+    await expectCappedTotal(t.app, url, tenant.headers, 100)
   })
 
   test('filters by contact, conversation and type', async ({ t }) => {

@@ -1,6 +1,6 @@
-import { and, desc, eq, sql } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { communications } from './tables.js'
 
 /** What a line of the outbox list needs: the provider request's small fields, never its content. */
@@ -32,27 +32,25 @@ export interface SentMailLineRow {
   attachmentCount: number
 }
 
+/** The mail sent by every account, newest first: across accounts, served by a partial index of outgoing mail. */
+export const sentMailList = keysetList('outbox_mail', communications.createdAt, communications.id)
+
 /**
  * The mail sent by every account, or by one, newest first. Not scoped to an account: only the operator's
  * outbox page reads across accounts (on a database distributed by account it fans out to every shard).
  */
-export function listSentMailLines(
-  db: Database,
-  page: { accountId?: string; offset: number; limit: number },
-): Promise<{ rows: SentMailLineRow[]; total: number }> {
+export function listSentMailLines(db: Database, page: { accountId?: string } & ListWindow) {
   const where = and(
     eq(communications.type, 'OUTGOING'),
     page.accountId ? eq(communications.accountId, page.accountId) : undefined,
   )
-  return selectPage(
+  return selectListPage(
     db,
     db
-      .select(sentMailLine)
+      .select({ ...sentMailLine, ...placeField(sentMailList) })
       .from(communications)
-      .where(where)
-      .orderBy(desc(communications.createdAt), desc(communications.id))
       .$dynamic(),
-    { from: communications, where },
+    { ...sentMailList, from: communications, where },
     page,
   )
 }

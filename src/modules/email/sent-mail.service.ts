@@ -1,12 +1,12 @@
 import type { Database } from '../../platform/db/connection.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import { type CommunicationEventRow, listEventsOf } from './communications.repository.js'
 import type { Communication, DeliveryEvent } from './communications.schemas.js'
 import { getCommunication } from './communications.service.js'
 import { deliveryStatus } from './delivery-status.service.js'
-import { listSentMailLines, type SentMailLineRow } from './sent-mail.repository.js'
+import { listSentMailLines, type SentMailLineRow, sentMailList } from './sent-mail.repository.js'
 import { type AttachmentMetadata, MODULE_TAGS } from './tables.js'
 
 /*
@@ -100,17 +100,21 @@ async function eventsByRecord(db: Database, rows: SentMailLineRow[]) {
   return byRecord
 }
 
-/** The mail sent by every account (or `accountId`'s), newest first, with each message's events. */
+/**
+ * The mail sent by every account (or `accountId`'s), newest first, with each message's events; by page, or
+ * after a cursor (`nextCursor` reads on after the page).
+ */
 export function listSentMail(
   db: Database,
-  query: { accountId?: string; page: number; limit: number },
-): Promise<{ data: SentMailLine[]; pagination: Pagination }> {
-  return paginate(
+  query: { accountId?: string; page: number; limit: number; cursor?: string },
+): Promise<{ data: SentMailLine[]; pagination: Pagination | CursorPagination; nextCursor: string | null }> {
+  return paginateList(
+    sentMailList,
     query,
     async (window) => {
-      const { rows, total } = await listSentMailLines(db, { accountId: query.accountId, ...window })
+      const { rows, ...page } = await listSentMailLines(db, { accountId: query.accountId, ...window })
       const events = await eventsByRecord(db, rows)
-      return { rows: rows.map((row) => ({ row, events: events.get(row.id) ?? [] })), total }
+      return { ...page, rows: rows.map((row) => ({ row, events: events.get(row.id) ?? [] })) }
     },
     ({ row, events }) => ({
       id: row.id,

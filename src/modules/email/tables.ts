@@ -93,10 +93,13 @@ export const communications = pgTable(
   (t) => [
     idFormat('communications_id_format', t.id),
     check('communications_type_valid', sql`${t.type} in ('OUTGOING', 'INCOMING')`),
-    index('communications_account_created').on(t.accountId, t.createdAt),
+    // The account's records newest first, by page or by keyset on (created_at, id).
+    index('communications_account_created').on(t.accountId, t.createdAt, t.id),
     // A contact's (or a conversation's) records: GIN over the account (btree_gin) and the id arrays, so the
     // list follows the contact's few records instead of walking the account's.
     index('communications_account_contacts').using('gin', t.accountId, t.contactIds, t.conversationIds),
+    // The operator's outbox: every account's sent mail, newest first (the one list across accounts).
+    index('communications_outgoing_created').on(t.createdAt, t.id).where(sql`${t.type} = 'OUTGOING'`),
     // Webhooks arrive without an account: delivery events and replies find their record by message id.
     index('communications_module_msg_id').on(t.module, t.msgId),
     // A redelivered reply (same Message-ID) is stored once per account.

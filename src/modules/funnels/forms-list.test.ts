@@ -4,8 +4,15 @@ import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { FUNNELS, funnelCall, seedFunnel } from '../../../test/helpers/funnels.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { EXPORT_BATCH } from './forms.service.js'
 import { funnelFormSubmissions, funnelSteps } from './tables.js'
 
@@ -129,6 +136,37 @@ describe('form submissions list', () => {
       expect(response.json().message, query).toMatch(new RegExp(`^${field} `))
       expect((await exportCsv(t, owner, funnelId, query)).statusCode, query).toBe(400)
     }
+  })
+
+  test('walks the submissions with cursors, ties in time included, the search kept; counts up to the cap', async ({
+    t,
+    owner,
+  }) => {
+    const { funnelId, stepIds } = await seedFunnel(t.app, owner)
+    // Pairs share a microsecond-precise time, which a millisecond date would round.
+    const insert = (prefix: string, count: number) =>
+      t.app.platform.db.execute(
+        `insert into funnel_form_submissions (id, account_id, funnel_id, step_id, form_id, fields, submitted_at)
+         select '${prefix}' || lpad(to_hex(g), 20, '0'), '${owner.accountId}', '${funnelId}', '${stepIds[0]}', 'f',
+                jsonb_build_object('email', case when g % 4 = 0 then 'four' else 'p' end || g || '@example.com'),
+                timestamptz '2025-01-01' + (g / 2) * interval '1.2345 ms'
+         from generate_series(1, ${count}) as g`,
+      )
+    await insert('00f0', 25)
+    const newestFirst = Array.from({ length: 25 }, (_, i) => 25 - i)
+    const idOf = (g: number) => `00f0${g.toString(16).padStart(20, '0')}`
+    const url = `${FUNNELS}/${funnelId}/forms`
+    await expectCursorWalk(t.app, url, owner.headers, newestFirst.map(idOf), async () => {
+      await seedSubmissions(t, owner, funnelId, stepIds[0] as string, [
+        { at: new Date().toISOString(), fields: {} },
+      ])
+    })
+    expect(await walkWithCursors(t.app, `${url}?search=four`, owner.headers, 2)).toEqual(
+      newestFirst.filter((g) => g % 4 === 0).map(idOf),
+    )
+    await expectListRefusals(t.app, url, owner.headers, 100)
+    await insert('00f1', LIST_TOTAL_CAP)
+    await expectCappedTotal(t.app, url, owner.headers, 100)
   })
 
   test("another account's funnel is not found; a malformed id is refused", async ({ t, owner, stranger }) => {

@@ -1,7 +1,7 @@
 import { and, desc, eq, getTableColumns, gte, lt, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { funnelFormSubmissions, funnelSteps, funnels } from './tables.js'
@@ -95,7 +95,17 @@ function filtered(accountId: string, funnelId: string, filter: SubmissionFilter)
   return where
 }
 
-const listed = { ...getTableColumns(funnelFormSubmissions), stepName: funnelSteps.name }
+/** A funnel's submissions, newest first. */
+export const submissionsList = keysetList(
+  'form_submissions',
+  funnelFormSubmissions.submittedAt,
+  funnelFormSubmissions.id,
+)
+const listed = {
+  ...getTableColumns(funnelFormSubmissions),
+  stepName: funnelSteps.name,
+  ...placeField(submissionsList),
+}
 const newestFirst = [desc(funnelFormSubmissions.submittedAt), desc(funnelFormSubmissions.id)]
 
 /** One page of a funnel's submissions, newest first, each with its step's name (null once deleted). */
@@ -103,10 +113,10 @@ export async function listSubmissions(
   db: Database,
   accountId: string,
   funnelId: string,
-  page: SubmissionFilter & { offset: number; limit: number },
-): Promise<{ rows: ListedSubmission[]; total: number }> {
+  page: SubmissionFilter & ListWindow,
+) {
   const where = and(...filtered(accountId, funnelId, page))
-  return selectPage(
+  return selectListPage(
     db,
     db
       .select(listed)
@@ -115,10 +125,8 @@ export async function listSubmissions(
         funnelSteps,
         and(eq(funnelSteps.accountId, accountId), eq(funnelSteps.id, funnelFormSubmissions.stepId)),
       )
-      .where(where)
-      .orderBy(...newestFirst)
       .$dynamic(),
-    { from: funnelFormSubmissions, where },
+    { ...submissionsList, from: funnelFormSubmissions, where },
     page,
   )
 }

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Streamed } from '../../platform/http/schemas.js'
@@ -91,7 +91,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       access: SITES_READ,
       params: FunnelParams,
       querystring: FormsQuery,
-      response: { 200: PageEnvelope(FormSubmission) },
+      response: { 200: ListEnvelope(FormSubmission) },
       errors: [400, 401, 403, 404, 429],
     }),
     async (request) => {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Timestamp } from '../../platform/http/schemas.js'
 import { FunnelId } from './funnel-access.schemas.js'
 
@@ -63,7 +63,7 @@ export const DateRangeQuery = Type.Object({
 export type DateRangeQuery = Static<typeof DateRangeQuery>
 
 export const FormsQuery = Type.Composite([
-  PageQuery(10, 100),
+  CursorPageQuery(10, 100),
   DateRangeQuery,
   Type.Object({
     search: Type.Optional(Type.String({ maxLength: 200, description: 'Text in any field value' })),

@@ -4,9 +4,9 @@ import { isId, newId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
 import { csvStream } from '../../platform/http/csv.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import {
@@ -16,6 +16,7 @@ import {
   listSubmissions,
   nextSubmissions,
   type SubmissionFilter,
+  submissionsList,
 } from './forms.repository.js'
 import {
   type DateRangeQuery,
@@ -189,10 +190,11 @@ export async function listForms(
   accountId: string,
   funnelId: string,
   query: FormsQuery,
-): Promise<{ data: FormSubmission[]; pagination: Pagination }> {
+): Promise<{ data: FormSubmission[]; pagination: Pagination | CursorPagination }> {
   const filter = { ...dateRange(query), search: query.search || undefined }
   await requireFunnel(db, accountId, funnelId)
-  return paginate(
+  return paginateList(
+    submissionsList,
     query,
     (window) => listSubmissions(db, accountId, funnelId, { ...filter, ...window }),
     submissionView,

@@ -213,7 +213,7 @@ export const funnelFormSubmissions = pgTable(
   },
   (t) => [
     idFormat('funnel_form_submissions_id_format', t.id),
-    index('funnel_form_submissions_funnel_time').on(t.accountId, t.funnelId, t.submittedAt),
+    index('funnel_form_submissions_funnel_time').on(t.accountId, t.funnelId, t.submittedAt, t.id),
   ],
 )
 

@@ -1,6 +1,6 @@
-import { and, desc, eq, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { type LEAD_STATUSES, leads } from './tables.js'
 
 export type LeadRow = typeof leads.$inferSelect
@@ -122,23 +122,29 @@ export interface LeadFilters {
   to?: Date
 }
 
+/** A campaign's leads, newest `created_time` first. */
+export const leadsList = keysetList('leads', leads.createdTime, leads.id)
+
 /** The campaign's leads, newest `created_time` first. */
 export function listCampaignLeads(
   db: Database,
   accountId: string,
   campaignId: string,
   filters: LeadFilters,
-  window: { offset: number; limit: number },
+  window: ListWindow,
 ) {
   const conditions: SQL[] = [eq(leads.accountId, accountId), eq(leads.campaignId, campaignId)]
   if (filters.status) conditions.push(eq(leads.status, filters.status))
   if (filters.from) conditions.push(gte(leads.createdTime, filters.from))
   if (filters.to) conditions.push(lte(leads.createdTime, filters.to))
   const where = and(...conditions)
-  return selectPage(
+  return selectListPage(
     db,
-    db.select().from(leads).where(where).orderBy(desc(leads.createdTime), desc(leads.id)).$dynamic(),
-    { from: leads, where },
+    db
+      .select({ ...getTableColumns(leads), ...placeField(leadsList) })
+      .from(leads)
+      .$dynamic(),
+    { ...leadsList, from: leads, where },
     window,
   )
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { ListEnvelope, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { LEADS_READ } from './lead-access.service.js'
@@ -21,7 +21,7 @@ export const leadCaptureRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       access: LEADS_READ,
       params: IdParams,
       querystring: LeadsQuery,
-      response: { 200: PageEnvelope(Lead) },
+      response: { 200: ListEnvelope(Lead) },
       errors: [400, 401, 403, 404],
     }),
     async (request) => {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { LEAD_SOURCES, LEAD_STATUSES } from './tables.js'
 
@@ -36,7 +36,7 @@ export const Lead = Type.Object({
 export type Lead = Static<typeof Lead>
 
 export const LeadsQuery = Type.Composite([
-  PageQuery(20, 100),
+  CursorPageQuery(20, 100),
   Type.Object({
     status: Type.Optional(StringEnum(LEAD_STATUSES)),
     from: Type.Optional(Timestamp()),

@@ -1,9 +1,9 @@
 import type { Database } from '../../platform/db/connection.js'
 import { replaceUnstorable } from '../../platform/db/storable.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import { findCampaign } from './campaigns.repository.js'
@@ -14,6 +14,7 @@ import { fetchLead, GraphError, type GraphLead } from './graph.js'
 import {
   findLead,
   type LeadRow,
+  leadsList,
   listCampaignLeads,
   lockLead,
   receiveFailedLeadsAgain,
@@ -268,12 +269,13 @@ export async function listLeads(
   accountId: string,
   campaignId: string,
   query: LeadsQuery,
-): Promise<{ data: Lead[]; pagination: Pagination }> {
+): Promise<{ data: Lead[]; pagination: Pagination | CursorPagination }> {
   const from = query.from ? new Date(query.from) : undefined
   const to = query.to ? new Date(query.to) : undefined
   if (from && to && from > to) throw new Invalid('from must not be after to')
   if (!(await findCampaign(db, accountId, campaignId))) throw new NotFound(CAMPAIGN_NOT_FOUND)
-  return paginate(
+  return paginateList(
+    leadsList,
     query,
     (window) => listCampaignLeads(db, accountId, campaignId, { status: query.status, from, to }, window),
     leadView,

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import {
@@ -21,8 +22,15 @@ import {
   storedTokens,
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { CAPTURE_LEAD_JOB } from './jobs.js'
 import { captureBackoffMs, MAX_CAPTURE_ATTEMPTS } from './lead-capture.service.js'
@@ -112,6 +120,35 @@ describe('GET /v1/e/socialnet/campaigns/:id/leads', () => {
     })
     expect(deleted.statusCode).toBe(200)
     expect((await listLeads(t, owner, page.campaignId)).json().pagination.total).toBe(4)
+  })
+
+  test('walks the leads with cursors, a filter kept; counts up to the cap', async ({ t, graph, owner }) => {
+    const page = await seller(t, graph, owner)
+    // Pairs share a microsecond-precise created_time; every third failed.
+    const insert = (
+      prefix: string,
+      count: number,
+      createdTime = sql`timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'`,
+    ) =>
+      t.app.platform.db.execute(sql`insert into leads
+          (id, leadgen_id, page_id, form_id, account_id, campaign_id, status, source, created_time)
+        select ${prefix} || lpad(to_hex(n), 20, '0'), ${prefix} || '-' || n, ${page.pageId}, ${page.formId},
+          ${owner.accountId}, ${page.campaignId},
+          case when n % 3 = 0 then 'failed' else 'captured' end, 'webhook', ${createdTime}
+        from generate_series(1, ${count}::int) as n`)
+    await insert('00e0', 20)
+    const newestFirst = Array.from({ length: 20 }, (_, i) => 20 - i)
+    const idOf = (n: number) => `00e0${n.toString(16).padStart(20, '0')}`
+    const url = `/v1/e/socialnet/campaigns/${page.campaignId}/leads`
+    await expectCursorWalk(t.app, url, owner.headers, newestFirst.map(idOf), async () => {
+      await insert('00e2', 1, sql`now()`)
+    })
+    expect(await walkWithCursors(t.app, `${url}?status=failed`, owner.headers, 2)).toEqual(
+      newestFirst.filter((n) => n % 3 === 0).map(idOf),
+    )
+    await expectListRefusals(t.app, url, owner.headers, 100)
+    await insert('00e1', LIST_TOTAL_CAP)
+    await expectCappedTotal(t.app, url, owner.headers, 100)
   })
 
   test('refuses bad filters with 400 naming them', async ({ t, graph, owner }) => {

@@ -164,7 +164,7 @@ export const leads = pgTable(
       'leads_claimed_have_account',
       sql`${t.status} = 'unclaimed' or (${t.accountId} is not null and ${t.campaignId} is not null)`,
     ),
-    index('leads_campaign_created').on(t.accountId, t.campaignId, t.createdTime),
+    index('leads_campaign_created').on(t.accountId, t.campaignId, t.createdTime, t.id),
     index('leads_unclaimed_form').on(t.pageId, t.formId).where(sql`${t.status} = 'unclaimed'`),
     index('leads_account_failed').on(t.accountId, t.reason).where(sql`${t.status} = 'failed'`),
   ],

@@ -1,6 +1,6 @@
-import { and, desc, eq, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { oauthAuditEvents } from './tables.js'
 
 export type AuditEventRow = typeof oauthAuditEvents.$inferSelect
@@ -24,24 +24,25 @@ export function grantAuditInsert(grants: string, event: string): SQL {
     from ${sql.identifier(grants)}`
 }
 
+/** The audit trail, newest first. */
+export const auditList = keysetList('oauth_audit_events', oauthAuditEvents.createdAt, oauthAuditEvents.id)
+
 /** Newest first, optionally of one app and/or one account. Admin only: it spans accounts. */
 export async function listAuditEvents(
   db: Database,
-  filters: { clientId?: string; accountId?: string; offset: number; limit: number },
-): Promise<{ rows: AuditEventRow[]; total: number }> {
+  filters: { clientId?: string; accountId?: string } & ListWindow,
+) {
   const where: SQL[] = []
   if (filters.clientId) where.push(eq(oauthAuditEvents.clientId, filters.clientId))
   if (filters.accountId) where.push(eq(oauthAuditEvents.accountId, filters.accountId))
   const condition = where.length > 0 ? and(...where) : undefined
-  return selectPage(
+  return selectListPage(
     db,
     db
-      .select()
+      .select({ ...getTableColumns(oauthAuditEvents), ...placeField(auditList) })
       .from(oauthAuditEvents)
-      .where(condition)
-      .orderBy(desc(oauthAuditEvents.createdAt), desc(oauthAuditEvents.id))
       .$dynamic(),
-    { from: oauthAuditEvents, where: condition },
+    { ...auditList, from: oauthAuditEvents, where: condition },
     filters,
   )
 }

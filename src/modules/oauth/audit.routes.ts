@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { ListEnvelope, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { AuditEvent, AuditQuery } from './audit.schemas.js'
 import { listAudit } from './audit.service.js'
@@ -17,7 +17,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       tags: ['admin'],
       access: 'admin',
       querystring: AuditQuery,
-      response: { 200: PageEnvelope(AuditEvent) },
+      response: { 200: ListEnvelope(AuditEvent) },
       errors: [400, 401],
     }),
     async (request) => {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 
 export const AUDIT_EVENTS = [
@@ -25,6 +25,6 @@ export type AuditEvent = Static<typeof AuditEvent>
 
 export const AuditQuery = Type.Composite([
   Type.Object({ client_id: Type.Optional(Id()), account_id: Type.Optional(Id()) }),
-  PageQuery(50, 200),
+  CursorPageQuery(50, 200),
 ])
 export type AuditQuery = Static<typeof AuditQuery>

@@ -1,7 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
-import type { Pagination } from '../../platform/http/envelope.js'
-import { paginate } from '../../platform/http/pagination.js'
-import { insertAuditEvent, listAuditEvents } from './audit.repository.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
+import { paginateList } from '../../platform/http/pagination.js'
+import { auditList, insertAuditEvent, listAuditEvents } from './audit.repository.js'
 import type { AuditEvent, AuditEventName, AuditQuery } from './audit.schemas.js'
 
 /** What an audit record is made from; the ids a request has, the others null. */
@@ -29,8 +29,9 @@ export function recordAudit(db: Database, event: AuditEventInput): Promise<void>
 export function listAudit(
   db: Database,
   query: AuditQuery,
-): Promise<{ data: AuditEvent[]; pagination: Pagination }> {
-  return paginate(
+): Promise<{ data: AuditEvent[]; pagination: Pagination | CursorPagination }> {
+  return paginateList(
+    auditList,
     query,
     (window) => listAuditEvents(db, { clientId: query.client_id, accountId: query.account_id, ...window }),
     (row) => ({

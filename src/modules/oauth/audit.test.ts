@@ -1,5 +1,12 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
 import {
   browser,
   CALLBACK,
@@ -11,6 +18,7 @@ import {
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 
 test.override('appEnv', { RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
 
@@ -62,5 +70,31 @@ describe('the OAuth audit record', () => {
       detail: { scopes: ['crm.contacts.read', 'sites.read'] },
     })
     expect(JSON.stringify(events)).not.toContain(tokens.refresh_token)
+  })
+
+  test("walks one account's audit events with cursors, or every account's; counts up to the cap", async ({
+    t,
+    stranger,
+  }) => {
+    const url = '/v1/admin/oauth/audit'
+    // Pairs share a microsecond-precise time.
+    const insert = (prefix: string, count: number, accountId: string, at = sql`timestamptz '2025-01-01'`) =>
+      t.app.platform.db.execute(sql`insert into oauth_audit_events (id, event, account_id, created_at)
+        select ${prefix} || lpad(to_hex(n), 20, '0'), 'token.issued', ${accountId},
+          ${at} + (n / 2) * interval '1.2345 ms'
+        from generate_series(1, ${count}::int) as n`)
+    await insert('00a0', 20, stranger.accountId)
+    const newestFirst = Array.from({ length: 20 }, (_, i) => `00a0${(20 - i).toString(16).padStart(20, '0')}`)
+    const byAccount = `${url}?account_id=${stranger.accountId}`
+    await expectCursorWalk(t.app, byAccount, adminHeaders, newestFirst, async () => {
+      await insert('00a2', 1, stranger.accountId, sql`now()`)
+    })
+    const { rows } = (await t.app.platform.db.execute(
+      sql`select id from oauth_audit_events order by created_at desc, id desc`,
+    )) as unknown as { rows: { id: string }[] }
+    expect(await walkWithCursors(t.app, url, adminHeaders, 7)).toEqual(rows.map((row) => row.id))
+    await expectListRefusals(t.app, byAccount, adminHeaders, 200)
+    await insert('00a1', LIST_TOTAL_CAP, stranger.accountId)
+    await expectCappedTotal(t.app, byAccount, adminHeaders, 200)
   })
 })

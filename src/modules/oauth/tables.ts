@@ -130,7 +130,7 @@ export const oauthAuditEvents = pgTable(
   },
   (t) => [
     idFormat('oauth_audit_events_id_format', t.id),
-    index('oauth_audit_events_client').on(t.clientId, t.createdAt),
-    index('oauth_audit_events_account').on(t.accountId, t.createdAt),
+    index('oauth_audit_events_client').on(t.clientId, t.createdAt, t.id),
+    index('oauth_audit_events_account').on(t.accountId, t.createdAt, t.id),
   ],
 )

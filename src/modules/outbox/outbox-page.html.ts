@@ -1,4 +1,4 @@
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { escapeHtml } from '../../platform/http/html.js'
 import type { SentMail, SentMailLine } from '../email/sent-mail.service.js'
 import type { SentSms } from '../reviews/sms-outbox.service.js'
@@ -106,13 +106,16 @@ interface ListFrame extends PageFrame {
   path: string
   accountId: string | undefined
   names: Map<string, string>
-  pagination: Pagination
+  pagination: Pagination | CursorPagination
+  /** Reads on after the list's last line (see `paginateList`). */
+  nextCursor: string | null
 }
 
-const listUrl = (frame: ListFrame, query: { account_id?: string; page?: number }) => {
+const listUrl = (frame: ListFrame, query: { account_id?: string; page?: number; cursor?: string }) => {
   const params = new URLSearchParams()
   if (query.account_id) params.set('account_id', query.account_id)
   if (query.page && query.page > 1) params.set('page', String(query.page))
+  if (query.cursor) params.set('cursor', query.cursor)
   if (frame.pagination.limit !== DEFAULT_LIMIT) params.set('limit', String(frame.pagination.limit))
   const search = params.toString()
   return `${frame.base}${frame.path}${search ? `?${search}` : ''}`
@@ -121,9 +124,37 @@ const listUrl = (frame: ListFrame, query: { account_id?: string; page?: number }
 const accountCell = (frame: ListFrame, accountId: string) =>
   html`<a href="${listUrl(frame, { account_id: accountId })}" title="Only this account">${frame.names.get(accountId) ?? accountId}</a>`
 
+/**
+ * The pages before and after. By page: numbered, then, past the pages an offset reaches, older lines by
+ * cursor. By cursor: back to the newest, and on to the older.
+ */
+function pager(frame: ListFrame): Markup {
+  const account = frame.accountId
+  const older = (query: { page?: number; cursor?: string }) =>
+    html`<a href="${listUrl(frame, { account_id: account, ...query })}">Older</a>`
+  if (!('page' in frame.pagination)) {
+    return html`<nav class="pages" aria-label="Pages"><a href="${listUrl(frame, { account_id: account })}">Newest</a>${
+      frame.nextCursor ? older({ cursor: frame.nextCursor }) : ''
+    }</nav>`
+  }
+  const { page, pages, total_exact } = frame.pagination
+  const next =
+    page < pages
+      ? older({ page: page + 1 })
+      : total_exact === false && frame.nextCursor
+        ? older({ cursor: frame.nextCursor })
+        : ''
+  return html`<nav class="pages" aria-label="Pages">${
+    page > 1 ? html`<a href="${listUrl(frame, { account_id: account, page: page - 1 })}">Newer</a>` : ''
+  }<span>Page ${page} of ${Math.max(pages, 1)}${total_exact === false ? '+' : ''}</span>${next}</nav>`
+}
+
+/** How many lines the list holds, when it was counted: `10000+` beyond the count's cap. */
+const countOf = (pagination: Pagination | CursorPagination) =>
+  'total' in pagination ? `${pagination.total}${pagination.total_exact === false ? '+' : ''} ` : ''
+
 /** The account filter, the list (or why it is empty), and the pages before and after. */
 function listBody(frame: ListFrame, noun: string, head: string[], rows: Markup[]): Markup {
-  const { page, pages, total } = frame.pagination
   const account = frame.accountId
   const filter = html`<form method="get" action="${frame.base}${frame.path}" role="search">
 <label for="account_id">Account id</label>
@@ -132,14 +163,9 @@ function listBody(frame: ListFrame, noun: string, head: string[], rows: Markup[]
   const table =
     rows.length === 0
       ? html`<p>No ${noun} ${account ? 'for this account' : 'yet'}.</p>`
-      : html`<table><caption class="muted">${total} ${noun}, newest first${account ? ` (account ${frame.names.get(account) ?? account})` : ''}</caption>
+      : html`<table><caption class="muted">${countOf(frame.pagination)}${noun}, newest first${account ? ` (account ${frame.names.get(account) ?? account})` : ''}</caption>
 <thead><tr>${head.map((name) => html`<th scope="col">${name}</th>`)}</tr></thead><tbody>${rows}</tbody></table>`
-  const pager = html`<nav class="pages" aria-label="Pages">${
-    page > 1 ? html`<a href="${listUrl(frame, { account_id: account, page: page - 1 })}">Newer</a>` : ''
-  }<span>Page ${page} of ${Math.max(pages, 1)}</span>${
-    page < pages ? html`<a href="${listUrl(frame, { account_id: account, page: page + 1 })}">Older</a>` : ''
-  }</nav>`
-  return html`${filter}${table}${pager}`
+  return html`${filter}${table}${pager(frame)}`
 }
 
 const mailUrl = (frame: PageFrame, mail: { accountId: string; id: string }) =>

@@ -195,10 +195,10 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         response: pageResponses('The list of sent email'),
       }),
       async (request, reply) => {
-        const { account_id: accountId, page, limit } = request.query
-        const { data, pagination } = await listSentMail(db, { accountId, page, limit })
+        const { account_id: accountId, ...window } = request.query
+        const { data, ...paging } = await listSentMail(db, { accountId, ...window })
         const names = await accountNames(db, [accountId, ...data.map((mail) => mail.accountId)])
-        return sendPage(reply, 200, mailListPage({ ...frame, path: '', accountId, names, pagination }, data))
+        return sendPage(reply, 200, mailListPage({ ...frame, ...paging, path: '', accountId, names }, data))
       },
     )
 
@@ -211,13 +211,13 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         response: pageResponses('The list of sent SMS'),
       }),
       async (request, reply) => {
-        const { account_id: accountId, page, limit } = request.query
-        const { data, pagination } = await listSentSms(db, { accountId, page, limit })
+        const { account_id: accountId, ...window } = request.query
+        const { data, ...paging } = await listSentSms(db, { accountId, ...window })
         const names = await accountNames(db, [accountId, ...data.map((sms) => sms.account_id)])
         return sendPage(
           reply,
           200,
-          smsListPage({ ...frame, path: '/sms', accountId, names, pagination }, data),
+          smsListPage({ ...frame, ...paging, path: '/sms', accountId, names }, data),
         )
       },
     )

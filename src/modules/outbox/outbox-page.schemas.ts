@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox'
 import { ErrorEnvelope } from '../../platform/http/envelope.js'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Integer } from '../../platform/http/schemas.js'
 
 /** The page size of the lists when none is asked for. */
 export const DEFAULT_LIMIT = 25
 
 export const OutboxListQuery = Type.Composite([
-  PageQuery(DEFAULT_LIMIT, 100),
+  CursorPageQuery(DEFAULT_LIMIT, 100),
   Type.Object({ account_id: Type.Optional(Id({ description: "Only this account's messages" })) }),
 ])
 

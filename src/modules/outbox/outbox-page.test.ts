@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import { sql } from 'drizzle-orm'
 import type { Browser, Page } from 'playwright-core'
 import { describe, expect, vi } from 'vitest'
 import {
@@ -9,12 +10,14 @@ import {
   type TestApp,
 } from '../../../test/helpers/app.js'
 import { launchChromium } from '../../../test/helpers/browser.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { sentEmail } from '../../../test/helpers/inbound-email.js'
+import { expectListRefusals } from '../../../test/helpers/lists.js'
 import { chargeFor, reviewingTenant, sendRequestOfCharge } from '../../../test/helpers/reviews.js'
 import { DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { buildApp } from '../../app.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { SESSION_SECONDS } from './outbox-page.service.js'
 
 const STRIPE_SECRET = 'whsec_test_outbox_page'
@@ -554,5 +557,96 @@ describe('the outbox pages in a real browser (headless Chromium)', () => {
       /^Hi Grace, thanks for choosing Corner Bakery!/,
     )
     expect(await sms.getByRole('cell').last().innerText()).toBe('kept in the outbox')
+  })
+})
+
+describe('the outbox lists past the pages an offset reaches (issue 31)', () => {
+  /** Each line's message id, in the order shown. */
+  const idsOf = (body: string) =>
+    [
+      ...body.matchAll(/href="\/v1\/admin\/outbox\/accounts\/[0-9a-f]{24}\/(?:emails|sms)\/([0-9a-f]{24})"/g),
+    ].map((match) => match[1] as string)
+  const olderLink = (body: string) =>
+    body.match(/<a href="([^"]+)">Older<\/a>/)?.[1]?.replaceAll('&amp;', '&')
+
+  /** The lines of the list at `url`, then of each page its Older link leads to, to the last. */
+  async function walkOlder(t: TestApp, url: string, session: { cookie: string }) {
+    const ids: string[] = []
+    for (let next: string | undefined = url; next; ) {
+      const page = await get(t, next, session)
+      expect(page.statusCode, page.body).toBe(200)
+      ids.push(...idsOf(page.body))
+      next = olderLink(page.body)
+    }
+    return ids
+  }
+
+  /** Mail of the account, written straight into the table: pairs share a microsecond, every third a reply. */
+  const insertMail = (t: TestApp, accountId: string, prefix: string, count: number) =>
+    t.app.platform.db.execute(sql`insert into communications (id, account_id, type, module, success, subject, created_at)
+      select ${prefix} || lpad(to_hex(n), 20, '0'), ${accountId},
+        case when n % 3 = 0 then 'INCOMING' else 'OUTGOING' end, 'OUTBOX', true, 'Bulk ' || n,
+        timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'
+      from generate_series(1, ${count}::int) as n`)
+
+  test('reads every sent email once by cursor, of one account and of all', async ({ t }) => {
+    const session = await signIn(t)
+    const tenant = await createTenant(t.app, { name: 'Bulk sender' })
+    await insertMail(t, tenant.accountId, '0000', 23)
+    const outgoing = Array.from({ length: 23 }, (_, i) => 23 - i).filter((n) => n % 3 !== 0)
+    const first = await get(t, `${OUTBOX}?account_id=${tenant.accountId}&limit=5&cursor=`, session)
+    expect(first.body).toContain(`<a href="${OUTBOX}?account_id=${tenant.accountId}&amp;limit=5">Newest</a>`)
+    expect(first.body).toContain(
+      '<caption class="muted">messages, newest first (account Bulk sender)</caption>',
+    )
+    expect(await walkOlder(t, `${OUTBOX}?account_id=${tenant.accountId}&limit=5&cursor=`, session)).toEqual(
+      outgoing.map((n) => `0000${n.toString(16).padStart(20, '0')}`),
+    )
+    const { rows } = (await t.app.platform.db.execute(
+      sql`select id from communications where type = 'OUTGOING' order by created_at desc, id desc`,
+    )) as unknown as { rows: { id: string }[] }
+    expect(await walkOlder(t, `${OUTBOX}?limit=7&cursor=`, session)).toEqual(rows.map((row) => row.id))
+  })
+
+  test('counts up to the cap, then reads on by cursor past the last numbered page', async ({ t }) => {
+    const session = await signIn(t)
+    const tenant = await createTenant(t.app, { name: 'Very bulk sender' })
+    // Two in three are sent mail: 10,050 of them.
+    await insertMail(t, tenant.accountId, '0001', ((LIST_TOTAL_CAP + 50) * 3) / 2)
+    const list = `${OUTBOX}?account_id=${tenant.accountId}&limit=100`
+    const last = await get(t, `${list}&page=100`, session)
+    expect(last.body).toContain('<caption class="muted">10000+ messages, newest first')
+    expect(last.body).toContain('<span>Page 100 of 100+</span>')
+    const older = olderLink(last.body) as string
+    expect(older).toMatch(/[?&]cursor=[\w-]+/)
+    const beyond = await get(t, older, session)
+    expect(idsOf(beyond.body)).toHaveLength(50)
+    expect((idsOf(beyond.body)[0] as string) < (idsOf(last.body).at(-1) as string)).toBe(true)
+    expect(olderLink(beyond.body)).toBeUndefined()
+    await expectListRefusals(t.app, `${OUTBOX}?account_id=${tenant.accountId}`, adminHeaders, 100)
+    const refused = await get(t, `${list}&page=101`, session)
+    expect(refused.statusCode).toBe(400)
+    expect(refused.body).toContain('page must be &lt;= 100 with limit 100')
+  })
+
+  test('reads every review SMS once by cursor', async ({ t }) => {
+    const session = await signIn(t)
+    const { rows } = (await t.app.platform.db.execute(
+      sql`select id, account_id from review_requests limit 1`,
+    )) as unknown as { rows: { id: string; account_id: string }[] }
+    const request = rows[0] as { id: string; account_id: string }
+    await t.app.platform.db.execute(sql`insert into review_sms_messages (id, account_id, request_id, "to", body, provider, created_at)
+      select '0002' || lpad(to_hex(n), 20, '0'), ${request.account_id}, ${request.id}, '+14155550100',
+        'Bulk ' || n, 'outbox', timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'
+      from generate_series(1, 11) as n`)
+    const bulk = Array.from({ length: 11 }, (_, i) => `0002${(11 - i).toString(16).padStart(20, '0')}`)
+    const walked = await walkOlder(
+      t,
+      `${OUTBOX}/sms?account_id=${request.account_id}&limit=4&cursor=`,
+      session,
+    )
+    // The review's own SMS, sent now, comes first.
+    expect(walked.slice(1)).toEqual(bulk)
+    await expectListRefusals(t.app, `${OUTBOX}/sms`, adminHeaders, 100)
   })
 })

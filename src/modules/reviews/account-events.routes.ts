@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { AccountEvent, AccountEventBody, AccountEventDetail, EventsQuery } from './account-events.schemas.js'
@@ -50,7 +50,7 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: EventsQuery,
-      response: { 200: PageEnvelope(AccountEvent) },
+      response: { 200: ListEnvelope(AccountEvent) },
       errors: [400, 401, 403],
     }),
     async (request) => {

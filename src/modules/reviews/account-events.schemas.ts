@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Email, Id, Integer, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { TRIGGER_TYPES } from './documents.schemas.js'
 import { ReviewRequest } from './requests.schemas.js'
@@ -86,7 +86,7 @@ export type AccountEventDetail = Static<typeof AccountEventDetail>
 
 /** `GET /reviews/events`: newest first, by status, trigger and the time received. */
 export const EventsQuery = Type.Composite([
-  PageQuery(20, 100),
+  CursorPageQuery(20, 100),
   Type.Object({
     status: Type.Optional(StringEnum(WEBHOOK_EVENT_STATUSES)),
     trigger: Type.Optional(StringEnum(TRIGGER_TYPES)),

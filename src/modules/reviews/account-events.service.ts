@@ -1,8 +1,8 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
 import type {
   AccountEvent,
@@ -16,6 +16,7 @@ import { listRequestsOfEvent } from './requests.repository.js'
 import { requestView } from './requests.service.js'
 import { type EventOutcome, type ScheduleDeps, scheduleReviewRequests } from './scheduling.service.js'
 import {
+  accountEventsList,
   findAccountEvent,
   findReportedEvent,
   listAccountEvents,
@@ -93,14 +94,19 @@ export function listEventsOfAccount(
   db: Database,
   accountId: string,
   query: EventsQuery,
-): Promise<{ data: AccountEvent[]; pagination: Pagination }> {
+): Promise<{ data: AccountEvent[]; pagination: Pagination | CursorPagination }> {
   const filters = {
     status: query.status,
     trigger: query.trigger,
     from: query.from ? new Date(query.from) : undefined,
     to: query.to ? new Date(query.to) : undefined,
   }
-  return paginate(query, (window) => listAccountEvents(db, accountId, filters, window), accountEventView)
+  return paginateList(
+    accountEventsList,
+    query,
+    (window) => listAccountEvents(db, accountId, filters, window),
+    accountEventView,
+  )
 }
 
 /** `GET /reviews/events/:id`: one of the account's events, with the requests it scheduled (another's: 404). */

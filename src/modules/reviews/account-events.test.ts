@@ -5,9 +5,17 @@ import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
 import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
+import {
   chargeFor,
   expectOnlyOwnerSees,
   expectWrittenToCallerOnly,
+  insertedId,
+  insertReviewEvents,
   putConfiguration,
   REVIEW_CONFIGURATION,
   requestsOf,
@@ -18,6 +26,7 @@ import {
   waitForRequests,
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { queueWebhookEvent } from './jobs.js'
 
 const STRIPE_SECRET = 'whsec_test_account_events'
@@ -354,6 +363,27 @@ describe('GET /reviews/events', () => {
       expect(refused.statusCode, query).toBe(400)
       expect(refused.json().message).toContain(query.split('=')[0])
     }
+  })
+
+  test('walks the events with cursors, a filter kept; counts up to the cap', async ({ t }) => {
+    const tenant = await reviewingTenant(t, { trigger: 'custom_event' })
+    await insertReviewEvents(t, '00d0', 20, tenant.accountId)
+    const newestFirst = Array.from({ length: 20 }, (_, i) => 20 - i)
+    await expectCursorWalk(
+      t.app,
+      '/reviews/events',
+      tenant.headers,
+      newestFirst.map((n) => insertedId('00d0', n)),
+      async () => {
+        await report(t, tenant, accountEvent('custom_event'))
+      },
+    )
+    expect(await walkWithCursors(t.app, '/reviews/events?status=skipped', tenant.headers, 2)).toEqual(
+      newestFirst.filter((n) => n % 3 === 0).map((n) => insertedId('00d0', n)),
+    )
+    await expectListRefusals(t.app, '/reviews/events', tenant.headers, 100)
+    await insertReviewEvents(t, '00d1', LIST_TOTAL_CAP, tenant.accountId)
+    await expectCappedTotal(t.app, '/reviews/events', tenant.headers, 100)
   })
 
   test("is the account's own: another account sees none of its events, and reports its own", async ({

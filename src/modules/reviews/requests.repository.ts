@@ -1,6 +1,6 @@
-import { and, desc, eq, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
+import { and, eq, getTableColumns, gte, inArray, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { ReviewPlatform } from './documents.schemas.js'
 import { countRequestChanges } from './stats.repository.js'
@@ -198,12 +198,10 @@ export interface RequestFilters {
   to?: Date
 }
 
-export function listRequests(
-  db: Database,
-  accountId: string,
-  filters: RequestFilters,
-  page: { offset: number; limit: number },
-) {
+/** An account's review requests, newest first. */
+export const requestsList = keysetList('review_requests', reviewRequests.createdAt, reviewRequests.id)
+
+export function listRequests(db: Database, accountId: string, filters: RequestFilters, page: ListWindow) {
   const conditions: SQL[] = [eq(reviewRequests.accountId, accountId)]
   if (filters.status) conditions.push(eq(reviewRequests.status, filters.status))
   if (filters.platform) conditions.push(eq(reviewRequests.platform, filters.platform))
@@ -211,15 +209,13 @@ export function listRequests(
   if (filters.from) conditions.push(gte(reviewRequests.createdAt, filters.from))
   if (filters.to) conditions.push(lte(reviewRequests.createdAt, filters.to))
   const where = and(...conditions)
-  return selectPage(
+  return selectListPage(
     db,
     db
-      .select()
+      .select({ ...getTableColumns(reviewRequests), ...placeField(requestsList) })
       .from(reviewRequests)
-      .where(where)
-      .orderBy(desc(reviewRequests.createdAt), desc(reviewRequests.id))
       .$dynamic(),
-    { from: reviewRequests, where },
+    { ...requestsList, from: reviewRequests, where },
     page,
   )
 }

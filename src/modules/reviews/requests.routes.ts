@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { ListQuery, ReviewRequest } from './requests.schemas.js'
@@ -20,7 +20,7 @@ export const requestsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: ListQuery,
-      response: { 200: PageEnvelope(ReviewRequest) },
+      response: { 200: ListEnvelope(ReviewRequest) },
       errors: [400, 401, 403],
     }),
     async (request) => {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { REVIEW_PLATFORMS, SEND_METHODS } from './documents.schemas.js'
 import { REQUEST_STATUSES } from './tables.js'
@@ -32,7 +32,7 @@ export const ReviewRequest = Type.Object({
 export type ReviewRequest = Static<typeof ReviewRequest>
 
 export const ListQuery = Type.Composite([
-  PageQuery(20, 100),
+  CursorPageQuery(20, 100),
   Type.Object({
     status: Type.Optional(StringEnum(REQUEST_STATUSES)),
     platform: Type.Optional(StringEnum(REVIEW_PLATFORMS)),

@@ -1,14 +1,15 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import {
   findRequest,
   listRequests,
   moveRequest,
   type RequestFilters,
   type RequestRow,
+  requestsList,
 } from './requests.repository.js'
 import type { ListQuery, ReviewRequest } from './requests.schemas.js'
 import { customerKeyOf } from './scheduling.service.js'
@@ -42,7 +43,7 @@ export function listAccountRequests(
   db: Database,
   accountId: string,
   query: ListQuery,
-): Promise<{ data: ReviewRequest[]; pagination: Pagination }> {
+): Promise<{ data: ReviewRequest[]; pagination: Pagination | CursorPagination }> {
   const filters: RequestFilters = {
     status: query.status,
     platform: query.platform,
@@ -50,7 +51,12 @@ export function listAccountRequests(
     from: query.from ? new Date(query.from) : undefined,
     to: query.to ? new Date(query.to) : undefined,
   }
-  return paginate(query, (window) => listRequests(db, accountId, filters, window), requestView)
+  return paginateList(
+    requestsList,
+    query,
+    (window) => listRequests(db, accountId, filters, window),
+    requestView,
+  )
 }
 
 /** `POST /reviews/requests/:id/cancel`: a scheduled request only (409 otherwise; another account's: 404). */

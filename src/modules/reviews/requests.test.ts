@@ -1,13 +1,23 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
+import {
   expectOnlyOwnerSees,
+  insertedId,
+  insertReviewEvents,
   requestsOf,
   reviewingTenant,
   waitForRequests,
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 
 let sequence = 0
 /** Reports a service delivered to a customer (`POST /reviews/events`); the event's `event_id`. */
@@ -74,6 +84,43 @@ describe('GET /reviews/requests', () => {
       expect(refused.statusCode, query).toBe(400)
       expect(refused.json().message).toContain(query.split('=')[0])
     }
+  })
+
+  test('walks the requests with cursors, a filter kept; counts up to the cap', async ({ t }) => {
+    const tenant = await servingTenant(t)
+    await insertReviewEvents(t, '00b0', 1, tenant.accountId)
+    const event = insertedId('00b0', 1)
+    // Pairs share a microsecond-precise time; every third is on Yelp.
+    const insert = (prefix: string, count: number) =>
+      t.app.platform.db.execute(sql`insert into review_requests (id, account_id, parent_account, event_id,
+          source_ref, customer_key, platform, send_method, code, scheduled_for, created_at)
+        select ${prefix} || lpad(to_hex(n), 20, '0'), ${tenant.accountId}, ${tenant.accountId}, ${event},
+          ${prefix} || '-' || n, 'c' || n || '@example.com', case when n % 3 = 0 then 'yelp' else 'google' end,
+          'email', ${prefix} || n, now(), timestamptz '2025-01-01' + (n / 2) * interval '1.2345 ms'
+        from generate_series(1, ${count}::int) as n`)
+    await insert('00b1', 20)
+    const newestFirst = Array.from({ length: 20 }, (_, i) => 20 - i)
+    await expectCursorWalk(
+      t.app,
+      '/reviews/requests',
+      tenant.headers,
+      newestFirst.map((n) => insertedId('00b1', n)),
+      async () => {
+        await serviceDelivered(t, tenant, { email: 'newer@example.com' })
+        await waitForRequests(t, tenant, 2, 'customer=newer%40example.com')
+      },
+    )
+    expect(
+      await walkWithCursors(
+        t.app,
+        '/reviews/requests?platform=yelp&to=2026-01-01T00:00:00Z',
+        tenant.headers,
+        2,
+      ),
+    ).toEqual(newestFirst.filter((n) => n % 3 === 0).map((n) => insertedId('00b1', n)))
+    await expectListRefusals(t.app, '/reviews/requests', tenant.headers, 100)
+    await insert('00b2', LIST_TOTAL_CAP)
+    await expectCappedTotal(t.app, '/reviews/requests', tenant.headers, 100)
   })
 
   test("lists only the account's own requests", async ({ t, stranger }) => {

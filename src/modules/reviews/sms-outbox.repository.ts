@@ -1,28 +1,26 @@
-import { and, desc, eq } from 'drizzle-orm'
+import { and, eq, getTableColumns } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { selectPage } from '../../platform/db/page.js'
+import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { reviewSmsMessages } from './tables.js'
 
 export type SentSmsRow = typeof reviewSmsMessages.$inferSelect
+
+/** The review SMS of every account, newest first. */
+export const sentSmsList = keysetList('outbox_sms', reviewSmsMessages.createdAt, reviewSmsMessages.id)
 
 /**
  * The review SMS of every account, or of one, newest first. Not scoped to an account: only the operator's
  * outbox page reads across accounts (on a database distributed by account it fans out to every shard).
  */
-export function listSentSmsRows(
-  db: Database,
-  page: { accountId?: string; offset: number; limit: number },
-): Promise<{ rows: SentSmsRow[]; total: number }> {
+export function listSentSmsRows(db: Database, page: { accountId?: string } & ListWindow) {
   const where = page.accountId ? eq(reviewSmsMessages.accountId, page.accountId) : undefined
-  return selectPage(
+  return selectListPage(
     db,
     db
-      .select()
+      .select({ ...getTableColumns(reviewSmsMessages), ...placeField(sentSmsList) })
       .from(reviewSmsMessages)
-      .where(where)
-      .orderBy(desc(reviewSmsMessages.createdAt), desc(reviewSmsMessages.id))
       .$dynamic(),
-    { from: reviewSmsMessages, where },
+    { ...sentSmsList, from: reviewSmsMessages, where },
     page,
   )
 }

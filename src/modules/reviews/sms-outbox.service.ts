@@ -1,8 +1,8 @@
 import type { Database } from '../../platform/db/connection.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
-import { findSentSmsRow, listSentSmsRows, type SentSmsRow } from './sms-outbox.repository.js'
+import { paginateList } from '../../platform/http/pagination.js'
+import { findSentSmsRow, listSentSmsRows, type SentSmsRow, sentSmsList } from './sms-outbox.repository.js'
 import type { SMS_PROVIDERS } from './tables.js'
 
 /** A review SMS as the operator's outbox page shows it (the email module renders it). */
@@ -32,12 +32,13 @@ const sentSmsView = (row: SentSmsRow): SentSms => ({
   created_at: row.createdAt,
 })
 
-/** The review SMS sent for every account (or `accountId`'s), newest first. */
+/** The review SMS sent for every account (or `accountId`'s), newest first; by page, or after a cursor. */
 export function listSentSms(
   db: Database,
-  query: { accountId?: string; page: number; limit: number },
-): Promise<{ data: SentSms[]; pagination: Pagination }> {
-  return paginate(
+  query: { accountId?: string; page: number; limit: number; cursor?: string },
+): Promise<{ data: SentSms[]; pagination: Pagination | CursorPagination; nextCursor: string | null }> {
+  return paginateList(
+    sentSmsList,
     query,
     (window) => listSentSmsRows(db, { accountId: query.accountId, ...window }),
     sentSmsView,

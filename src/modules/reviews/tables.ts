@@ -137,7 +137,7 @@ export const reviewWebhookEvents = pgTable(
   (t) => [
     idFormat('review_webhook_events_id_format', t.id),
     uniqueIndex('review_webhook_events_source_event').on(t.source, t.eventId),
-    index('review_webhook_events_status_created').on(t.status, t.createdAt),
+    index('review_webhook_events_status_created').on(t.status, t.createdAt, t.id),
     index('review_webhook_events_customer').on(t.accountId, t.customerKey, t.createdAt),
     // The account's events, newest first, and by trigger (GET /reviews/events, the configuration's warnings).
     index('review_webhook_events_account_created').on(t.accountId, t.createdAt, t.id),
@@ -186,7 +186,7 @@ export const reviewRequests = pgTable(
     idFormat('review_requests_id_format', t.id),
     uniqueIndex('review_requests_code').on(t.code),
     uniqueIndex('review_requests_source_platform').on(t.accountId, t.sourceRef, t.platform),
-    index('review_requests_account_created').on(t.accountId, t.createdAt),
+    index('review_requests_account_created').on(t.accountId, t.createdAt, t.id),
     index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
     // The requests an event scheduled (GET /reviews/events/:id).
     index('review_requests_account_event').on(t.accountId, t.eventId),
@@ -240,7 +240,9 @@ export const reviewSmsMessages = pgTable(
   },
   (t) => [
     idFormat('review_sms_messages_id_format', t.id),
-    index('review_sms_messages_account_created').on(t.accountId, t.createdAt),
+    index('review_sms_messages_account_created').on(t.accountId, t.createdAt, t.id),
+    // The operator's outbox of every account's SMS, newest first.
+    index('review_sms_messages_created').on(t.createdAt, t.id),
     index('review_sms_messages_request').on(t.requestId),
     // An inbound STOP names the number it came from: the accounts that texted it are found by it.
     index('review_sms_messages_to').on(t.to),

@@ -1,7 +1,13 @@
-import { and, count, desc, eq, gte, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
+import { and, count, eq, getTableColumns, gte, lt, lte, ne, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
-import { selectPage } from '../../platform/db/page.js'
+import {
+  type KeysetList,
+  keysetList,
+  type ListWindow,
+  placeField,
+  selectListPage,
+} from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import type { TriggerType } from './documents.schemas.js'
 import { reviewWebhookEvents } from './tables.js'
@@ -113,17 +119,28 @@ export async function countEarlierOrders(
   return row?.total ?? 0
 }
 
+/** Every account's events, newest first (the operator's view). */
+export const receivedEventsList = keysetList(
+  'review_webhook_events',
+  reviewWebhookEvents.createdAt,
+  reviewWebhookEvents.id,
+)
+/** An account's events, newest first. */
+export const accountEventsList = keysetList(
+  'review_account_events',
+  reviewWebhookEvents.createdAt,
+  reviewWebhookEvents.id,
+)
+
 /** A page of the events matching `where`, newest first. */
-function newestEventsPage(db: Database, where: SQL | undefined, page: { offset: number; limit: number }) {
-  return selectPage(
+function newestEventsPage(db: Database, list: KeysetList, where: SQL | undefined, page: ListWindow) {
+  return selectListPage(
     db,
     db
-      .select()
+      .select({ ...getTableColumns(reviewWebhookEvents), ...placeField(list) })
       .from(reviewWebhookEvents)
-      .where(where)
-      .orderBy(desc(reviewWebhookEvents.createdAt), desc(reviewWebhookEvents.id))
       .$dynamic(),
-    { from: reviewWebhookEvents, where },
+    { ...list, from: reviewWebhookEvents, where },
     page,
   )
 }
@@ -132,12 +149,12 @@ function newestEventsPage(db: Database, where: SQL | undefined, page: { offset: 
 export function listWebhookEvents(
   db: Database,
   filters: { status?: WebhookEventRow['status']; source?: WebhookEventRow['source'] },
-  page: { offset: number; limit: number },
+  page: ListWindow,
 ) {
   const conditions: SQL[] = []
   if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
   if (filters.source) conditions.push(eq(reviewWebhookEvents.source, filters.source))
-  return newestEventsPage(db, and(...conditions), page)
+  return newestEventsPage(db, receivedEventsList, and(...conditions), page)
 }
 
 export interface AccountEventFilters {
@@ -152,14 +169,14 @@ export function listAccountEvents(
   db: Database,
   accountId: string,
   filters: AccountEventFilters,
-  page: { offset: number; limit: number },
+  page: ListWindow,
 ) {
   const conditions: SQL[] = [eq(reviewWebhookEvents.accountId, accountId)]
   if (filters.status) conditions.push(eq(reviewWebhookEvents.status, filters.status))
   if (filters.trigger) conditions.push(eq(reviewWebhookEvents.trigger, filters.trigger))
   if (filters.from) conditions.push(gte(reviewWebhookEvents.createdAt, filters.from))
   if (filters.to) conditions.push(lte(reviewWebhookEvents.createdAt, filters.to))
-  return newestEventsPage(db, and(...conditions), page)
+  return newestEventsPage(db, accountEventsList, and(...conditions), page)
 }
 
 export async function findAccountEvent(

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { ListEnvelope, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { WebhookEvent, WebhookEventsQuery } from './webhook-events.schemas.js'
 import { listReceivedEvents } from './webhook-events.service.js'
@@ -17,7 +17,7 @@ export const reviewsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       tags: ['admin'],
       access: 'admin',
       querystring: WebhookEventsQuery,
-      response: { 200: PageEnvelope(WebhookEvent) },
+      response: { 200: ListEnvelope(WebhookEvent) },
       errors: [400, 401],
     }),
     async (request) => {

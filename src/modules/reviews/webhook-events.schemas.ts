@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { PageQuery } from '../../platform/http/pagination.js'
+import { CursorPageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { WEBHOOK_EVENT_STATUSES, WEBHOOK_SOURCES } from './tables.js'
 
@@ -26,7 +26,7 @@ export const WebhookEvent = Type.Object({
 export type WebhookEvent = Static<typeof WebhookEvent>
 
 export const WebhookEventsQuery = Type.Composite([
-  PageQuery(20, 100),
+  CursorPageQuery(20, 100),
   Type.Object({
     status: Type.Optional(StringEnum(WEBHOOK_EVENT_STATUSES)),
     source: Type.Optional(StringEnum(WEBHOOK_SOURCES)),

@@ -1,9 +1,9 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import type { Pagination } from '../../platform/http/envelope.js'
+import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Invalid, Unavailable } from '../../platform/http/errors.js'
-import { paginate } from '../../platform/http/pagination.js'
+import { paginateList } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { getAccount } from '../accounts/accounts.service.js'
 import type { TriggerType } from './documents.schemas.js'
@@ -14,6 +14,7 @@ import {
   insertWebhookEvent,
   listWebhookEvents,
   lockWebhookEvent,
+  receivedEventsList,
   recordOutcome,
   type WebhookEventRow,
 } from './webhook-events.repository.js'
@@ -172,8 +173,9 @@ const webhookEventView = (row: WebhookEventRow): WebhookEvent => ({
 export function listReceivedEvents(
   db: Database,
   query: WebhookEventsQuery,
-): Promise<{ data: WebhookEvent[]; pagination: Pagination }> {
-  return paginate(
+): Promise<{ data: WebhookEvent[]; pagination: Pagination | CursorPagination }> {
+  return paginateList(
+    receivedEventsList,
     query,
     (window) => listWebhookEvents(db, { status: query.status, source: query.source }, window),
     webhookEventView,

@@ -2,8 +2,15 @@ import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
 import { eventually } from '../../../test/helpers/jobs.js'
-import { storedEvents, stripePost } from '../../../test/helpers/reviews.js'
+import {
+  expectCappedTotal,
+  expectCursorWalk,
+  expectListRefusals,
+  walkWithCursors,
+} from '../../../test/helpers/lists.js'
+import { insertReviewEvents, storedEvents, stripePost } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { REQUEUE_RECEIVED_EVENTS_JOB } from './jobs.js'
 
 const SECRET = 'whsec_test_operator_view'
@@ -86,5 +93,28 @@ describe('GET /v1/admin/reviews/webhook-events', () => {
         reason: 'no_configuration',
       }),
     )
+  })
+
+  test("walks every account's events with cursors, a filter kept; counts up to the cap", async ({ t }) => {
+    const url = '/v1/admin/reviews/webhook-events'
+    await insertReviewEvents(t, '00c0', 20, null)
+    const newestFirst = async (status: string) => {
+      const { rows } = (await t.app.platform.db.execute(sql`select id from review_webhook_events
+        where status = ${status} order by created_at desc, id desc`)) as unknown as { rows: { id: string }[] }
+      return rows.map((row) => row.id)
+    }
+    await expectCursorWalk(
+      t.app,
+      `${url}?status=processed`,
+      adminHeaders,
+      await newestFirst('processed'),
+      () => insertReviewEvents(t, '00c2', 1, null, sql`now()`).then(() => undefined),
+    )
+    expect(await walkWithCursors(t.app, `${url}?status=skipped`, adminHeaders, 3)).toEqual(
+      await newestFirst('skipped'),
+    )
+    await expectListRefusals(t.app, url, adminHeaders, 100)
+    await insertReviewEvents(t, '00c1', LIST_TOTAL_CAP, null)
+    await expectCappedTotal(t.app, url, adminHeaders, 100)
   })
 })

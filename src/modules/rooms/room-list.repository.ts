@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { isoTimestamp } from '../../platform/db/columns.js'
 import type { Database } from '../../platform/db/connection.js'
+import { countUpToCapSql } from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { unreadCount } from './messages.repository.js'
@@ -92,12 +93,17 @@ const shapeOf = (filter: RoomListFilter) =>
 const onMembershipsAlone = (filter: RoomListFilter) =>
   !filter.type && !filter.search && filter.status !== 'unread'
 
-/** The rooms the filter keeps: without a condition on the rooms, an index-only count of memberships. */
+/**
+ * The rooms the filter keeps, up to the cap of a list's total: without a condition on the rooms, an
+ * index-only count of memberships.
+ */
 const countOf = (filter: RoomListFilter) =>
-  onMembershipsAlone(filter)
-    ? sql`select count(*)::int as total from ${roomMembers} where ${allOf(memberConditions(filter))}`
-    : sql`select count(*)::int as total from ${roomMembers} join ${rooms} on ${rooms.id} = ${roomMembers.roomId}
-        where ${allOf([...memberConditions(filter), ...roomConditions(filter)])}`
+  countUpToCapSql(
+    onMembershipsAlone(filter)
+      ? sql`select 1 from ${roomMembers} where ${allOf(memberConditions(filter))}`
+      : sql`select 1 from ${roomMembers} join ${rooms} on ${rooms.id} = ${roomMembers.roomId}
+        where ${allOf([...memberConditions(filter), ...roomConditions(filter)])}`,
+  )
 
 /** The room's current members, oldest first, as `[{ conversation_id, role }]` (JSON). */
 const roomMemberList = sql`(

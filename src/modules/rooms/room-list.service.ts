@@ -1,6 +1,6 @@
 import type { Database } from '../../platform/db/connection.js'
 import type { Pagination } from '../../platform/http/envelope.js'
-import { pageOffset, pagination } from '../../platform/http/pagination.js'
+import { pageWindow, pagination } from '../../platform/http/pagination.js'
 import { findChatIdentities, findChatIdentitiesNamed } from '../accounts/chat-identities.service.js'
 import type { RoomCaller } from './room-access.service.js'
 import {
@@ -80,10 +80,13 @@ export async function listRooms(
   query: ListQuery,
 ): Promise<{ rooms: RoomListItem[]; pagination: Pagination }> {
   const filter = await listFilter(db, caller, query)
-  const { rows, total } = await listRoomsOfMember(db, caller.accountId, caller.conversationId, filter, {
-    offset: pageOffset(query.page, query.limit),
-    limit: query.limit,
-  })
+  const { rows, total } = await listRoomsOfMember(
+    db,
+    caller.accountId,
+    caller.conversationId,
+    filter,
+    pageWindow(query),
+  )
   const members = await listedMembers(db, caller.accountId, rows)
   return {
     rooms: rows.map((row) => listItem(row, members.get(row.id) ?? [])),

@@ -1,7 +1,9 @@
+import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
 import { createDirect, createGroup, roomCall } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 
 const ids = (response: { json(): { rooms: { _id: string }[] } }) =>
   response.json().rooms.map((room) => room._id)
@@ -160,5 +162,37 @@ describe('room list', () => {
     await roomCall(t.app, late, 'PATCH', '/', { roomId: room._id, name: 'By the late joiner' })
     expect(await unread(late)).toBe(2)
     expect(await unread(una)).toBe(1)
+  })
+
+  test(`counts a member's rooms up to ${LIST_TOTAL_CAP}, saying so beyond; pages stop there`, async ({
+    t,
+    owner,
+  }) => {
+    const crowded = await newcomer(t, owner, 'Cy Crowded')
+    // Written in one statement: group rooms the newcomer owns, with their memberships.
+    await t.app.platform.db.execute(sql`
+      with made as (
+        insert into rooms (id, account_id, type, name, owner_id)
+        select 'c0' || lpad(to_hex(n), 22, '0'), ${owner.accountId}, 'group', 'Crowd ' || n,
+          ${crowded.conversationId}
+        from generate_series(1, ${LIST_TOTAL_CAP + 1}) as n
+        returning id
+      )
+      insert into room_members (account_id, room_id, conversation_id, role)
+      select ${owner.accountId}, id, ${crowded.conversationId}, 'owner' from made`)
+    const first = await roomCall(t.app, crowded, 'GET', '/?limit=100')
+    expect(first.json().pagination).toStrictEqual({
+      total: LIST_TOTAL_CAP,
+      page: 1,
+      limit: 100,
+      pages: 100,
+      total_exact: false,
+    })
+    expect((await roomCall(t.app, crowded, 'GET', '/?limit=100&page=100')).json().rooms).toHaveLength(100)
+    const beyond = await roomCall(t.app, crowded, 'GET', '/?limit=100&page=101')
+    expect(beyond.statusCode).toBe(400)
+    expect(beyond.json().message).toBe(
+      'page must be <= 100 with limit 100 (pages reach the first 10000 rows)',
+    )
   })
 })

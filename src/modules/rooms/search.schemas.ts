@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { TotalExact } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, StringEnum } from '../../platform/http/schemas.js'
 import { Message } from './messages.schemas.js'
@@ -35,6 +36,7 @@ export const SearchResults = Type.Object({
     limit: Type.Integer(),
     total: Type.Integer(),
     pages: Type.Integer(),
+    total_exact: TotalExact,
   }),
 })
 export type SearchResults = Static<typeof SearchResults>

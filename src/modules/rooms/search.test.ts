@@ -137,4 +137,13 @@ describe('message search', () => {
     })
     expect(response.statusCode).toBe(401)
   })
+
+  test('refuses a page starting 10000 hits deep or more, naming the bound', async ({ t, owner }) => {
+    const response = await search(t, owner, 'q=x&limit=50&page=201')
+    expect(response.statusCode).toBe(400)
+    expect(response.json().message).toBe(
+      'page must be <= 200 with limit 50 (pages reach the first 10000 rows)',
+    )
+    expect((await search(t, owner, 'q=x&limit=50&page=200')).statusCode).toBe(200)
+  })
 })

@@ -1,17 +1,27 @@
 import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
+import { LIST_TOTAL_CAP } from '../db/page.js'
+import { Nullable } from './schemas.js'
 
 export interface Pagination {
   total: number
   page: number
   limit: number
   pages: number
+  /** Only when more rows match than the count reads (LIST_TOTAL_CAP): `total` is then that cap. */
+  total_exact?: false
+}
+
+/** A page read with `cursor`: uncounted, with the cursor of the next page (null on the last). */
+export interface CursorPagination {
+  limit: number
+  next_cursor: string | null
 }
 
 export function ok<T>(data: T): { success: true; message: 'SUCCESS'; data: T } {
   return { success: true, message: 'SUCCESS', data }
 }
 
-export function okPage<T>(data: T[], pagination: Pagination) {
+export function okPage<T, P extends Pagination | CursorPagination>(data: T[], pagination: P) {
   return { success: true as const, message: 'SUCCESS' as const, data, pagination }
 }
 
@@ -40,11 +50,24 @@ export function errorBodyIn(
   return envelope === 'status' ? { status: success, ...fields } : { success, ...fields }
 }
 
+/** Pagination's flag of a capped total, for the areas that write their pagination's fields in another order. */
+export const TotalExact = Type.Optional(
+  Type.Literal(false, {
+    description: `Present only when more than ${LIST_TOTAL_CAP} rows match: \`total\` is then ${LIST_TOTAL_CAP}, and \`pages\` follows it`,
+  }),
+)
+
 export const PaginationSchema = Type.Object({
-  total: Type.Integer(),
+  total: Type.Integer({ description: `Rows matching, counted up to ${LIST_TOTAL_CAP}` }),
   page: Type.Integer(),
   limit: Type.Integer(),
   pages: Type.Integer(),
+  total_exact: TotalExact,
+})
+
+export const CursorPaginationSchema = Type.Object({
+  limit: Type.Integer(),
+  next_cursor: Nullable(Type.String({ description: 'The `cursor` of the next page; null on the last page' })),
 })
 
 /** Response schema of the success envelope: feeds serialization and the OpenAPI document. */
@@ -57,6 +80,20 @@ export const PageEnvelope = <T extends TSchema>(item: T) =>
     message: Type.String(),
     data: Type.Array(item),
     pagination: PaginationSchema,
+  })
+
+/**
+ * A list that grows without end: `pagination` is the page's (`page`) or, for a request with `cursor`, the
+ * cursor of the next page.
+ */
+export const ListEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({
+    success: Type.Literal(true),
+    message: Type.String(),
+    data: Type.Array(item),
+    pagination: Type.Union([PaginationSchema, CursorPaginationSchema], {
+      description: 'With `page`: the page and the total; with `cursor`: the cursor of the next page',
+    }),
   })
 
 const errorFields = {
