@@ -58,7 +58,8 @@ const EVENT_TABLES: EventTable[] = [
     table: 'review_webhook_events',
     times: ['created_at', 'processed_at'],
     unique: ['event_id'],
-    kept: "status = 'received'",
+    // Still waiting, or the source of a review request (customer data, which points at it).
+    kept: "status = 'received' or exists (select 1 from review_requests r where r.event_id = review_webhook_events.id)",
     keptCopy: { status: "'received'", processed_at: 'null' },
   },
   {
@@ -243,6 +244,21 @@ describe('retention of the event tables', () => {
       await copyAged(t, spec, since, '2 hours')
       if (spec.keptCopy) await copyAged(t, spec, since, '2 hours', spec.keptCopy)
     }
+    // A review request made from an event past its period: the event stays while the request points at it.
+    await copyAged(
+      t,
+      EVENT_TABLES.find((spec) => spec.table === 'review_webhook_events') as EventTable,
+      since,
+      '3 hours',
+    )
+    const [past] = await execute<{ id: string }>(
+      t,
+      sql.raw(`update review_requests r set event_id = (select aged.id from review_webhook_events aged
+        where aged.account_id = r.account_id and aged.status <> 'received'
+          and aged.id < '${lowestIdAt(new Date(Date.now() - 3_600_000))}' order by aged.id limit 1)
+        where r.id = (select min(id) from review_requests) returning event_id as id`),
+    )
+    expect(past?.id).toBeDefined()
     const before = await eventRows(t)
     const customers = await customerRows(t)
     // Every table holds rows past the period that may go, and some that must stay.
