@@ -160,14 +160,17 @@ describe('tracing, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       (span) => span.kind === 'client' && String(span.attributes['url.full']).includes(`/${leadgenId}?`),
     )
     expect(providerCall.traceId).toBe(request.traceId)
-    const spans = otlp.spans()
-    const nameOf = (id: string) => spans.find((span) => span.spanId === id)?.name
-    expect(ancestorsOf(providerCall, spans).map(nameOf)).toEqual([
-      'process leads.capture-lead',
-      'send leads.capture-lead',
-      'process leads.webhook-event',
-      'POST /webhooks/socialnet/leads',
-    ])
+    // A span is exported when it ends: the job's own span, after the call it makes.
+    await eventually(() => {
+      const spans = otlp.spans()
+      const nameOf = (id: string) => spans.find((span) => span.spanId === id)?.name
+      expect(ancestorsOf(providerCall, spans).map(nameOf)).toEqual([
+        'process leads.capture-lead',
+        'send leads.capture-lead',
+        'process leads.webhook-event',
+        'POST /webhooks/socialnet/leads',
+      ])
+    })
   })
 
   test('a request continues the trace its caller sends in traceparent', async ({ t, otlp }) => {
