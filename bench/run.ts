@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { stopEverything, stopOnSignals } from './children.js'
 import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
 import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
+import { readOptions, UsageError } from './options.js'
 import { formatReport, judge } from './report.js'
 import {
   type ComparedScenario,
@@ -44,8 +45,6 @@ interface Setup {
   start: StartCommand
   pinning: Pinning | undefined
 }
-
-class UsageError extends Error {}
 
 function usage(): string {
   const names = Object.keys(scenarios).join(', ')
@@ -180,14 +179,8 @@ async function compareWithBaseline(
 }
 
 async function main(): Promise<number> {
-  let options: Options
-  try {
-    options = parseOptions(process.argv.slice(2))
-  } catch (error) {
-    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error
-    console.error(`${error.message}\n${usage()}`)
-    return 2
-  }
+  const options = readOptions(parseOptions, usage)
+  if (!options) return 2
   armWatchdog(options)
   stopOnSignals()
   try {

@@ -15,6 +15,7 @@ import pg from 'pg'
 import { registerStop, stopEverything, stopOnSignals } from './children.js'
 import { alternate, type Side } from './load.js'
 import { cpuShares, loadLine, machineLine, sampleMachine } from './machine.js'
+import { readOptions, UsageError } from './options.js'
 import type { LoadOptions } from './scenario.js'
 import { REPO_ROOT, type RunningServer, SERVER_NODE, startServer } from './servers.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
@@ -43,8 +44,6 @@ interface Options {
 }
 
 const log = (line: string) => console.error(`bench:volume: ${line}`)
-
-class UsageError extends Error {}
 
 function positive(raw: string, flag: string, integer: boolean): number {
   const value = Number(raw)
@@ -250,14 +249,8 @@ async function bench(options: Options): Promise<boolean> {
 }
 
 async function main(): Promise<number> {
-  let options: Options
-  try {
-    options = parseOptions(process.argv.slice(2))
-  } catch (error) {
-    if (!(error instanceof UsageError) && !(error instanceof TypeError)) throw error
-    console.error(`${error.message}\n${usage()}`)
-    return 2
-  }
+  const options = readOptions(parseOptions, usage)
+  if (!options) return 2
   stopOnSignals()
   try {
     return (await bench(options)) ? 0 : 1
