@@ -68,12 +68,12 @@ async function closedPort(): Promise<number> {
 const adminGet = async (t: TestApp, url: string) =>
   (await t.app.inject({ method: 'GET', url: `/v1/admin${url}`, headers: adminHeaders })).json().data
 
-// Each test spawns its own CLI processes, so they run side by side to keep the file fast.
-// A test running nine CLI processes one after another (each a Node start with tsx, seconds on a loaded
-// two-core machine while the file's other tests spawn theirs) gets more than the default 30 s.
+// Each test spawns its own CLI processes, so they run side by side to keep the file fast. Each process
+// is a Node start opening the database (seconds on a loaded two-core machine while the file's other tests
+// spawn theirs), so every test here gets more than the default 30 s.
 const SEQUENTIAL_CLI_MS = 120_000
 
-describe.concurrent('the operator CLI against a running service', () => {
+describe.concurrent('the operator CLI against a running service', { timeout: SEQUENTIAL_CLI_MS }, () => {
   let platformUrl: string
   const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
     runScript('cli', args, { PLATFORM_URL: platformUrl, ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env })
@@ -285,69 +285,67 @@ describe.concurrent('the operator CLI against a running service', () => {
     })
   })
 
-  test(
-    'app create registers an OAuth app and prints its client id and secret; the app commands manage it',
-    async ({ expect }) => {
-      const created = await cli([
-        'app',
-        'create',
-        '--name',
-        'Reporting Hub',
-        '--redirect-uri',
-        'https://hub.example.com/cb',
-        '--redirect-uri',
-        'http://127.0.0.1:8765/cb',
-        '--scopes',
-        'crm.contacts.read  analytics.read',
-        '--webhook-url',
-        'https://hub.example.com/hooks',
-      ])
-      expect(created.stderr).toBe('')
-      const app = created.json()
-      expect(app).toMatchObject({
-        client_id: app._id,
-        client_secret: expect.stringMatching(/^[\w-]{43}$/),
-        webhook_secret: expect.stringMatching(/^whsec_[\w+/]{43}=$/),
-        redirect_uris: ['https://hub.example.com/cb', 'http://127.0.0.1:8765/cb'],
-        scopes: ['crm.contacts.read', 'analytics.read'],
-        active: false,
-        public: false,
-      })
-      const appId = app._id as string
-      expect((await cli(['app', 'get', '--id', appId])).json()).toMatchObject({
-        _id: appId,
-        name: 'Reporting Hub',
-      })
-      const listed = (await cli(['app', 'list', '--limit', '100'])).json().apps as { _id: string }[]
-      expect(listed.map((a) => a._id)).toContain(appId)
-      expect((await cli(['app', 'activate', '--id', appId])).json()).toMatchObject({ active: true })
-      const updated = await cli(['app', 'update', '--id', appId, '--scopes', 'sites.read', '--name', 'Hub'])
-      expect(updated.json()).toMatchObject({ name: 'Hub', scopes: ['sites.read'], active: true })
-      const rotated = (await cli(['app', 'rotate-secret', '--id', appId])).json()
-      expect(rotated).toEqual({ client_id: appId, client_secret: expect.stringMatching(/^[\w-]{43}$/) })
-      expect(rotated.client_secret).not.toBe(app.client_secret)
-      const signing = (await cli(['app', 'rotate-webhook-secret', '--id', appId])).json()
-      expect(signing).toEqual({ client_id: appId, webhook_secret: expect.stringMatching(/^whsec_/) })
-      expect(signing.webhook_secret).not.toBe(app.webhook_secret)
+  test('app create registers an OAuth app and prints its client id and secret; the app commands manage it', async ({
+    expect,
+  }) => {
+    const created = await cli([
+      'app',
+      'create',
+      '--name',
+      'Reporting Hub',
+      '--redirect-uri',
+      'https://hub.example.com/cb',
+      '--redirect-uri',
+      'http://127.0.0.1:8765/cb',
+      '--scopes',
+      'crm.contacts.read  analytics.read',
+      '--webhook-url',
+      'https://hub.example.com/hooks',
+    ])
+    expect(created.stderr).toBe('')
+    const app = created.json()
+    expect(app).toMatchObject({
+      client_id: app._id,
+      client_secret: expect.stringMatching(/^[\w-]{43}$/),
+      webhook_secret: expect.stringMatching(/^whsec_[\w+/]{43}=$/),
+      redirect_uris: ['https://hub.example.com/cb', 'http://127.0.0.1:8765/cb'],
+      scopes: ['crm.contacts.read', 'analytics.read'],
+      active: false,
+      public: false,
+    })
+    const appId = app._id as string
+    expect((await cli(['app', 'get', '--id', appId])).json()).toMatchObject({
+      _id: appId,
+      name: 'Reporting Hub',
+    })
+    const listed = (await cli(['app', 'list', '--limit', '100'])).json().apps as { _id: string }[]
+    expect(listed.map((a) => a._id)).toContain(appId)
+    expect((await cli(['app', 'activate', '--id', appId])).json()).toMatchObject({ active: true })
+    const updated = await cli(['app', 'update', '--id', appId, '--scopes', 'sites.read', '--name', 'Hub'])
+    expect(updated.json()).toMatchObject({ name: 'Hub', scopes: ['sites.read'], active: true })
+    const rotated = (await cli(['app', 'rotate-secret', '--id', appId])).json()
+    expect(rotated).toEqual({ client_id: appId, client_secret: expect.stringMatching(/^[\w-]{43}$/) })
+    expect(rotated.client_secret).not.toBe(app.client_secret)
+    const signing = (await cli(['app', 'rotate-webhook-secret', '--id', appId])).json()
+    expect(signing).toEqual({ client_id: appId, webhook_secret: expect.stringMatching(/^whsec_/) })
+    expect(signing.webhook_secret).not.toBe(app.webhook_secret)
 
-      const noUri = await cli(['app', 'create', '--name', 'X', '--scopes', 'sites.read'])
-      expect(noUri.code).toBe(2)
-      expect(noUri.stderr).toContain('--redirect-uri')
-      const badUri = await cli([
-        'app',
-        'create',
-        '--name',
-        'X',
-        '--scopes',
-        'sites.read',
-        '--redirect-uri',
-        'http://x.example/cb',
-      ])
-      expect(badUri.code).toBe(1)
-      expect(badUri.stderr).toContain('redirect_uris[0] must use https, or http on a loopback address')
-    },
-    SEQUENTIAL_CLI_MS,
-  )
+    const noUri = await cli(['app', 'create', '--name', 'X', '--scopes', 'sites.read'])
+    expect(noUri.code).toBe(2)
+    expect(noUri.stderr).toContain('--redirect-uri')
+    const badUri = await cli([
+      'app',
+      'create',
+      '--name',
+      'X',
+      '--scopes',
+      'sites.read',
+      '--redirect-uri',
+      'http://x.example/cb',
+    ])
+    expect(badUri.code).toBe(1)
+    expect(badUri.stderr).toContain('redirect_uris[0] must use https, or http on a loopback address')
+  })
 
   test('token prints a platform JWT that the API accepts', async ({ expect, t, owner }) => {
     const run = await cli(['token', '--user', owner.userId, '--account', owner.accountId, '--ttl', '600'])
