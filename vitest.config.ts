@@ -13,7 +13,9 @@ export default defineConfig({
     // Compiles dist/ once for the tests that start the server, worker and CLI as users do; drops, at the end
     // of the run, the PostgreSQL databases of files that failed before dropping their own.
     globalSetup: ['test/helpers/build-run.ts', 'test/helpers/database-run.ts'],
-    testTimeout: 30_000,
+    // A file's first test also pays for its fixtures (an embedded database opened and migrated), which on a
+    // two-core machine running two files at once took up to 30 s.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
   },
 })
