@@ -59,6 +59,20 @@ export function duplicateRedis(client: Redis, log: Logger, name: string): Redis 
   return logOutages(client.duplicate(), log, name)
 }
 
+/**
+ * For a client handed to a library that sends commands without awaiting them (Socket.IO's Redis adapter
+ * leaves its channels on close that way): a command failing while Redis is down is the outage logged
+ * already, not an unhandled rejection, which would end the process. Callers that await still see it fail.
+ */
+export function tolerateUnawaitedCommands(client: Redis): Redis {
+  const send = client.sendCommand.bind(client)
+  client.sendCommand = ((command: { promise: Promise<unknown> }, ...rest: unknown[]) => {
+    command.promise.catch(() => undefined)
+    return (send as (...args: unknown[]) => unknown)(command, ...rest)
+  }) as Redis['sendCommand']
+  return client
+}
+
 /** Closes politely (QUIT) when Redis answers, at once when it does not: shutdown must not fail on it. */
 export async function closeRedis(client: Redis): Promise<void> {
   // A QUIT queued while reconnecting fails after the retries, and ioredis reports that rejection as

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Conflict, NotFound, UpstreamFailed } from '../../platform/http/errors.js'
@@ -44,6 +45,12 @@ export const SYNC_DUE_CAMPAIGNS_JOB = 'leads.sync-due-campaigns'
 export const SYNC_OVERLAP_MS = 60 * 60_000
 /** A sync hold older than this belongs to a run that died; another run may take it. */
 const SYNC_HOLD_MS = 15 * 60_000
+/**
+ * An on-demand sync waits this long for a run already under way (the first sync, queued with a new campaign,
+ * or the periodic one) to end, then runs its own; a run still going after it answers 409.
+ */
+export const SYNC_WAIT_MS = 5_000
+const SYNC_WAIT_POLL_MS = 200
 /** Campaigns queued per minute by the periodic run, at most. */
 const DUE_BATCH = 500
 
@@ -162,6 +169,21 @@ async function captureListed(
   return counts
 }
 
+/** Takes the campaign's sync hold, waiting up to `waitMs` for a run holding it to let go. */
+async function holdSync(
+  db: Database,
+  accountId: string,
+  campaignId: string,
+  waitMs: number,
+): Promise<boolean> {
+  const giveUpAt = Date.now() + waitMs
+  for (;;) {
+    if (await claimSync(db, accountId, campaignId, new Date(Date.now() - SYNC_HOLD_MS))) return true
+    if (Date.now() >= giveUpAt) return false
+    await sleep(SYNC_WAIT_POLL_MS)
+  }
+}
+
 /**
  * One reconciliation run of a campaign, holding its sync (one at a time across instances): the form's leads
  * Graph lists since the newest stored lead minus SYNC_OVERLAP_MS, every cursor page, captured when the
@@ -171,12 +193,12 @@ export async function syncCampaign(
   deps: LeadsDeps,
   accountId: string,
   campaignId: string,
+  waitMs = 0,
 ): Promise<SyncOutcome> {
   const campaign = await findCampaign(deps.db, accountId, campaignId)
   if (!campaign) throw new NotFound(CAMPAIGN_NOT_FOUND)
   if (campaign.isDeleted) throw new Conflict(CAMPAIGN_DELETED)
-  if (!(await claimSync(deps.db, accountId, campaignId, new Date(Date.now() - SYNC_HOLD_MS))))
-    throw new Conflict(SYNC_ALREADY_RUNNING)
+  if (!(await holdSync(deps.db, accountId, campaignId, waitMs))) throw new Conflict(SYNC_ALREADY_RUNNING)
   try {
     // A lead without contact details stays so however often it is read again.
     const startsAfter = await syncStartsAfter(deps.db, accountId, campaignId, NO_CONTACT_DETAILS)
@@ -201,14 +223,17 @@ export async function syncCampaign(
   }
 }
 
-/** `POST /socialnet/campaigns/:id/sync`: a run now; Graph's refusal answers 502 with Graph's error object. */
+/**
+ * `POST /socialnet/campaigns/:id/sync`: a run now, after the one under way if any (SYNC_WAIT_MS). Graph's
+ * refusal answers 502 with Graph's error object.
+ */
 export async function syncCampaignNow(
   deps: LeadsDeps,
   accountId: string,
   campaignId: string,
 ): Promise<SyncOutcome> {
   try {
-    return await syncCampaign(deps, accountId, campaignId)
+    return await syncCampaign(deps, accountId, campaignId, SYNC_WAIT_MS)
   } catch (error) {
     if (error instanceof GraphError) throw new UpstreamFailed(SYNC_FAILED, error.providerError)
     if (error instanceof ProviderUnreachable)

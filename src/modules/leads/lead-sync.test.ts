@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises'
 import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import type { FakeGraphApi } from '../../../test/fakes/graph-api.js'
@@ -23,7 +24,13 @@ import {
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { queueDueSyncs, SYNC_ALREADY_RUNNING, SYNC_FAILED, SYNC_OVERLAP_MS } from './lead-sync.service.js'
+import {
+  queueDueSyncs,
+  SYNC_ALREADY_RUNNING,
+  SYNC_FAILED,
+  SYNC_OVERLAP_MS,
+  SYNC_WAIT_MS,
+} from './lead-sync.service.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
 // Built in a hook (hook timeout), not within the first test's time.
@@ -152,18 +159,32 @@ describe('the reconciliation sync', () => {
     ])
   })
 
-  test('runs one sync of a campaign at a time; a hold left by a dead run expires', async ({
+  test('runs one sync of a campaign at a time: waits up to SYNC_WAIT_MS for the run under way; a hold left by a dead run expires', async ({
     t,
     graph,
     owner,
   }) => {
     const page = await seller(t, graph, owner)
+    const holdSync = () =>
+      t.app.platform.db.execute(
+        sql`update lead_campaigns set sync_started_at = now() where id = ${page.campaignId}`,
+      )
+    // A run under way that ends within SYNC_WAIT_MS: the on-demand sync runs after it.
+    await holdSync()
+    const afterRun = sync(t, owner, page.campaignId)
+    await setTimeout(SYNC_WAIT_MS / 5)
     await t.app.platform.db.execute(
-      sql`update lead_campaigns set sync_started_at = now() where id = ${page.campaignId}`,
+      sql`update lead_campaigns set sync_started_at = null where id = ${page.campaignId}`,
     )
+    expect((await afterRun).statusCode).toBe(200)
+
+    // One still going after it.
+    await holdSync()
+    const started = Date.now()
     const held = await sync(t, owner, page.campaignId)
     expect(held.statusCode).toBe(409)
     expect(held.json().message).toBe(SYNC_ALREADY_RUNNING)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SYNC_WAIT_MS)
     await t.app.platform.db.execute(
       sql`update lead_campaigns set sync_started_at = now() - interval '20 minutes' where id = ${page.campaignId}`,
     )

@@ -6,7 +6,7 @@ import type { AccountAccess } from '../auth/account-access.js'
 import type { AuthContext, PlatformTokens } from '../auth/platform-jwt.js'
 import { DomainError, Unauthorized } from '../http/errors.js'
 import type { Logger } from '../log/logger.js'
-import { closeRedis, duplicateRedis } from '../redis.js'
+import { closeRedis, duplicateRedis, tolerateUnawaitedCommands } from '../redis.js'
 
 export const REALTIME_PATH = '/socket.io'
 /** A client may send at most this many events of one name per socket within the window; the rest are refused. */
@@ -90,8 +90,8 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
   const { redis, logger } = options
   const redisClients = redis
     ? [
-        duplicateRedis(redis, logger, 'realtime publisher'),
-        duplicateRedis(redis, logger, 'realtime subscriber'),
+        tolerateUnawaitedCommands(duplicateRedis(redis, logger, 'realtime publisher')),
+        tolerateUnawaitedCommands(duplicateRedis(redis, logger, 'realtime subscriber')),
       ]
     : []
   const [pub, sub] = redisClients
