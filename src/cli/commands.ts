@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/accounts.schemas.js'
+import {
+  ACCOUNT_TIERS,
+  SETTABLE_ACCOUNT_STATUSES,
+  USER_PERMISSIONS,
+} from '../modules/accounts/accounts.schemas.js'
 import type { AdminClient } from './admin-client.js'
 import { CliError, UsageError } from './errors.js'
 import {
@@ -73,7 +77,7 @@ export const commands: Command[] = [
     flags: {
       name: required(text('NAME')),
       parent: id(),
-      status: oneOf(ACCOUNT_STATUSES),
+      status: oneOf(SETTABLE_ACCOUNT_STATUSES),
       tier: oneOf(ACCOUNT_TIERS),
       'listings-entity': text('ENTITY'),
     },
@@ -97,7 +101,7 @@ export const commands: Command[] = [
     summary: 'Change the status, listings entity, name or tier of an account',
     flags: {
       id: required(id()),
-      status: oneOf(ACCOUNT_STATUSES),
+      status: oneOf(SETTABLE_ACCOUNT_STATUSES),
       'listings-entity': text('ENTITY'),
       name: text('NAME'),
       tier: oneOf(ACCOUNT_TIERS),

@@ -1,7 +1,7 @@
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import { DomainError, Unavailable } from '../../platform/http/errors.js'
-import { requireAccount } from '../accounts/accounts.service.js'
+import { requireChangeableAccount } from '../accounts/accounts.service.js'
 import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
 import type { MailSubuser } from './mail-subusers.schemas.js'
 import { SENDGRID_API_KEY_MISCONFIGURED } from './sendgrid.js'
@@ -30,7 +30,7 @@ export async function setMailSubuser(
   input: { username: string; api_key: string },
 ): Promise<MailSubuser> {
   if (!secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
-  await requireAccount(db, accountId)
+  await requireChangeableAccount(db, accountId)
   const row = await upsertMailSubuser(db, accountId, {
     username: input.username,
     apiKeyEncrypted: sealSecret(secretsKey, input.api_key),
