@@ -56,8 +56,8 @@ export function accountTables(catalog: CatalogTable[]): AccountTable[] {
 /**
  * The tables in an order their rows can be deleted in: every table before the tables it references (the
  * catalog's foreign keys), so that no delete waits on, or cascades from, a parent row. Among tables free to
- * go, those with `account_id` first, then those reached through them (the users, the accounts themselves,
- * last), each by name. A reference of a table to itself (`accounts.parent_account`) is left to the caller.
+ * go, those with `account_id` first, then those reached through their rows (the users), then the accounts
+ * themselves, each by name. A reference of a table to itself (`accounts.parent_account`) is left to the caller.
  */
 export function childrenFirst<T extends AccountTable>(tables: T[], references: CatalogReference[]): T[] {
   const names = new Set(tables.map((table) => table.name))
@@ -68,7 +68,8 @@ export function childrenFirst<T extends AccountTable>(tables: T[], references: C
       waitingFor.get(referenced)?.add(table)
   }
   const ordered: T[] = []
-  const rank = (table: T) => (table.ownership === BY_ACCOUNT_ID ? 0 : 1)
+  const rank = (table: T) =>
+    table.ownership === BY_ACCOUNT_ID ? 0 : table.ownership.referencedBy ? 1 : 2
   let left = [...tables].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))
   while (left.length > 0) {
     const done = new Set(ordered.map((table) => table.name))
