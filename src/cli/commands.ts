@@ -131,6 +131,19 @@ export const commands: Command[] = [
     },
   }),
   command({
+    name: 'account remove',
+    summary:
+      'Remove an account and its sub-accounts: refused at once, their rows and provider state removed by a background job',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('DELETE', path('accounts', flags.id)),
+  }),
+  command({
+    name: 'account removal',
+    summary: "Read how far an account's removal is: its status and the rows deleted, table by table",
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('GET', `${path('accounts', flags.id)}/removal`),
+  }),
+  command({
     name: 'user create',
     summary: 'Create a user who is a member of an account (their main one with --main)',
     flags: {
