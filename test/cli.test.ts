@@ -417,11 +417,15 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     expect(removed.stderr).toBe('')
     expect(removed.code).toBe(0)
     expect(removed.json()).toMatchObject({ account_id: accountId, status: 'queued', rows_deleted: 0 })
-    expect((await adminGet(t, `/accounts/${accountId}`)).status).toBe('removed')
+    // Refused from the DELETE on, whether the job has deleted its rows yet or not.
+    const update = await cli(['account', 'update', '--id', accountId, '--name', 'Too late'])
+    expect(update.code).toBe(1)
+    expect(update.stderr).toContain('Account is removed: it can no longer be changed (HTTP 409')
 
     const progress = await cli(['account', 'removal', '--id', accountId])
     expect(progress.code).toBe(0)
     expect(progress.json()).toMatchObject({ account_id: accountId, sub_account_ids: [] })
+    expect(['queued', 'running', 'done']).toContain(progress.json().status)
     expect(progress.json().tables).toEqual(
       expect.arrayContaining([expect.objectContaining({ table: 'accounts' })]),
     )

@@ -68,8 +68,7 @@ export function childrenFirst<T extends AccountTable>(tables: T[], references: C
       waitingFor.get(referenced)?.add(table)
   }
   const ordered: T[] = []
-  const rank = (table: T) =>
-    table.ownership === BY_ACCOUNT_ID ? 0 : table.ownership.referencedBy ? 1 : 2
+  const rank = (table: T) => (table.ownership === BY_ACCOUNT_ID ? 0 : table.ownership.referencedBy ? 1 : 2)
   let left = [...tables].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name))
   while (left.length > 0) {
     const done = new Set(ordered.map((table) => table.name))

@@ -117,9 +117,9 @@ export interface AccountExport {
  */
 export async function exportAccount(db: Database, accountId: string): Promise<AccountExport> {
   const [family, catalog] = await Promise.all([listAccountFamily(db, accountId), listCatalogTables(db)])
-  if (family.length === 0) throw new NotFound('Account not found')
-  // Its rows are going batch by batch: an export now would be a part of it, and look whole.
+  // Its rows are going (or gone) batch by batch: an export now would be a part of it, and look whole.
   if (await findRemovalOf(db, accountId)) throw new Conflict(EXPORT_OF_REMOVED)
+  if (family.length === 0) throw new NotFound('Account not found')
   const tables = exportedTables(catalog)
   const startedAt = new Date().toISOString()
   const header: AccountExportHeader = {

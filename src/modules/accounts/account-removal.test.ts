@@ -117,12 +117,9 @@ async function fillAccount(t: TestApp, tenant: Tenant, label: string) {
 }
 
 describe('DELETE /v1/admin/accounts/:id', () => {
-  test("removes every row of the account and its sub-accounts from every table with an account column, and no other account's", async ({
-    t,
-    sendgrid,
-    graph,
-    edgePurge,
-  }) => {
+  test("removes every row of the account and its sub-accounts from every table with an account column, and no other account's", {
+    timeout: 180_000,
+  }, async ({ t, sendgrid, graph, edgePurge }) => {
     const agency = await createTenant(t.app, { name: 'Agency removed' })
     const client = await createTenant(t.app, { name: 'Client removed', parent_account: agency.accountId })
     const grandchild = await createAccount(t.app, { name: 'Below', parent_account: client.accountId })

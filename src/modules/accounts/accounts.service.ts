@@ -58,8 +58,9 @@ export interface AccountInput {
 export async function createAccount(db: Database, input: AccountInput): Promise<Account> {
   if (input.parent_account) {
     const parent = await findAccount(db, input.parent_account)
+    if (parent?.status === 'removed' || (!parent && (await findRemovalOf(db, input.parent_account))))
+      throw new Conflict(ACCOUNT_REMOVED_MESSAGE)
     if (!parent) throw new NotFound('Parent account not found')
-    if (parent.status === 'removed') throw new Conflict(ACCOUNT_REMOVED_MESSAGE)
   }
   const entity = input.listings_entity ?? ''
   const row = await insertAccount(db, {
