@@ -4,10 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { accountExportAdminRoutes } from './modules/accounts/account-export.routes.js'
+import { accountRemovalAdminRoutes } from './modules/accounts/account-removal.routes.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
 import { accountStanding, apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
 import { contactsAdminRoutes, contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { creditsAdminRoutes } from './modules/accounts/credits.routes.js'
+import { defineAccountsJobs } from './modules/accounts/jobs.js'
 import { tokensAdminRoutes } from './modules/accounts/tokens.routes.js'
 import { variableSourcesAdminRoutes } from './modules/accounts/variable-sources.routes.js'
 import { changelogRoutes } from './modules/changelog/changelog.routes.js'
@@ -255,6 +257,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   }
   app.decorate('readiness', readiness)
   defineRetentionJob(queue, retention)
+  defineAccountsJobs(platform)
   defineEmailJobs(platform)
   defineOAuthJobs(platform)
   defineReviewsJobs(platform)
@@ -304,6 +307,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(statusRoutes, { readiness })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(accountExportAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(accountRemovalAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(variableSourcesAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(creditsAdminRoutes, { platform, prefix: '/v1/admin' })

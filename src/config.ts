@@ -73,6 +73,13 @@ export interface Config {
     formSubmitPerMinute: number
   }
   jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+  /** How an account's removal deletes its rows (`DELETE /v1/admin/accounts/:id`, docs/decisions.md). */
+  accountRemoval: {
+    /** ACCOUNT_REMOVAL_BATCH_SIZE: rows per delete statement. */
+    batchSize: number
+    /** ACCOUNT_REMOVAL_PAUSE_MS: the rest after each batch, which leaves the database to other tenants. */
+    pauseMs: number
+  }
   /**
    * How long each event table keeps a row once it is expendable, in milliseconds (docs/decisions.md,
    * retention); undefined keeps every row (`off`). Customer data has no period: retention never removes it.
@@ -255,6 +262,10 @@ export function loadConfig(env: Env = process.env): Config {
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
       runWorkers: env.RUN_WORKERS !== 'false',
+    },
+    accountRemoval: {
+      batchSize: integer(env, 'ACCOUNT_REMOVAL_BATCH_SIZE', 500, 1, 10_000),
+      pauseMs: integer(env, 'ACCOUNT_REMOVAL_PAUSE_MS', 50, 0, 60_000),
     },
     retention: {
       mailEventBatches: retentionPeriod(env, 'MAIL_EVENT_BATCHES_RETENTION', '7d'),

@@ -408,6 +408,35 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     expect(existsSync(refused)).toBe(false)
   })
 
+  test('account remove queues the removal, account removal reads its progress, and an unknown account exits 1', async ({
+    expect,
+    t,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Removed from the CLI' })
+    const removed = await cli(['account', 'remove', '--id', accountId])
+    expect(removed.stderr).toBe('')
+    expect(removed.code).toBe(0)
+    expect(removed.json()).toMatchObject({ account_id: accountId, status: 'queued', rows_deleted: 0 })
+    // Refused from the DELETE on, whether the job has deleted its rows yet or not.
+    const update = await cli(['account', 'update', '--id', accountId, '--name', 'Too late'])
+    expect(update.code).toBe(1)
+    expect(update.stderr).toContain('Account is removed: it can no longer be changed (HTTP 409')
+
+    const progress = await cli(['account', 'removal', '--id', accountId])
+    expect(progress.code).toBe(0)
+    expect(progress.json()).toMatchObject({ account_id: accountId, sub_account_ids: [] })
+    expect(['queued', 'running', 'done']).toContain(progress.json().status)
+    expect(progress.json().tables).toEqual(
+      expect.arrayContaining([expect.objectContaining({ table: 'accounts' })]),
+    )
+
+    const unknown = await cli(['account', 'removal', '--id', UNKNOWN_ID])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toBe(
+      `error: No removal of this account (HTTP 404 from GET /v1/admin/accounts/${UNKNOWN_ID}/removal)\n`,
+    )
+  })
+
   test('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({
     expect,
   }) => {

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto'
-import { ACCOUNT_STATUSES, ACCOUNT_TIERS, USER_PERMISSIONS } from '../modules/accounts/accounts.schemas.js'
+import {
+  ACCOUNT_TIERS,
+  SETTABLE_ACCOUNT_STATUSES,
+  USER_PERMISSIONS,
+} from '../modules/accounts/accounts.schemas.js'
 import type { AdminClient } from './admin-client.js'
 import { CliError, UsageError } from './errors.js'
 import {
@@ -73,7 +77,7 @@ export const commands: Command[] = [
     flags: {
       name: required(text('NAME')),
       parent: id(),
-      status: oneOf(ACCOUNT_STATUSES),
+      status: oneOf(SETTABLE_ACCOUNT_STATUSES),
       tier: oneOf(ACCOUNT_TIERS),
       'listings-entity': text('ENTITY'),
     },
@@ -97,7 +101,7 @@ export const commands: Command[] = [
     summary: 'Change the status, listings entity, name or tier of an account',
     flags: {
       id: required(id()),
-      status: oneOf(ACCOUNT_STATUSES),
+      status: oneOf(SETTABLE_ACCOUNT_STATUSES),
       'listings-entity': text('ENTITY'),
       name: text('NAME'),
       tier: oneOf(ACCOUNT_TIERS),
@@ -125,6 +129,19 @@ export const commands: Command[] = [
       // To stdout, the export is the output: nothing may follow its last line.
       return flags.out ? { file: flags.out, ...end } : null
     },
+  }),
+  command({
+    name: 'account remove',
+    summary:
+      'Remove an account and its sub-accounts: refused at once, their rows and provider state removed by a background job',
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('DELETE', path('accounts', flags.id)),
+  }),
+  command({
+    name: 'account removal',
+    summary: "Read how far an account's removal is: its status and the rows deleted, table by table",
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('GET', `${path('accounts', flags.id)}/removal`),
   }),
   command({
     name: 'user create',

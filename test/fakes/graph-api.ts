@@ -109,7 +109,13 @@ const unsupported = (method: string, id: string) =>
   })
 
 /** The edges only the page's own token may use (for `leads`, the token of the form's page). */
-const PAGE_EDGES = new Set(['GET subscribed_apps', 'POST subscribed_apps', 'GET leadgen_forms', 'GET leads'])
+const PAGE_EDGES = new Set([
+  'GET subscribed_apps',
+  'POST subscribed_apps',
+  'DELETE subscribed_apps',
+  'GET leadgen_forms',
+  'GET leads',
+])
 const COMPARE: Record<string, (a: number, b: number) => boolean> = {
   GREATER_THAN: (a, b) => a > b,
   LESS_THAN: (a, b) => a < b,
@@ -282,6 +288,10 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions): Promise<F
 
   function subscribedApps(method: string, pageId: string, params: Params): Reply {
     if (method === 'GET') return ok({ data: pageSubscriptions.get(pageId) ?? [] })
+    if (method === 'DELETE') {
+      pageSubscriptions.set(pageId, othersThan(pageId))
+      return ok({ success: true })
+    }
     const subscribed_fields = listOf(params.subscribed_fields)
     if (subscribed_fields.length === 0) return missing('subscribed_fields')
     pageSubscriptions.set(pageId, [

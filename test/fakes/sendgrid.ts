@@ -29,6 +29,8 @@ export interface FakeSendgrid extends FakeServer {
   /** The next `count` requests, whatever they are, get `status` (429 carries the rate-limit headers). */
   failNext(status: number, count?: number): void
   addSubuser(username: string): void
+  /** Whether SendGrid has the subuser (added, and not deleted since). */
+  hasSubuser(username: string): boolean
   eventWebhookSettingsOf(subuser: string): EventWebhookSettings | undefined
   parseSettingsOf(subuser: string): ParseSettings[]
 }
@@ -419,6 +421,17 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
       // SendGrid ignores On-Behalf-Of here: mail goes out as the owner of the key.
       return sendMail(key, body, response)
     }
+    const subuserPath = /^\/v3\/subusers\/([^/]+)$/.exec(path)
+    if (subuserPath?.[1]) {
+      // The parent account's own call: no On-Behalf-Of.
+      if (request.method !== 'DELETE') return sendJson(response, 405, errors(error('method not allowed')))
+      const username = decodeURIComponent(subuserPath[1])
+      if (!subusers.delete(username)) return sendJson(response, 404, errors(error('subuser not found')))
+      eventWebhooks.delete(username)
+      parseSettings.delete(username)
+      response.writeHead(204)
+      return response.end()
+    }
     if (!path.startsWith('/v3/user/webhooks/')) return sendJson(response, 404, errors(error('not found')))
     const subuser = request.headers['on-behalf-of']
     // Without On-Behalf-Of SendGrid would change the parent's own settings; here that is a bug to catch.
@@ -443,6 +456,7 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
     addSubuser: (username) => {
       subusers.add(username)
     },
+    hasSubuser: (username) => subusers.has(username),
     eventWebhookSettingsOf: (subuser) => eventWebhooks.get(subuser),
     parseSettingsOf: (subuser) => [...(parseSettings.get(subuser)?.values() ?? [])],
   }

@@ -29,7 +29,7 @@ export const accountExportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
           content: { 'application/x-ndjson': { schema: Streamed(AccountExportLine) } },
         },
       },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request, reply) => {
       const file = await exportAccount(platform.db, request.params.id)

@@ -1,14 +1,19 @@
 import { Readable } from 'node:stream'
 import type { Database } from '../../platform/db/connection.js'
-import { NotFound } from '../../platform/http/errors.js'
+import { Conflict, NotFound } from '../../platform/http/errors.js'
+import { type CatalogTable, listAccountFamily, listCatalogTables } from './account-catalog.repository.js'
 import {
-  type CatalogTable,
-  listAccountFamily,
-  listCatalogTables,
-  type Ownership,
-  readExportBatch,
-} from './account-export.repository.js'
+  type AccountTable,
+  accountTables,
+  BY_ACCOUNT_ID,
+  REACHED_THROUGH,
+} from './account-catalog.service.js'
+import { readExportBatch } from './account-export.repository.js'
 import type { AccountExportEnd, AccountExportHeader } from './account-export.schemas.js'
+import { findRemovalOf } from './account-removal.repository.js'
+
+/** The 409 of an export asked for once the account's removal began: export an account before removing it. */
+export const EXPORT_OF_REMOVED = 'Account is being removed: export it before removing it'
 
 /** The layout of the lines; raised when a consumer would have to read them differently. */
 export const EXPORT_FORMAT_VERSION = 1
@@ -18,36 +23,6 @@ export const EXPORT_BATCH = 1_000
 
 /** Bytes of lines per query at most: a batch of wide rows (email bodies, step HTML) holds fewer rows. */
 export const EXPORT_BATCH_BYTES = 4 * 1024 * 1024
-
-/** Every table with an `account_id` column: its rows are the account's. */
-const BY_ACCOUNT_ID: Ownership = { column: 'account_id' }
-
-/**
- * Tables without `account_id` whose rows are the account's through another row: the accounts themselves,
- * and the users who are their members (a user may belong to several accounts; each export holds them).
- */
-export const REACHED_THROUGH: Record<string, Ownership> = {
-  accounts: { column: 'id' },
-  users: {
-    column: 'id',
-    referencedBy: [
-      { table: 'memberships', column: 'user_id' },
-      { table: 'chat_identities', column: 'user_id' },
-    ],
-  },
-}
-
-/**
- * Tables without `account_id` that hold no account's rows, and why. A table with neither an `account_id`
- * column nor an entry here or in REACHED_THROUGH fails the export's catalog test, so none is forgotten.
- */
-export const NOT_ACCOUNT_OWNED: Record<string, string> = {
-  mail_event_batches: "SendGrid's raw event posts, for every account at once; their events are exported",
-  lead_webhook_events: "Meta's raw lead posts, for every page at once; the leads they made are exported",
-  oauth_apps: "third-party apps the operator registers for every account; the account's grants are exported",
-  oauth_scopes: "the platform's scope catalog",
-  outbox_sessions: "the operator's sessions on the outbox page",
-}
 
 /**
  * Secrets never leave: sealed columns (encrypted under SECRETS_ENCRYPTION_KEY), password hashes and token
@@ -62,22 +37,14 @@ export const SECRETS_LEFT_OUT: Record<string, string[]> = {
   oauth_refresh_tokens: ['token_hash'],
 }
 
-interface ExportedTable {
-  name: string
-  columns: string[]
-  keyColumns: string[]
-  ownership: Ownership
-}
+type ExportedTable = AccountTable
 
 /** The tables the export reads, in the order it writes them: the accounts and users first, then by name. */
 function exportedTables(catalog: CatalogTable[]): ExportedTable[] {
-  const exported = catalog.flatMap((table) => {
-    const ownership = table.hasAccountId ? BY_ACCOUNT_ID : REACHED_THROUGH[table.name]
-    if (!ownership) return []
+  const exported = accountTables(catalog).map((table) => {
     if (table.keyColumns.length === 0) throw new Error(`${table.name} has no primary key to export by`)
     const secrets = SECRETS_LEFT_OUT[table.name] ?? []
-    const columns = table.columns.filter((column) => !secrets.includes(column))
-    return [{ name: table.name, columns, keyColumns: table.keyColumns, ownership }]
+    return { ...table, columns: table.columns.filter((column) => !secrets.includes(column)) }
   })
   const first = Object.keys(REACHED_THROUGH)
   const rank = (table: ExportedTable) =>
@@ -150,6 +117,8 @@ export interface AccountExport {
  */
 export async function exportAccount(db: Database, accountId: string): Promise<AccountExport> {
   const [family, catalog] = await Promise.all([listAccountFamily(db, accountId), listCatalogTables(db)])
+  // Its rows are going (or gone) batch by batch: an export now would be a part of it, and look whole.
+  if (await findRemovalOf(db, accountId)) throw new Conflict(EXPORT_OF_REMOVED)
   if (family.length === 0) throw new NotFound('Account not found')
   const tables = exportedTables(catalog)
   const startedAt = new Date().toISOString()

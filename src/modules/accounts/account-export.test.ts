@@ -7,12 +7,11 @@ import { MEGABYTE } from '../../../test/helpers/long-strings.js'
 import { createGroup, postMessage } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
+import { NOT_ACCOUNT_OWNED, REACHED_THROUGH } from './account-catalog.service.js'
 import {
   EXPORT_BATCH,
   EXPORT_BATCH_BYTES,
   EXPORT_FORMAT_VERSION,
-  NOT_ACCOUNT_OWNED,
-  REACHED_THROUGH,
   SECRETS_LEFT_OUT,
 } from './account-export.service.js'
 import { contacts } from './tables.js'

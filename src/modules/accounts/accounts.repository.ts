@@ -3,7 +3,15 @@ import type { AccountStanding } from '../../platform/auth/account-access.js'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { isMemberOfAccount } from './account-access.service.js'
-import { accounts, chatIdentities, creditBalances, creditLedger, memberships, users } from './tables.js'
+import {
+  accountRemovals,
+  accounts,
+  chatIdentities,
+  creditBalances,
+  creditLedger,
+  memberships,
+  users,
+} from './tables.js'
 
 export type AccountRow = typeof accounts.$inferSelect
 export type UserRow = typeof users.$inferSelect
@@ -111,11 +119,17 @@ export async function deleteMembership(db: Database, accountId: string, userId: 
   return rows.length === 1
 }
 
-// By primary keys only: asked on every authenticated call this instance has no verdict for.
+// By primary keys only: asked on every authenticated call this instance has no verdict for. An account whose
+// rows a removal has deleted is still `removed` (its removal's record, by the GIN index of its ids); the
+// removal is looked up only when the account is not found (coalesce evaluates no further than it needs).
 const accountStandingStatement = preparedStatement<AccountStanding>(
   'account_standing',
   sql`select
-      (select status from ${accounts} where id = ${sql.placeholder('accountId')}) as status,
+      coalesce(
+        (select status from ${accounts} where id = ${sql.placeholder('accountId')}),
+        (select 'removed' from ${accountRemovals}
+          where ${accountRemovals.accountIds} @> array[${sql.placeholder('accountId')}]::text[] limit 1)
+      ) as status,
       (not exists (select 1 from ${users} where id = ${sql.placeholder('userId')})
         or ${isMemberOfAccount(sql`${sql.placeholder('accountId')}`, sql`${sql.placeholder('userId')}`)}
       ) as member`,

@@ -43,7 +43,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       body: CreateAccountBody,
       response: { 201: Envelope(Account) },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request, reply) => reply.status(201).send(ok(await createAccount(db, request.body))),
   )
@@ -72,7 +72,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: UpdateAccountBody,
       response: { 200: Envelope(Account) },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request) => ok(await updateAccount(db, accountAccess, request.params.id, request.body)),
   )
@@ -130,7 +130,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: AddMembershipBody,
       response: { 201: Envelope(Membership) },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request, reply) => {
       const { account_id, main = false } = request.body
@@ -152,7 +152,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       params: MembershipParams,
       response: { 200: Envelope(RemovedMembership) },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request) => {
       const { id, userId } = request.params

@@ -1,7 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Email, Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 
-export const ACCOUNT_STATUSES = ['active', 'suspended'] as const
+/**
+ * An account's status: `removed` is set by its removal (`DELETE /v1/admin/accounts/:id`) and never
+ * changes again; the other two are the operator's to set.
+ */
+export const ACCOUNT_STATUSES = ['active', 'suspended', 'removed'] as const
+/** The statuses an account may be created with or changed to. */
+export const SETTABLE_ACCOUNT_STATUSES = ['active', 'suspended'] as const
 export const ACCOUNT_TIERS = ['basic', 'pro', 'enterprise'] as const
 /** The platform-wide permissions an operator may grant a user; `funnel_templates:admin` changes template categories. */
 export const USER_PERMISSIONS = ['funnel_templates:admin'] as const
@@ -9,6 +15,8 @@ export type UserPermission = (typeof USER_PERMISSIONS)[number]
 
 export const AccountStatus = StringEnum(ACCOUNT_STATUSES)
 export type AccountStatus = Static<typeof AccountStatus>
+export const SettableAccountStatus = StringEnum(SETTABLE_ACCOUNT_STATUSES)
+export type SettableAccountStatus = Static<typeof SettableAccountStatus>
 export const AccountTier = StringEnum(ACCOUNT_TIERS)
 export type AccountTier = Static<typeof AccountTier>
 
@@ -28,14 +36,14 @@ export type Account = Static<typeof Account>
 export const CreateAccountBody = Type.Object({
   name: Type.String({ minLength: 1 }),
   parent_account: Type.Optional(Id()),
-  status: Type.Optional(AccountStatus),
+  status: Type.Optional(SettableAccountStatus),
   tier: Type.Optional(AccountTier),
   listings_entity: Type.Optional(Type.String()),
 })
 
 export const UpdateAccountBody = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1 })),
-  status: Type.Optional(AccountStatus),
+  status: Type.Optional(SettableAccountStatus),
   tier: Type.Optional(AccountTier),
   listings_entity: Type.Optional(Type.String()),
 })

@@ -5,6 +5,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { Changes } from '../../platform/events/changes.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
+import { findRemovalOf } from './account-removal.repository.js'
 import {
   type AccountRow,
   deleteMembership,
@@ -55,8 +56,11 @@ export interface AccountInput {
 }
 
 export async function createAccount(db: Database, input: AccountInput): Promise<Account> {
-  if (input.parent_account && !(await findAccount(db, input.parent_account))) {
-    throw new NotFound('Parent account not found')
+  if (input.parent_account) {
+    const parent = await findAccount(db, input.parent_account)
+    if (parent?.status === 'removed' || (!parent && (await findRemovalOf(db, input.parent_account))))
+      throw new Conflict(ACCOUNT_REMOVED_MESSAGE)
+    if (!parent) throw new NotFound('Parent account not found')
   }
   const entity = input.listings_entity ?? ''
   const row = await insertAccount(db, {
@@ -80,6 +84,20 @@ export async function requireAccount(db: Database, accountId: string): Promise<A
   const account = await getAccount(db, accountId)
   if (!account) throw new NotFound('Account not found')
   return account
+}
+
+/** The 409 of an admin change to an account being removed, or removed (account-removal.*). */
+export const ACCOUNT_REMOVED_MESSAGE = 'Account is removed: it can no longer be changed'
+
+/**
+ * The account, for a change to it or to what it holds (the admin API's writes): 404 when there is no such
+ * account, 409 when it is being removed or was removed (`DELETE /v1/admin/accounts/:id`).
+ */
+export async function requireChangeableAccount(db: Database, accountId: string): Promise<Account> {
+  const account = await getAccount(db, accountId)
+  if (account?.status !== 'removed' && account) return account
+  if (account || (await findRemovalOf(db, accountId))) throw new Conflict(ACCOUNT_REMOVED_MESSAGE)
+  throw new NotFound('Account not found')
 }
 
 /** What a third-party app may call in an hour in one account, by the account's tier (1,000 to 10,000). */
@@ -111,6 +129,7 @@ export async function updateAccount(
   accountId: string,
   patch: Partial<Omit<AccountInput, 'parent_account'>>,
 ): Promise<Account> {
+  await requireChangeableAccount(db, accountId)
   const row = await updateAccountRow(db, accountId, {
     name: patch.name,
     status: patch.status,
@@ -218,7 +237,7 @@ export async function addMembership(
 ): Promise<Membership> {
   return inTransaction(db, async (tx) => {
     if (!(await findUser(tx, userId))) throw new NotFound('User not found')
-    if (!(await findAccount(tx, accountId))) throw new NotFound('Account not found')
+    await requireChangeableAccount(tx, accountId)
     return membershipView(await upsertMembership(tx, accountId, userId, main))
   })
 }
@@ -251,7 +270,7 @@ export async function removeMember(
   userId: string,
 ): Promise<{ account_id: string; user_id: string }> {
   await inTransaction(db, async (tx) => {
-    if (!(await findAccount(tx, accountId))) throw new NotFound('Account not found')
+    await requireChangeableAccount(tx, accountId)
     if (!(await findUser(tx, userId))) throw new NotFound('User not found')
     if (!(await deleteMembership(tx, accountId, userId))) throw new NotFound(NOT_A_MEMBER)
     await deps.changes.announce(tx, accountId, MEMBERSHIP_REMOVED, { user_id: userId })
@@ -271,7 +290,7 @@ export async function mintPlatformToken(
   tokens: PlatformTokens,
   input: { user_id: string; account_id: string; ttl: number },
 ): Promise<{ token: string; expires_at: string }> {
-  const account = await requireAccount(db, input.account_id)
+  const account = await requireChangeableAccount(db, input.account_id)
   const membership = await findMembership(db, input.account_id, input.user_id)
   if (!membership) throw new NotFound(NOT_A_MEMBER)
   const token = await tokens.sign(

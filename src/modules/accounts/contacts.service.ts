@@ -4,7 +4,7 @@ import type { Changes } from '../../platform/events/changes.js'
 import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { paginateList } from '../../platform/http/pagination.js'
-import { requireAccount } from './accounts.service.js'
+import { requireChangeableAccount } from './accounts.service.js'
 import {
   type ContactRow,
   contactsList,
@@ -54,7 +54,7 @@ export async function createContact(
   accountId: string,
   input: ContactInput,
 ): Promise<Contact> {
-  await requireAccount(db, accountId)
+  await requireChangeableAccount(db, accountId)
   return inTransaction(db, async (tx) => {
     const row = await insertContact(tx, accountId, {
       email: input.email?.trim(),
@@ -165,7 +165,7 @@ export async function createVariableSource(
   kind: VariableSource,
   fields: Record<string, string>,
 ): Promise<VariableSourceRecord> {
-  await requireAccount(db, accountId)
+  await requireChangeableAccount(db, accountId)
   const camel = Object.fromEntries(
     Object.entries(fields).map(([key, value]) => [
       key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()),

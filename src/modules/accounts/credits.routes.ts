@@ -3,7 +3,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { requireAccount } from './accounts.service.js'
+import { requireAccount, requireChangeableAccount } from './accounts.service.js'
 import { Credits, GrantCreditsBody } from './credits.schemas.js'
 import { creditBalance, grantCredits } from './credits.service.js'
 
@@ -22,10 +22,10 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       params: IdParams,
       body: GrantCreditsBody,
       response: { 200: Envelope(Credits) },
-      errors: [400, 401, 404],
+      errors: [400, 401, 404, 409],
     }),
     async (request) => {
-      await requireAccount(db, request.params.id)
+      await requireChangeableAccount(db, request.params.id)
       const { balance } = await grantCredits(
         db,
         request.params.id,

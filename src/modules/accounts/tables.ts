@@ -5,6 +5,7 @@ import {
   check,
   index,
   integer,
+  jsonb,
   type PgColumnBuilderBase,
   pgTable,
   primaryKey,
@@ -19,6 +20,7 @@ import {
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
+import { REMOVAL_STATUSES } from './account-removal.schemas.js'
 import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './accounts.schemas.js'
 
 /** A text column that is never null: empty when not given. */
@@ -40,7 +42,7 @@ export const accounts = pgTable(
   },
   (t) => [
     idFormat('accounts_id_format', t.id),
-    check('accounts_status_valid', sql`${t.status} in ('active', 'suspended')`),
+    check('accounts_status_valid', sql`${t.status} in ('active', 'suspended', 'removed')`),
     index('accounts_parent_idx').on(t.parentAccount),
   ],
 )
@@ -233,5 +235,47 @@ export const creditLedger = pgTable(
     uniqueIndex('credit_ledger_reference_unique')
       .on(t.accountId, t.event, t.reference)
       .where(sql`${t.reference} is not null`),
+  ],
+)
+
+/** What a removal has deleted of one table so far: rows counted batch by batch, `done` once none is left. */
+export interface RemovalTableProgress {
+  rows_deleted: number
+  done: boolean
+}
+
+/**
+ * One row per removed account (the root of the family removed), written by the removal's job. No foreign
+ * key to `accounts`, no `account_id`: the record outlives the account's rows, and an account that is gone
+ * is still answered as removed (account-access) through `account_ids`.
+ */
+export const accountRemovals = pgTable(
+  'account_removals',
+  {
+    rootAccountId: text('root_account_id').primaryKey(),
+    /** The account and every account below it when the removal was asked for, the root first. */
+    accountIds: text('account_ids').array().notNull(),
+    /**
+     * Rows of tables without `account_id` that the removal takes, found when it was asked for (before the
+     * memberships that reach them go): `{ users: [ids] }`, the users no other account holds.
+     */
+    reachedRows: jsonb('reached_rows').$type<Record<string, string[]>>().notNull(),
+    status: text('status', { enum: REMOVAL_STATUSES }).notNull().default('queued'),
+    /** Per table, what was deleted so far; committed with each batch, so a resumed job goes on from it. */
+    progress: jsonb('progress').$type<Record<string, RemovalTableProgress>>().notNull().default({}),
+    /** When the provider clean-up jobs were queued (once: the rows they read are deleted after). */
+    providersQueuedAt: timestampColumn('providers_queued_at'),
+    attempts: integer('attempts').notNull().default(0),
+    lastError: text('last_error'),
+    requestedAt: timestampColumn('requested_at').notNull().defaultNow(),
+    startedAt: timestampColumn('started_at'),
+    finishedAt: timestampColumn('finished_at'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('account_removals_root_format', t.rootAccountId),
+    check('account_removals_status_valid', sql`${t.status} in ('queued', 'running', 'done', 'failed')`),
+    // An account's tokens are refused once its rows are gone: found by any id of the family.
+    index('account_removals_account_ids').using('gin', t.accountIds),
   ],
 )

@@ -41,7 +41,7 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
         params: IdParams,
         body,
         response: { 201: Envelope(VariableSource) },
-        errors: [400, 401, 404],
+        errors: [400, 401, 404, 409],
       }),
       async (request, reply) => {
         const created = await createVariableSource(

@@ -1,12 +1,22 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
+import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
 import { type DeliveryEventsDeps, processEventBatch } from './delivery-events.service.js'
 import { mailProviderTag } from './mail-provider.js'
+import {
+  queueSubuserRemovals,
+  removeSubuserAtSendgrid,
+  type SubuserRemoval,
+} from './mail-subusers.service.js'
 import { eventBatchesRetention } from './retention.repository.js'
+import { createSendgridClient } from './sendgrid.js'
 
 /** Applies one stored batch of SendGrid delivery events (`mail_event_batches`). */
 export const DELIVERY_EVENTS_JOB = 'email.delivery-events'
+
+/** Deletes a removed account's SendGrid subuser and its Inbound Parse settings (`SubuserRemoval`). */
+export const REMOVE_SUBUSER_JOB = 'email.remove-subuser'
 
 export interface DeliveryEventsJob {
   batch_id: string
@@ -36,4 +46,26 @@ export function defineEmailJobs(platform: Platform): void {
     batchSize: 8,
   })
   platform.retention.register(eventBatchesRetention(platform.config.retention.mailEventBatches))
+
+  const { sendgridBaseUrl, sendgridApiKey } = platform.config.mail
+  const sendgrid = createSendgridClient(
+    { baseUrl: sendgridBaseUrl, parentApiKey: sendgridApiKey },
+    platform.log,
+  )
+  platform.queue.define({
+    name: REMOVE_SUBUSER_JOB,
+    handle: (data: SubuserRemoval) =>
+      removeSubuserAtSendgrid({ sendgrid, sendgridApiKey, log: platform.log }, data),
+    // Every step is idempotent; SendGrid may be away for a while.
+    retryLimit: 10,
+    retryDelaySeconds: 30,
+    retryBackoff: true,
+  })
+  platform.changes.listen(async (tx, change) => {
+    if (change.event !== ACCOUNT_REMOVED) return
+    const { account_ids } = change.data as AccountRemovedData
+    await queueSubuserRemovals(tx, account_ids, (executor, removal) =>
+      platform.queue.enqueue(executor, REMOVE_SUBUSER_JOB, removal, { singletonKey: removal.account_id }),
+    )
+  })
 }

@@ -1,10 +1,11 @@
 import { openSecret, sealSecret } from '../../platform/crypto/secret-box.js'
 import type { Database } from '../../platform/db/connection.js'
 import { DomainError, Unavailable } from '../../platform/http/errors.js'
-import { requireAccount } from '../accounts/accounts.service.js'
+import type { Logger } from '../../platform/log/logger.js'
+import { requireChangeableAccount } from '../accounts/accounts.service.js'
 import { findMailSubuser, upsertMailSubuser } from './mail-subusers.repository.js'
 import type { MailSubuser } from './mail-subusers.schemas.js'
-import { SENDGRID_API_KEY_MISCONFIGURED } from './sendgrid.js'
+import { SENDGRID_API_KEY_MISCONFIGURED, type SendgridClient } from './sendgrid.js'
 
 /** The spec's 403 when the provider key is missing or unusable. */
 export class MailProviderMisconfigured extends DomainError {
@@ -30,7 +31,7 @@ export async function setMailSubuser(
   input: { username: string; api_key: string },
 ): Promise<MailSubuser> {
   if (!secretsKey) throw new Unavailable('SECRETS_ENCRYPTION_KEY is not set: subuser keys cannot be stored')
-  await requireAccount(db, accountId)
+  await requireChangeableAccount(db, accountId)
   const row = await upsertMailSubuser(db, accountId, {
     username: input.username,
     apiKeyEncrypted: sealSecret(secretsKey, input.api_key),
@@ -65,4 +66,50 @@ export async function mailCredentials(deps: MailSubusersDeps, accountId: string)
   }
   if (!sendgridApiKey) throw new MailProviderMisconfigured()
   return { apiKey: sendgridApiKey, subuser: undefined }
+}
+
+/** The SendGrid subuser of a removed account, to delete at SendGrid with its Inbound Parse settings. */
+export interface SubuserRemoval {
+  account_id: string
+  username: string
+}
+
+/**
+ * Queues, in the removal's transaction (`account.removed`), the deletion at SendGrid of each removed
+ * account's subuser: its row is read now, before the removal deletes it.
+ */
+export async function queueSubuserRemovals(
+  tx: Database,
+  accountIds: string[],
+  enqueue: (tx: Database, removal: SubuserRemoval) => Promise<unknown>,
+): Promise<void> {
+  for (const accountId of accountIds) {
+    const subuser = await findMailSubuser(tx, accountId)
+    if (subuser) await enqueue(tx, { account_id: accountId, username: subuser.username })
+  }
+}
+
+/**
+ * Deletes a removed account's state at SendGrid: every Inbound Parse setting of its subuser, then the
+ * subuser. Each step is done again harmlessly: what SendGrid no longer has (404) counts as deleted. Without
+ * the parent key (SENDGRID_API_KEY) nothing at SendGrid can be reached, which is logged.
+ */
+export async function removeSubuserAtSendgrid(
+  deps: { sendgrid: SendgridClient; sendgridApiKey: string | undefined; log: Logger },
+  removal: SubuserRemoval,
+): Promise<void> {
+  if (!deps.sendgridApiKey) {
+    deps.log.warn(
+      { account_id: removal.account_id },
+      'removed account has a SendGrid subuser, but no SENDGRID_API_KEY is set to delete it',
+    )
+    return
+  }
+  const settings = await deps.sendgrid.listParseSettings(removal.username)
+  for (const { hostname } of settings) await deps.sendgrid.deleteParseSettings(removal.username, hostname)
+  const deleted = await deps.sendgrid.deleteSubuser(removal.username)
+  deps.log.info(
+    { account_id: removal.account_id, parse_settings: settings.length, subuser_deleted: deleted },
+    'SendGrid subuser of a removed account deleted',
+  )
 }

@@ -85,6 +85,12 @@ export interface SendgridClient {
   getParseSettings(onBehalfOf: string, hostname: string): Promise<ParseSettings | null>
   createParseSettings(onBehalfOf: string, settings: ParseSettings): Promise<ParseSettings>
   updateParseSettings(onBehalfOf: string, settings: ParseSettings): Promise<ParseSettings>
+  /** Every Inbound Parse setting of the subuser (none when SendGrid knows no such subuser: 403 or 404). */
+  listParseSettings(onBehalfOf: string): Promise<ParseSettings[]>
+  /** Deletes the hostname's Inbound Parse setting; false when SendGrid had none (404). */
+  deleteParseSettings(onBehalfOf: string, hostname: string): Promise<boolean>
+  /** Deletes the subuser (`DELETE /v3/subusers/{name}`, with the parent key); false when it had none (404). */
+  deleteSubuser(username: string): Promise<boolean>
 }
 
 /** SendGrid's message id: the text of X-Message-Id before its first dot. */
@@ -249,6 +255,35 @@ export function createSendgridClient(
         body: settings,
       })
       return objectBody<ParseSettings>(ensure(response, is2xx))
+    },
+
+    async listParseSettings(onBehalfOf) {
+      const response = await settingsCall(onBehalfOf, { path: '/v3/user/webhooks/parse/settings' })
+      // A subuser SendGrid no longer has is refused (403) or unknown (404): it holds no settings.
+      if (response.status === 403 || response.status === 404) return []
+      const { result } = objectBody<{ result?: ParseSettings[] }>(ensure(response, is2xx))
+      return Array.isArray(result) ? result : []
+    },
+
+    async deleteParseSettings(onBehalfOf, hostname) {
+      const response = await settingsCall(onBehalfOf, { method: 'DELETE', path: parsePath(hostname) })
+      if (response.status === 404) return false
+      ensure(response, is2xx)
+      return true
+    },
+
+    async deleteSubuser(username) {
+      if (!options.parentApiKey) throw MISCONFIGURED()
+      const response = await call({
+        method: 'DELETE',
+        url: `${base}/v3/subusers/${encodeURIComponent(username)}`,
+        headers: { authorization: `Bearer ${options.parentApiKey}` },
+        retries: 2,
+        retryUnreachable: true,
+      })
+      if (response.status === 404) return false
+      ensure(response, is2xx)
+      return true
     },
 
     async updateParseSettings(onBehalfOf, { hostname, ...changes }) {

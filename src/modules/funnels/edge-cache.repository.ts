@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { funnelSteps } from './tables.js'
+import { funnelSteps, funnels } from './tables.js'
 
 /** The ids of a funnel's steps. */
 export async function listStepIds(db: Database, accountId: string, funnelId: string): Promise<string[]> {
@@ -8,5 +8,15 @@ export async function listStepIds(db: Database, accountId: string, funnelId: str
     .select({ id: funnelSteps.id })
     .from(funnelSteps)
     .where(and(eq(funnelSteps.accountId, accountId), eq(funnelSteps.funnelId, funnelId)))
+  return rows.map((row) => row.id)
+}
+
+/** The ids of the account's funnels, in id order. */
+export async function listFunnelIds(db: Database, accountId: string): Promise<string[]> {
+  const rows = await db
+    .select({ id: funnels.id })
+    .from(funnels)
+    .where(eq(funnels.accountId, accountId))
+    .orderBy(funnels.id)
   return rows.map((row) => row.id)
 }

@@ -1,7 +1,35 @@
 import type { Platform } from '../../platform/context.js'
+import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
+import {
+  purgeRemovedFunnels,
+  queueRemovedFunnelsPurges,
+  type RemovedFunnelsPurge,
+} from './edge-cache.service.js'
 import { clicksRetention } from './retention.repository.js'
+import { stepCacheOf } from './step-cache.js'
 
-/** The funnels module's jobs: none of its own yet, only its tables' retention. */
+/** Purges the cached pages of a removed account's funnels, at the origin and the edge (`RemovedFunnelsPurge`). */
+export const PURGE_REMOVED_FUNNELS_JOB = 'funnels.purge-removed-funnels'
+
+/** The funnels module's jobs and its tables' retention. */
 export function defineFunnelsJobs(platform: Platform): void {
   platform.retention.register(clicksRetention(platform.config.retention.shortLinkClicks))
+  const purging = { stepCache: stepCacheOf(platform), edge: platform.config.edge, log: platform.log }
+  platform.queue.define({
+    name: PURGE_REMOVED_FUNNELS_JOB,
+    handle: (data: RemovedFunnelsPurge) => purgeRemovedFunnels(purging, data),
+    // Purging again is harmless; the edge provider may be away for a while.
+    retryLimit: 10,
+    retryDelaySeconds: 30,
+    retryBackoff: true,
+  })
+  platform.changes.listen(async (tx, change) => {
+    if (change.event !== ACCOUNT_REMOVED) return
+    const { account_ids } = change.data as AccountRemovedData
+    await queueRemovedFunnelsPurges(tx, account_ids, (executor, purge, part) =>
+      platform.queue.enqueue(executor, PURGE_REMOVED_FUNNELS_JOB, purge, {
+        singletonKey: `${purge.account_id}:${part}`,
+      }),
+    )
+  })
 }

@@ -120,12 +120,12 @@ type Params = Record<string, string | number | boolean | undefined>
 async function graphCall(
   settings: GraphSettings,
   log: Logger,
-  call: { method?: 'GET' | 'POST'; path?: string; url?: string; params?: Params },
+  call: { method?: 'GET' | 'POST' | 'DELETE'; path?: string; url?: string; params?: Params },
 ): Promise<Record<string, unknown>> {
   const method = call.method ?? 'GET'
   const url = call.url ?? `${settings.graphApiUrl}/${settings.graphApiVersion}/${call.path}`
   const form =
-    method === 'POST'
+    method !== 'GET'
       ? new URLSearchParams(
           Object.entries(call.params ?? {}).flatMap(([name, value]): [string, string][] =>
             value === undefined ? [] : [[name, String(value)]],
@@ -214,6 +214,33 @@ export async function subscribeAppToPage(
     params: { subscribed_fields: 'leadgen', access_token: pageToken },
   })
 }
+
+/**
+ * Unsubscribes our app from the page (`DELETE /{page-id}/subscribed_apps`, with the page's token). A page
+ * Graph no longer has (404, or code 100: the object does not exist) counts as unsubscribed: false.
+ */
+export async function unsubscribeAppFromPage(
+  settings: GraphSettings,
+  pageId: string,
+  pageToken: string,
+  log: Logger,
+): Promise<boolean> {
+  try {
+    await graphCall(settings, log, {
+      method: 'DELETE',
+      path: `${encodeURIComponent(pageId)}/subscribed_apps`,
+      params: { access_token: pageToken },
+    })
+    return true
+  } catch (error) {
+    if (error instanceof GraphError && (error.status === 404 || error.code === OBJECT_MISSING_CODE))
+      return false
+    throw error
+  }
+}
+
+/** Graph's code for an object that does not exist (or that the token may not see). */
+const OBJECT_MISSING_CODE = 100
 
 /** Whether our app is among the page's subscribed apps with `leadgen`. */
 export async function isAppSubscribedToPage(

@@ -1,5 +1,6 @@
 import type { Platform } from '../../platform/context.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
+import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
 import { leadsDepsOf } from './deps.js'
 import { captureLead, type EnqueueCapture } from './lead-capture.service.js'
 import {
@@ -10,12 +11,19 @@ import {
   type SyncJob,
 } from './lead-sync.service.js'
 import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'
+import {
+  type PageUnsubscription,
+  queuePageUnsubscriptions,
+  unsubscribeRemovedPage,
+} from './page-unsubscription.service.js'
 import { leadEventsRetention } from './retention.repository.js'
 
 /** Files one stored lead event's `leadgen` changes (`lead_webhook_events`). */
 export const LEAD_EVENT_JOB = 'leads.webhook-event'
 /** Queues the lead events whose job could not be queued when they were stored. */
 export const REQUEUE_LEAD_EVENTS_JOB = 'leads.requeue-lead-events'
+/** Unsubscribes our app from a page of a removed account's campaigns (`PageUnsubscription`). */
+export const UNSUBSCRIBE_PAGE_JOB = 'leads.unsubscribe-removed-page'
 /** Fetches one lead from Graph and captures it into a contact. */
 export const CAPTURE_LEAD_JOB = 'leads.capture-lead'
 
@@ -49,6 +57,24 @@ export const queueLeadCapture =
 /** The leads module's jobs; defined before the queue starts (the app's onReady). */
 export function defineLeadsJobs(platform: Platform): void {
   const { db, log, queue } = platform
+  const unsubscribing = { db, log, graph: platform.config.leads, secretsKey: platform.config.secretsKey }
+  queue.define({
+    name: UNSUBSCRIBE_PAGE_JOB,
+    handle: (data: PageUnsubscription) => unsubscribeRemovedPage(unsubscribing, data),
+    // Unsubscribing twice is harmless; Graph may be away or throttling for a while.
+    retryLimit: 10,
+    retryDelaySeconds: 30,
+    retryBackoff: true,
+  })
+  platform.changes.listen(async (tx, change) => {
+    if (change.event !== ACCOUNT_REMOVED) return
+    const { account_ids } = change.data as AccountRemovedData
+    await queuePageUnsubscriptions(tx, account_ids, (executor, job) =>
+      queue.enqueue(executor, UNSUBSCRIBE_PAGE_JOB, job, {
+        singletonKey: `${job.account_id}:${job.page_id}`,
+      }),
+    )
+  })
   const enqueueCapture = queueLeadCapture(queue)
   const capture = { ...leadsDepsOf(platform), enqueueCapture }
   queue.define({

@@ -1,6 +1,6 @@
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { requireAccount } from '../accounts/accounts.service.js'
+import { requireChangeableAccount } from '../accounts/accounts.service.js'
 import {
   closeConversation,
   findDefaultInbox,
@@ -78,7 +78,7 @@ export async function createInbox(
   accountId: string,
   input: CreateInboxBody,
 ): Promise<SupportInbox> {
-  await requireAccount(db, accountId)
+  await requireChangeableAccount(db, accountId)
   const row = await inTransaction(db, (tx) =>
     insertInbox(tx, accountId, { type: input.type, name: input.name, isDefault: input.is_default ?? false }),
   )

@@ -7,9 +7,16 @@ import type { Database } from './connection.js'
  * unless `db` is one. The rows are chosen by whatever index serves `where`, then deleted by their `ctid`
  * (a TID scan), so a batch costs what `limit` rows cost, not what the table holds. Rows another transaction
  * holds locked are skipped, never waited for: no writer queues behind a batch, nor a batch behind a writer.
- * Answers how many rows it deleted; called until it answers fewer than `limit`, it deletes them all.
+ * Answers how many rows it deleted; called until it answers fewer than `limit`, it deletes them all (but
+ * those another transaction held locked meanwhile). `table` is a Drizzle table, or a table's identifier
+ * (`sql.identifier(name)`) for a caller that found it in the catalog.
  */
-export async function deleteBatch(db: Database, table: PgTable, where: SQL, limit: number): Promise<number> {
+export async function deleteBatch(
+  db: Database,
+  table: PgTable | SQL,
+  where: SQL,
+  limit: number,
+): Promise<number> {
   const result = await db.execute(
     sql`with deleted as (
       delete from ${table} where ctid = any(array(

@@ -1,0 +1,56 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { ModuleOptions } from '../../platform/context.js'
+import { Envelope, ok } from '../../platform/http/envelope.js'
+import { routeOptions } from '../../platform/http/route-options.js'
+import { IdParams } from '../../platform/http/schemas.js'
+import { AccountRemoval } from './account-removal.schemas.js'
+import { getRemoval, requestRemoval } from './account-removal.service.js'
+import { removalDepsOf } from './jobs.js'
+
+/**
+ * `DELETE /v1/admin/accounts/:id` and `GET /v1/admin/accounts/:id/removal`: an account and its sub-accounts
+ * removed by a background job, and how far it is. Guarded by ADMIN_TOKEN.
+ */
+export const accountRemovalAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
+  app,
+  { platform },
+) => {
+  const deps = removalDepsOf(platform)
+  app.addHook('onRequest', app.authenticateAdmin)
+
+  app.delete(
+    '/accounts/:id',
+    routeOptions({
+      operationId: 'accountRemove',
+      summary:
+        'Remove an account and its sub-accounts: refused at once, their rows and provider state removed by a ' +
+        'background job (202, Location: the removal); asked again, the same removal',
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 202: Envelope(AccountRemoval) },
+      errors: [400, 401, 404, 409],
+    }),
+    async (request, reply) => {
+      const removal = await requestRemoval(deps, request.params.id)
+      return reply
+        .status(202)
+        .header('location', `/v1/admin/accounts/${request.params.id}/removal`)
+        .send(ok(removal))
+    },
+  )
+
+  app.get(
+    '/accounts/:id/removal',
+    routeOptions({
+      operationId: 'accountRemovalRead',
+      summary: "Read how far an account's removal is: its status and the rows deleted, table by table",
+      tags: ['admin'],
+      access: 'admin',
+      params: IdParams,
+      response: { 200: Envelope(AccountRemoval) },
+      errors: [400, 401, 404],
+    }),
+    async (request) => ok(await getRemoval(platform.db, request.params.id)),
+  )
+}
