@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe } from 'vitest'
-import { adminHeaders, bearer, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
+import { adminHeaders, bearer, freePort, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
 import { addUser, createAccount } from './helpers/fixtures.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
 import { test } from './helpers/tenant-test.js'
@@ -55,14 +54,6 @@ function runScript(
       }),
     )
   })
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 const adminGet = async (t: TestApp, url: string) =>
@@ -440,7 +431,7 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
   test('rejects bad arguments with exit 2 and a message naming the flag, before calling the API', async ({
     expect,
   }) => {
-    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await freePort()}` }
     const [missing, zero, notNumber, badTtl, unknownCommand, unknownFlag, badId] = await Promise.all([
       cli(['account', 'create', '--tier', 'pro'], unreachable),
       cli(['credits', 'grant', '--account', UNKNOWN_ID, '--amount', '0'], unreachable),
@@ -484,7 +475,7 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
   test('names the command or flag a typing slip meant, and none for a word nothing is near', async ({
     expect,
   }) => {
-    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await freePort()}` }
     const [quikstart, nam, unrelated] = await Promise.all([
       cli(['quikstart'], unreachable),
       cli(['account', 'create', '--nam', 'Acme'], unreachable),
@@ -542,7 +533,7 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     const [unknownAccount, wrongToken, unreachable] = await Promise.all([
       cli(['account', 'get', '--id', UNKNOWN_ID]),
       cli(['account', 'get', '--id', UNKNOWN_ID], { ADMIN_TOKEN: 'not-the-admin-token' }),
-      cli(['account', 'get', '--id', UNKNOWN_ID], { PLATFORM_URL: `http://127.0.0.1:${await closedPort()}` }),
+      cli(['account', 'get', '--id', UNKNOWN_ID], { PLATFORM_URL: `http://127.0.0.1:${await freePort()}` }),
     ])
     for (const run of [unknownAccount, wrongToken, unreachable]) {
       expect(run.code).toBe(1)
@@ -583,7 +574,7 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     const env = t.database.url
       ? { DATABASE_URL: t.database.url }
       : { DATABASE_URL: undefined, DATA_DIR: mkdtempSync(join(tmpdir(), 'platform-migrate-')) }
-    const redisDown = { REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }
+    const redisDown = { REDIS_URL: `redis://127.0.0.1:${await freePort()}` }
     const run = await runScript('db:migrate', [], { ...env, ...redisDown, NODE_ENV: 'test' })
     expect(run.stderr).toBe('')
     expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })

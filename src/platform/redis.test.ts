@@ -1,17 +1,8 @@
-import { createServer } from 'node:net'
 import { setTimeout } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
+import { freePort } from '../../test/helpers/app.js'
 import { tolerateUnawaitedCommands } from './redis.js'
-
-/** A port nothing listens on: the client keeps reconnecting, queueing what it is sent. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 describe('tolerateUnawaitedCommands', () => {
   const unhandled: unknown[] = []
@@ -23,7 +14,8 @@ describe('tolerateUnawaitedCommands', () => {
 
   it('keeps a command sent without awaiting, while Redis is down, from being an unhandled rejection; an awaited one still fails', async () => {
     const client = tolerateUnawaitedCommands(
-      new Redis({ port: await closedPort(), host: '127.0.0.1', retryStrategy: () => 50 }),
+      // A port nothing listens on: the client keeps reconnecting, queueing what it is sent.
+      new Redis({ port: await freePort(), host: '127.0.0.1', retryStrategy: () => 50 }),
     )
     client.on('error', () => undefined)
     // Vitest would fail the run on an unhandled rejection anyway; listening names it in this test.

@@ -52,6 +52,20 @@ export interface AccountRemovedData {
   account_ids: string[]
 }
 
+/** A provider clean-up's retries: each is idempotent, and the provider may be away for a while. */
+export const PROVIDER_CLEAN_UP_RETRIES = { retryLimit: 10, retryDelaySeconds: 30, retryBackoff: true }
+
+/** Has `queueCleanUp` queue a module's provider clean-up, with the removed accounts, when ACCOUNT_REMOVED is announced. */
+export function onAccountRemoved(
+  changes: Changes,
+  queueCleanUp: (tx: Database, accountIds: string[]) => Promise<void>,
+): void {
+  changes.listen(async (tx, change) => {
+    if (change.event === ACCOUNT_REMOVED)
+      await queueCleanUp(tx, (change.data as AccountRemovedData).account_ids)
+  })
+}
+
 /** How many ids of a table reached through other rows one delete statement names at most. */
 const IDS_PER_SCOPE = 1_000
 

@@ -1,7 +1,7 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
+import { onAccountRemoved, PROVIDER_CLEAN_UP_RETRIES } from '../accounts/account-removal.service.js'
 import { type DeliveryEventsDeps, processEventBatch } from './delivery-events.service.js'
 import { mailProviderTag } from './mail-provider.js'
 import {
@@ -56,16 +56,11 @@ export function defineEmailJobs(platform: Platform): void {
     name: REMOVE_SUBUSER_JOB,
     handle: (data: SubuserRemoval) =>
       removeSubuserAtSendgrid({ sendgrid, sendgridApiKey, log: platform.log }, data),
-    // Every step is idempotent; SendGrid may be away for a while.
-    retryLimit: 10,
-    retryDelaySeconds: 30,
-    retryBackoff: true,
+    ...PROVIDER_CLEAN_UP_RETRIES,
   })
-  platform.changes.listen(async (tx, change) => {
-    if (change.event !== ACCOUNT_REMOVED) return
-    const { account_ids } = change.data as AccountRemovedData
-    await queueSubuserRemovals(tx, account_ids, (executor, removal) =>
+  onAccountRemoved(platform.changes, (tx, accountIds) =>
+    queueSubuserRemovals(tx, accountIds, (executor, removal) =>
       platform.queue.enqueue(executor, REMOVE_SUBUSER_JOB, removal, { singletonKey: removal.account_id }),
-    )
-  })
+    ),
+  )
 }

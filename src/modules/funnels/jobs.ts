@@ -1,5 +1,5 @@
 import type { Platform } from '../../platform/context.js'
-import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
+import { onAccountRemoved, PROVIDER_CLEAN_UP_RETRIES } from '../accounts/account-removal.service.js'
 import {
   purgeRemovedFunnels,
   queueRemovedFunnelsPurges,
@@ -18,18 +18,13 @@ export function defineFunnelsJobs(platform: Platform): void {
   platform.queue.define({
     name: PURGE_REMOVED_FUNNELS_JOB,
     handle: (data: RemovedFunnelsPurge) => purgeRemovedFunnels(purging, data),
-    // Purging again is harmless; the edge provider may be away for a while.
-    retryLimit: 10,
-    retryDelaySeconds: 30,
-    retryBackoff: true,
+    ...PROVIDER_CLEAN_UP_RETRIES,
   })
-  platform.changes.listen(async (tx, change) => {
-    if (change.event !== ACCOUNT_REMOVED) return
-    const { account_ids } = change.data as AccountRemovedData
-    await queueRemovedFunnelsPurges(tx, account_ids, (executor, purge, part) =>
+  onAccountRemoved(platform.changes, (tx, accountIds) =>
+    queueRemovedFunnelsPurges(tx, accountIds, (executor, purge, part) =>
       platform.queue.enqueue(executor, PURGE_REMOVED_FUNNELS_JOB, purge, {
         singletonKey: `${purge.account_id}:${part}`,
       }),
-    )
-  })
+    ),
+  )
 }

@@ -1,6 +1,6 @@
 import type { Platform } from '../../platform/context.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
-import { ACCOUNT_REMOVED, type AccountRemovedData } from '../accounts/account-removal.service.js'
+import { onAccountRemoved, PROVIDER_CLEAN_UP_RETRIES } from '../accounts/account-removal.service.js'
 import { leadsDepsOf } from './deps.js'
 import { captureLead, type EnqueueCapture } from './lead-capture.service.js'
 import {
@@ -61,20 +61,15 @@ export function defineLeadsJobs(platform: Platform): void {
   queue.define({
     name: UNSUBSCRIBE_PAGE_JOB,
     handle: (data: PageUnsubscription) => unsubscribeRemovedPage(unsubscribing, data),
-    // Unsubscribing twice is harmless; Graph may be away or throttling for a while.
-    retryLimit: 10,
-    retryDelaySeconds: 30,
-    retryBackoff: true,
+    ...PROVIDER_CLEAN_UP_RETRIES,
   })
-  platform.changes.listen(async (tx, change) => {
-    if (change.event !== ACCOUNT_REMOVED) return
-    const { account_ids } = change.data as AccountRemovedData
-    await queuePageUnsubscriptions(tx, account_ids, (executor, job) =>
+  onAccountRemoved(platform.changes, (tx, accountIds) =>
+    queuePageUnsubscriptions(tx, accountIds, (executor, job) =>
       queue.enqueue(executor, UNSUBSCRIBE_PAGE_JOB, job, {
         singletonKey: `${job.account_id}:${job.page_id}`,
       }),
-    )
-  })
+    ),
+  )
   const enqueueCapture = queueLeadCapture(queue)
   const capture = { ...leadsDepsOf(platform), enqueueCapture }
   queue.define({
