@@ -6,7 +6,14 @@ import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import { addUser, createAccount, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { createFunnel } from '../../../test/helpers/funnels.js'
 import { eventually, jobsSettled, rowsOf } from '../../../test/helpers/jobs.js'
-import { LEADS_APP, leadsEnv, seller } from '../../../test/helpers/leads.js'
+import {
+  createLeadCampaign,
+  graphId,
+  LEADS_APP,
+  leadsEnv,
+  seller,
+  storeLeadsToken,
+} from '../../../test/helpers/leads.js'
 import { realtimeClients } from '../../../test/helpers/realtime.js'
 import { createGroup, postMessage } from '../../../test/helpers/rooms.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
@@ -253,6 +260,55 @@ describe('DELETE /v1/admin/accounts/:id', () => {
     expect(new URLSearchParams(unsubscribed[0]?.body).get('access_token')).toBe(removedPage.pageToken)
     expect(edgePurge.purges.flatMap((purge) => purge.tags ?? [])).toContain(`funnel-${funnel._id}`)
     await t.app.platform.db.execute(sql`drop table removal_probe`)
+  })
+
+  test("takes what a provider no longer has as done, and keeps the subscription of a page another account's campaign uses", async ({
+    t,
+    sendgrid,
+    graph,
+  }) => {
+    const gone = await createTenant(t.app, { name: 'Gone at SendGrid' })
+    const neighbour = await createTenant(t.app, { name: 'Same page' })
+    sendgrid.addSubuser('gone-mail')
+    const set = await admin(t, 'PUT', `/accounts/${gone.accountId}/mail-subuser`, {
+      username: 'gone-mail',
+      api_key: 'SG.gone-mail',
+    })
+    expect(set.statusCode, set.body).toBe(200)
+    // Deleted in SendGrid's console since: its settings are refused, its delete answers 404.
+    const deletedThere = await fetch(`${sendgrid.url}/v3/subusers/gone-mail`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${PARENT_KEY}` },
+    })
+    expect(deletedThere.status).toBe(204)
+    // One page whose leads both accounts' campaigns read, each of its own form.
+    const page = await seller(t, graph, gone)
+    const otherForm = graphId()
+    graph.addForm(page.pageId, { id: otherForm, name: 'Autumn offer' })
+    await storeLeadsToken(t, neighbour, page.userToken)
+    await createLeadCampaign(t, neighbour, page.pageId, otherForm)
+    const ours = { id: LEADS_APP.appId, name: 'Leads app', subscribed_fields: ['leadgen'] }
+    graph.pageSubscriptions.set(page.pageId, [ours])
+
+    expect((await remove(t, gone.accountId)).statusCode).toBe(202)
+    await removed(t, gone.accountId)
+    await jobsSettled(t, 'account_id', gone.accountId)
+
+    // The email and leads modules' clean-up jobs, done (not waiting to be retried).
+    const cleanUps = await execute<{ name: string; state: string }>(
+      t,
+      sql`select name, state from pgboss.job where data ->> 'account_id' = ${gone.accountId}
+        and name in ('email.remove-subuser', 'leads.unsubscribe-removed-page') order by name`,
+    )
+    expect(cleanUps).toEqual([
+      { name: 'email.remove-subuser', state: 'completed' },
+      { name: 'leads.unsubscribe-removed-page', state: 'completed' },
+    ])
+    expect(sendgrid.received.map((request) => `${request.method} ${request.path}`)).toContain(
+      'DELETE /v3/subusers/gone-mail',
+    )
+    expect(graph.pageSubscriptions.get(page.pageId)).toEqual([ours])
+    expect(graph.requests.filter((request) => request.method === 'DELETE')).toEqual([])
   })
 
   test('goes on where it stopped after a failure mid-way, and completes on the retry', async ({ t }) => {
