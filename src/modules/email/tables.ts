@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  foreignKey,
   index,
   jsonb,
   pgTable,
@@ -92,6 +93,8 @@ export const communications = pgTable(
   },
   (t) => [
     idFormat('communications_id_format', t.id),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('communications_account_id').on(t.accountId, t.id),
     check('communications_type_valid', sql`${t.type} in ('OUTGOING', 'INCOMING')`),
     // The account's records newest first, by page or by keyset on (created_at, id).
     index('communications_account_created').on(t.accountId, t.createdAt, t.id),
@@ -115,7 +118,7 @@ export const communicationEvents = pgTable(
   {
     accountId: accountIdColumn(),
     /** Null for an event whose message is unknown but whose account came in its custom args. */
-    communicationId: text('communication_id').references(() => communications.id, { onDelete: 'cascade' }),
+    communicationId: text('communication_id'),
     sgEventId: text('sg_event_id').notNull(),
     event: text('event').notNull(),
     email: text('email').notNull().default(''),
@@ -133,6 +136,11 @@ export const communicationEvents = pgTable(
     // SendGrid's own event id is the key: no surrogate id to generate, check and index on this hot insert.
     primaryKey({ name: 'communication_events_pkey', columns: [t.accountId, t.sgEventId] }),
     index('communication_events_communication').on(t.accountId, t.communicationId, t.timestamp),
+    foreignKey({
+      name: 'communication_events_communication_fk',
+      columns: [t.accountId, t.communicationId],
+      foreignColumns: [communications.accountId, communications.id],
+    }).onDelete('cascade'),
   ],
 )
 

@@ -3,6 +3,7 @@ import {
   boolean,
   check,
   date,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -91,6 +92,8 @@ export const funnels = pgTable(
   },
   (t) => [
     idFormat('funnels_id_format', t.id),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('funnels_account_id').on(t.accountId, t.id),
     check('funnels_status_valid', sql`${t.status} in ('active', 'inactive', 'draft')`),
     uniqueIndex(DOMAIN_BASE_PATH_INDEX)
       .on(t.domainId, t.basePath)
@@ -199,9 +202,7 @@ export const funnelFormSubmissions = pgTable(
   {
     id: idColumn(),
     accountId: accountIdColumn(),
-    funnelId: text('funnel_id')
-      .notNull()
-      .references(() => funnels.id, { onDelete: 'cascade' }),
+    funnelId: text('funnel_id').notNull(),
     stepId: text('step_id').notNull(),
     formId: text('form_id').notNull(),
     fields: jsonb('fields').$type<Record<string, string>>().notNull(),
@@ -214,6 +215,11 @@ export const funnelFormSubmissions = pgTable(
   (t) => [
     idFormat('funnel_form_submissions_id_format', t.id),
     index('funnel_form_submissions_funnel_time').on(t.accountId, t.funnelId, t.submittedAt, t.id),
+    foreignKey({
+      name: 'funnel_form_submissions_funnel_fk',
+      columns: [t.accountId, t.funnelId],
+      foreignColumns: [funnels.accountId, funnels.id],
+    }).onDelete('cascade'),
   ],
 )
 
@@ -223,9 +229,7 @@ export const funnelShortLinks = pgTable(
   {
     id: idColumn(),
     accountId: accountIdColumn(),
-    funnelId: text('funnel_id')
-      .notNull()
-      .references(() => funnels.id, { onDelete: 'cascade' }),
+    funnelId: text('funnel_id').notNull(),
     code: text('code').notNull(),
     createdAt: createdAt(),
   },
@@ -234,6 +238,13 @@ export const funnelShortLinks = pgTable(
     check('funnel_short_links_code_format', sql`${t.code} ~ '^[0-9A-Za-z]{6}$'`),
     uniqueIndex('funnel_short_links_code').on(t.code),
     index('funnel_short_links_funnel').on(t.accountId, t.funnelId),
+    foreignKey({
+      name: 'funnel_short_links_funnel_fk',
+      columns: [t.accountId, t.funnelId],
+      foreignColumns: [funnels.accountId, funnels.id],
+    }).onDelete('cascade'),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('funnel_short_links_account_id').on(t.accountId, t.id),
   ],
 )
 
@@ -269,13 +280,18 @@ export const funnelShortLinkDailyClicks = pgTable(
   'funnel_short_link_daily_clicks',
   {
     accountId: accountIdColumn(),
-    linkId: text('link_id')
-      .notNull()
-      .references(() => funnelShortLinks.id, { onDelete: 'cascade' }),
+    linkId: text('link_id').notNull(),
     day: date('day', { mode: 'string' }).notNull(),
     clicks: integer('clicks').notNull(),
     uniqueClicks: integer('unique_clicks').notNull(),
     bots: integer('bots').notNull(),
   },
-  (t) => [primaryKey({ name: 'funnel_short_link_daily_clicks_pk', columns: [t.accountId, t.linkId, t.day] })],
+  (t) => [
+    primaryKey({ name: 'funnel_short_link_daily_clicks_pk', columns: [t.accountId, t.linkId, t.day] }),
+    foreignKey({
+      name: 'funnel_short_link_daily_clicks_link_fk',
+      columns: [t.accountId, t.linkId],
+      foreignColumns: [funnelShortLinks.accountId, funnelShortLinks.id],
+    }).onDelete('cascade'),
+  ],
 )

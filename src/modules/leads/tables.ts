@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm'
-import { boolean, check, index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
   createdAt,
@@ -84,6 +94,8 @@ export const leadCampaigns = pgTable(
   },
   (t) => [
     idFormat('lead_campaigns_id_format', t.id),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('lead_campaigns_account_id').on(t.accountId, t.id),
     // A page and form belong to one live campaign across all accounts: each lead maps to one account.
     uniqueIndex('lead_campaigns_page_form_live').on(t.pageId, t.formId).where(sql`not ${t.isDeleted}`),
     index('lead_campaigns_account_created').on(t.accountId, t.createdAt),
@@ -142,7 +154,7 @@ export const leads = pgTable(
     adId: text('ad_id'),
     adgroupId: text('adgroup_id'),
     accountId: text('account_id'),
-    campaignId: text('campaign_id').references(() => leadCampaigns.id),
+    campaignId: text('campaign_id'),
     status: text('status', { enum: LEAD_STATUSES }).notNull(),
     reason: text('reason'),
     source: text('source', { enum: LEAD_SOURCES }).notNull(),
@@ -165,6 +177,11 @@ export const leads = pgTable(
       sql`${t.status} = 'unclaimed' or (${t.accountId} is not null and ${t.campaignId} is not null)`,
     ),
     index('leads_campaign_created').on(t.accountId, t.campaignId, t.createdTime, t.id),
+    foreignKey({
+      name: 'leads_campaign_fk',
+      columns: [t.accountId, t.campaignId],
+      foreignColumns: [leadCampaigns.accountId, leadCampaigns.id],
+    }),
     index('leads_unclaimed_form').on(t.pageId, t.formId).where(sql`${t.status} = 'unclaimed'`),
     index('leads_account_failed').on(t.accountId, t.reason).where(sql`${t.status} = 'failed'`),
   ],

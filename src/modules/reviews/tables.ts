@@ -5,6 +5,7 @@ import {
   check,
   date,
   doublePrecision,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -136,6 +137,8 @@ export const reviewWebhookEvents = pgTable(
   },
   (t) => [
     idFormat('review_webhook_events_id_format', t.id),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('review_webhook_events_account_id').on(t.accountId, t.id),
     uniqueIndex('review_webhook_events_source_event').on(t.source, t.eventId),
     index('review_webhook_events_status_created').on(t.status, t.createdAt, t.id),
     index('review_webhook_events_customer').on(t.accountId, t.customerKey, t.createdAt),
@@ -160,9 +163,7 @@ export const reviewRequests = pgTable(
     id: idColumn(),
     accountId: accountIdColumn(),
     parentAccount: text('parent_account').notNull(),
-    eventId: text('event_id')
-      .notNull()
-      .references(() => reviewWebhookEvents.id),
+    eventId: text('event_id').notNull(),
     sourceRef: text('source_ref').notNull(),
     customerKey: text('customer_key').notNull(),
     customerName: text('customer_name').notNull().default(''),
@@ -190,6 +191,11 @@ export const reviewRequests = pgTable(
     index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
     // The requests an event scheduled (GET /reviews/events/:id).
     index('review_requests_account_event').on(t.accountId, t.eventId),
+    foreignKey({
+      name: 'review_requests_event_fk',
+      columns: [t.accountId, t.eventId],
+      foreignColumns: [reviewWebhookEvents.accountId, reviewWebhookEvents.id],
+    }),
   ],
 )
 

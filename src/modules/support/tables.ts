@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm'
-import { boolean, check, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import { boolean, check, foreignKey, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
   createdAt,
@@ -53,6 +53,8 @@ export const supportConversations = pgTable(
   },
   (t) => [
     idFormat('support_conversations_id_format', t.id),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('support_conversations_account_id').on(t.accountId, t.id),
     // One open conversation per contact: concurrent replies of the same contact land in the same one.
     uniqueIndex('support_conversations_account_contact_open')
       .on(t.accountId, t.contactId)
@@ -66,9 +68,7 @@ export const supportRooms = pgTable(
   {
     id: idColumn(),
     accountId: accountIdColumn(),
-    conversationId: text('conversation_id')
-      .notNull()
-      .references(() => supportConversations.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id').notNull(),
     inboxId: text('inbox_id').references(() => supportInboxes.id, { onDelete: 'set null' }),
     /** Contact ids taking part. */
     participants: text('participants').array().notNull().default(sql`'{}'::text[]`),
@@ -77,6 +77,13 @@ export const supportRooms = pgTable(
   (t) => [
     idFormat('support_rooms_id_format', t.id),
     uniqueIndex('support_rooms_account_conversation').on(t.accountId, t.conversationId),
+    foreignKey({
+      name: 'support_rooms_conversation_fk',
+      columns: [t.accountId, t.conversationId],
+      foreignColumns: [supportConversations.accountId, supportConversations.id],
+    }).onDelete('cascade'),
+    // The key of same-account references: deleting a row checks its children along their account-led indexes.
+    uniqueIndex('support_rooms_account_id').on(t.accountId, t.id),
   ],
 )
 
@@ -85,9 +92,7 @@ export const supportMessages = pgTable(
   {
     id: idColumn(),
     accountId: accountIdColumn(),
-    roomId: text('room_id')
-      .notNull()
-      .references(() => supportRooms.id, { onDelete: 'cascade' }),
+    roomId: text('room_id').notNull(),
     conversationId: text('conversation_id').notNull(),
     direction: text('direction', { enum: SUPPORT_MESSAGE_DIRECTIONS }).notNull(),
     /** The email's html, else its text. */
@@ -102,6 +107,11 @@ export const supportMessages = pgTable(
     idFormat('support_messages_id_format', t.id),
     check('support_messages_direction_valid', sql`${t.direction} in ('INCOMING', 'OUTGOING')`),
     index('support_messages_account_room_created').on(t.accountId, t.roomId, t.createdAt),
+    foreignKey({
+      name: 'support_messages_room_fk',
+      columns: [t.accountId, t.roomId],
+      foreignColumns: [supportRooms.accountId, supportRooms.id],
+    }).onDelete('cascade'),
     // An email becomes at most one support message, however often its reply is redelivered.
     uniqueIndex('support_messages_account_communication')
       .on(t.accountId, t.communicationId)
