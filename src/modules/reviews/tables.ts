@@ -191,6 +191,8 @@ export const reviewRequests = pgTable(
     index('review_requests_limit').on(t.parentAccount, t.customerKey, t.platform, t.createdAt),
     // The requests an event scheduled (GET /reviews/events/:id).
     index('review_requests_account_event').on(t.accountId, t.eventId),
+    // Checked at commit (DEFERRABLE INITIALLY DEFERRED, migration 0029): an event that named no account gets
+    // it in the transaction that schedules its request, after the request.
     foreignKey({
       name: 'review_requests_event_fk',
       columns: [t.accountId, t.eventId],
