@@ -706,6 +706,9 @@ export async function seedVolume(databaseUrl: string, options: SeedOptions): Pro
         const tableStartedAt = performance.now()
         await session.query('begin')
         try {
+          // References checked at commit are checked by the insert instead: an index cannot be built over
+          // rows whose checks are pending.
+          await session.query('set constraints all immediate')
           const indexes = await dropSecondaryIndexes(session, table)
           rows[table] = (await session.query(statement, values)).rowCount ?? 0
           for (const definition of indexes) await session.query(definition)
