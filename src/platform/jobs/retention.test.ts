@@ -115,8 +115,10 @@ describe('retention', () => {
       await retention.runOnce()
       sizes.push(await size())
     }
-    // Each round's rows take the pages the round before freed.
-    expect(sizes.slice(2)).toEqual([sizes[1], sizes[1]])
+    // Each round's rows take the pages the round before freed: the table stays at a round's size (a few pages
+    // more where another session's transaction kept a page from being freed in time), where without the
+    // vacuum every round adds its rows' pages again.
+    for (const later of sizes.slice(2)) expect(later).toBeLessThanOrEqual((sizes[1] as number) * 1.25)
   })
 
   it.runIf(postgres)('skips the rows another transaction holds, without waiting for it', async () => {
