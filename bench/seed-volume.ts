@@ -277,9 +277,10 @@ async function rooms(run: Run, counts: Counts, db: pg.ClientBase): Promise<void>
   // The main member has read up to somewhere in the last 20 messages; the others, everything.
   await run(
     'room_members',
-    `insert into room_members (account_id, room_id, conversation_id, role, joined_at, read_seq, read_message_id, read_at)
+    `insert into room_members (account_id, room_id, conversation_id, role, joined_at, read_seq, read_message_id, read_at,
+       last_activity)
      select pg_temp.account_id(a), id, pg_temp.chat_id(a, k), case when k = 0 then 'owner' else 'member' end, ${created},
-       read_seq, pg_temp.message_id(id, last_at, read_seq), pg_temp.message_at(last_at, read_seq)
+       read_seq, pg_temp.message_id(id, last_at, read_seq), pg_temp.message_at(last_at, read_seq), last_at
      from (select r.*, k, ${MESSAGES_PER_ROOM} - case when k = 0 then abs(hashtext(id)) % 20 else 0 end as read_seq
            from seed_rooms r, unnest(members) k) m`,
   )

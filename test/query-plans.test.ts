@@ -20,7 +20,6 @@ const LOOKUPS_WITHOUT_ACCOUNT: Record<string, string> = {
   room_messages_room_sender_seq: "a room's unread messages of one sender, the room found in the account",
   room_messages_room_deleted_seq:
     "a room's deleted messages past a read marker, the room found in the account",
-  room_members_room_id_conversation_id_pk: "a room's members, the room found in the account",
   funnel_steps_funnel_order: "the steps of the page's funnels, found in the account by the same request",
 }
 

@@ -104,10 +104,12 @@ async function seed(target: Target, db: pg.Pool): Promise<Seeded> {
     }),
   )
   await db.query(
-    `insert into room_members (account_id, room_id, conversation_id, role, read_seq, read_message_id, joined_at)
-     select $1, room_id, conversation_id, role, read_seq, read_id, $7
+    `insert into room_members (account_id, room_id, conversation_id, role, read_seq, read_message_id, joined_at,
+       last_activity)
+     select $1, room_id, conversation_id, role, read_seq, read_id, $7, rooms.last_activity
      from unnest($2::text[], $3::text[], $4::text[], $5::int[], $6::text[])
-       as m(room_id, conversation_id, role, read_seq, read_id)`,
+       as m(room_id, conversation_id, role, read_seq, read_id)
+     join rooms on rooms.id = m.room_id`,
     [
       accountId,
       memberships.map((m) => m.roomId),

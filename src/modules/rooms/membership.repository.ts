@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, not, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import type { MessageRow } from './messages.repository.js'
-import { type RoomRole, roomMemberHistory, roomMembers } from './tables.js'
+import { type RoomRole, roomMemberHistory, roomMembers, rooms } from './tables.js'
 
 const member = (accountId: string, roomId: string, conversationId: string) =>
   and(
@@ -9,6 +9,10 @@ const member = (accountId: string, roomId: string, conversationId: string) =>
     eq(roomMembers.roomId, roomId),
     eq(roomMembers.conversationId, conversationId),
   )
+
+/** The room's last activity, which a new membership takes (the room list's order). */
+const roomActivity = (accountId: string, roomId: string) =>
+  sql`(select ${rooms.lastActivity} from ${rooms} where ${rooms.accountId} = ${accountId} and ${rooms.id} = ${roomId})`
 
 /** The ids of the room's current members. */
 export async function findMemberIds(db: Database, accountId: string, roomId: string): Promise<string[]> {
@@ -50,7 +54,15 @@ export async function insertMembers(
   if (members.length === 0) return []
   const added = await tx
     .insert(roomMembers)
-    .values(members.map((member) => ({ ...member, accountId, roomId: room.id, readSeq: room.lastSeq })))
+    .values(
+      members.map((member) => ({
+        ...member,
+        accountId,
+        roomId: room.id,
+        readSeq: room.lastSeq,
+        lastActivity: roomActivity(accountId, room.id),
+      })),
+    )
     .onConflictDoNothing()
     .returning({ conversationId: roomMembers.conversationId })
   const ids = added.map((row) => row.conversationId)

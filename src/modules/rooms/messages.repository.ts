@@ -37,6 +37,9 @@ const membersWhoseSnooze = (snoozed: boolean) => sql`array(
     and coalesce(snoozed_until > now(), false) = ${snoozed}
 )`
 
+/** In the append: the membership is the sender's, who had read everything before the new message. */
+const senderCaughtUp = sql`m.conversation_id = ${value('senderId')} and m.read_seq = inserted.seq - 1`
+
 const appendStatement = preparedStatement<{
   seq: number
   created_ms: number
@@ -62,12 +65,16 @@ const appendStatement = preparedStatement<{
       from advanced
       returning seq, created_at
     ),
-    sender_caught_up as (
+    -- Every membership takes the room's new activity (the room list's order); the sender, caught up, has
+    -- also read the message.
+    members_updated as (
       update ${roomMembers} as m
-      set read_seq = inserted.seq, read_message_id = ${value('id')}, read_at = inserted.created_at
+      set last_activity = inserted.created_at,
+        read_seq = case when ${senderCaughtUp} then inserted.seq else m.read_seq end,
+        read_message_id = case when ${senderCaughtUp} then ${value('id')} else m.read_message_id end,
+        read_at = case when ${senderCaughtUp} then inserted.created_at else m.read_at end
       from inserted
       where m.account_id = ${value('accountId')} and m.room_id = ${value('roomId')}
-        and m.conversation_id = ${value('senderId')} and m.read_seq = inserted.seq - 1
     )
     select seq::float8 as seq, (extract(epoch from created_at) * 1000)::float8 as created_ms,
       ${membersWhoseSnooze(false)} as notified, ${membersWhoseSnooze(true)} as snoozed

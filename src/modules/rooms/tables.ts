@@ -61,6 +61,8 @@ export const rooms = pgTable(
     check('rooms_direct_pair_for_direct_rooms', sql`(${t.type} = 'direct') = (${t.directPair} is not null)`),
     uniqueIndex('rooms_account_direct_pair').on(t.accountId, t.directPair),
     index('rooms_account_activity').on(t.accountId, t.lastActivity),
+    // The key of same-account references: deleting a room finds its memberships along their primary key.
+    uniqueIndex('rooms_account_id').on(t.accountId, t.id),
   ],
 )
 
@@ -69,9 +71,7 @@ export const roomMembers = pgTable(
   'room_members',
   {
     accountId: accountIdColumn(),
-    roomId: text('room_id')
-      .notNull()
-      .references(() => rooms.id, { onDelete: 'cascade' }),
+    roomId: text('room_id').notNull(),
     conversationId: text('conversation_id').notNull(),
     role: text('role', { enum: ROOM_ROLES }).notNull().default('member'),
     joinedAt: timestampColumn('joined_at').notNull().defaultNow(),
@@ -81,11 +81,27 @@ export const roomMembers = pgTable(
     readSeq: sequence('read_seq'),
     readMessageId: text('read_message_id'),
     readAt: timestampColumn('read_at'),
+    /**
+     * The room's `last_activity`, kept with each of its memberships so that a member's rooms are read most
+     * recent activity first along an index, however many rooms the member is in (issue 31).
+     */
+    lastActivity: timestampColumn('last_activity').notNull().defaultNow(),
   },
   (t) => [
-    primaryKey({ columns: [t.roomId, t.conversationId] }),
+    // Led by the account, so that a room's members are read along the account's own entries.
+    primaryKey({ columns: [t.accountId, t.roomId, t.conversationId] }),
+    foreignKey({
+      name: 'room_members_room_fk',
+      columns: [t.accountId, t.roomId],
+      foreignColumns: [rooms.accountId, rooms.id],
+    }).onDelete('cascade'),
     check('room_members_role_valid', sql`${t.role} in ('owner', 'admin', 'member')`),
-    index('room_members_account_identity').on(t.accountId, t.conversationId),
+    index('room_members_account_identity_activity').on(
+      t.accountId,
+      t.conversationId,
+      t.lastActivity,
+      t.roomId,
+    ),
   ],
 )
 
