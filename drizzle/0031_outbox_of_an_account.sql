@@ -1,0 +1,1 @@
+CREATE INDEX "communications_account_outgoing_created" ON "communications" USING btree ("account_id","created_at","id") WHERE "communications"."type" = 'OUTGOING';
