@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { expect } from 'vitest'
-import { LIST_TOTAL_CAP } from '../../src/platform/db/page.js'
+import { LIST_TOTAL_CAP, PAGE_REACH } from '../../src/platform/db/page.js'
 
 /**
  * A cursor as the service writes one (base64url JSON of the list's name, the sort key and the id; a list by
@@ -61,7 +61,7 @@ export async function expectCursorWalk(
 
 /**
  * The 400s of a list with cursors: a cursor malformed, not one the service made, of another list, or sent
- * with `page`, each naming `cursor`; and a page starting LIST_TOTAL_CAP rows deep at the largest limit,
+ * with `page`, each naming `cursor`; and a page starting PAGE_REACH rows deep at the largest limit,
  * naming `page` and its bound (the page before it is answered).
  */
 export async function expectListRefusals(
@@ -75,7 +75,7 @@ export async function expectListRefusals(
     return response.statusCode === 200 ? '200' : `${response.statusCode} ${response.json().message}`
   }
   const foreign = cursorFor('another_list', '2025-01-01T00:00:00.000000Z', '0123456789abcdef01234567')
-  const lastPage = Math.ceil(LIST_TOTAL_CAP / maxLimit)
+  const lastPage = Math.ceil(PAGE_REACH / maxLimit)
   expect({
     malformed: await messageOf('cursor=not%2Ba%2Bcursor'),
     garbage: await messageOf(`cursor=${Buffer.from('{"a":').toString('base64url')}`),
@@ -87,7 +87,7 @@ export async function expectListRefusals(
     garbage: '400 cursor is not a cursor of this list',
     foreign: '400 cursor is not a cursor of this list',
     withPage: '400 cursor must not be sent with page',
-    beyond: `400 page must be <= ${lastPage} with limit ${maxLimit} (pages reach the first ${LIST_TOTAL_CAP} rows; read further with cursor)`,
+    beyond: `400 page must be <= ${lastPage} with limit ${maxLimit} (pages reach the first ${PAGE_REACH} rows; read further with cursor)`,
   })
   expect(await messageOf(`limit=${maxLimit}&page=${lastPage}`)).toBe('200')
 }

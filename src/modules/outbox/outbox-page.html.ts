@@ -125,7 +125,7 @@ const accountCell = (frame: ListFrame, accountId: string) =>
   html`<a href="${listUrl(frame, { account_id: accountId })}" title="Only this account">${frame.names.get(accountId) ?? accountId}</a>`
 
 /**
- * The pages before and after. By page: numbered, then, past the pages an offset reaches, older lines by
+ * The pages before and after. By page: numbered, then, past the pages of a capped total, older lines by
  * cursor. By cursor: back to the newest, and on to the older.
  */
 function pager(frame: ListFrame): Markup {
@@ -149,7 +149,7 @@ function pager(frame: ListFrame): Markup {
   }<span>Page ${page} of ${Math.max(pages, 1)}${total_exact === false ? '+' : ''}</span>${next}</nav>`
 }
 
-/** How many lines the list holds, when it was counted: `10000+` beyond the count's cap. */
+/** How many lines the list holds, when it was counted: `1000+` beyond the count's cap. */
 const countOf = (pagination: Pagination | CursorPagination) =>
   'total' in pagination ? `${pagination.total}${pagination.total_exact === false ? '+' : ''} ` : ''
 

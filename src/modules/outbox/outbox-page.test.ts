@@ -611,12 +611,12 @@ describe('the outbox lists past the pages an offset reaches (issue 31)', () => {
   test('counts up to the cap, then reads on by cursor past the last numbered page', async ({ t }) => {
     const session = await signIn(t)
     const tenant = await createTenant(t.app, { name: 'Very bulk sender' })
-    // Two in three are sent mail: 10,050 of them.
+    // Two in three are sent mail: 1,050 of them.
     await insertMail(t, tenant.accountId, '0001', ((LIST_TOTAL_CAP + 50) * 3) / 2)
     const list = `${OUTBOX}?account_id=${tenant.accountId}&limit=100`
-    const last = await get(t, `${list}&page=100`, session)
-    expect(last.body).toContain('<caption class="muted">10000+ messages, newest first')
-    expect(last.body).toContain('<span>Page 100 of 100+</span>')
+    const last = await get(t, `${list}&page=10`, session)
+    expect(last.body).toContain('<caption class="muted">1000+ messages, newest first')
+    expect(last.body).toContain('<span>Page 10 of 10+</span>')
     const older = olderLink(last.body) as string
     expect(older).toMatch(/[?&]cursor=[\w-]+/)
     const beyond = await get(t, older, session)

@@ -4,12 +4,18 @@ import type { Database } from './connection.js'
 
 /**
  * How many rows a list's total counts at most. Without a bound, a count() over a million matching rows ran on
- * every page request (issue 31); beyond it the response says its total is not exact, and pages by offset stop
- * there (a list that grows without end is read further with a cursor).
+ * every page request (issue 31); beyond it the response says its total is not exact. At 10,000 the count of
+ * a large account's list still cost it a third of its throughput (docs/decisions.md).
  */
-export const LIST_TOTAL_CAP = 10_000
+export const LIST_TOTAL_CAP = 1_000
 
-/** A page by offset: `offset` stays below LIST_TOTAL_CAP (see `pageWindow`). */
+/**
+ * How deep pages by offset reach: an OFFSET reads and discards every row it skips. A list that grows without
+ * end is read further with a cursor.
+ */
+export const PAGE_REACH = 10_000
+
+/** A page by offset: `offset` stays below PAGE_REACH (see `pageWindow`). */
 export interface PageWindow {
   offset: number
   limit: number

@@ -1,5 +1,5 @@
 import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
-import { LIST_TOTAL_CAP } from '../db/page.js'
+import { LIST_TOTAL_CAP, PAGE_REACH } from '../db/page.js'
 import { Nullable } from './schemas.js'
 
 export interface Pagination {
@@ -53,7 +53,7 @@ export function errorBodyIn(
 /** Pagination's flag of a capped total, for the areas that write their pagination's fields in another order. */
 export const TotalExact = Type.Optional(
   Type.Literal(false, {
-    description: `Present only when more than ${LIST_TOTAL_CAP} rows match: \`total\` is then ${LIST_TOTAL_CAP}, and \`pages\` follows it`,
+    description: `Present only when more than ${LIST_TOTAL_CAP} rows match: \`total\` is then ${LIST_TOTAL_CAP}, and \`pages\` follows it; later pages are read on, by offset up to the first ${PAGE_REACH} rows`,
   }),
 )
 

@@ -12,6 +12,7 @@ import {
   keysetList,
   LIST_TOTAL_CAP,
   type ListWindow,
+  PAGE_REACH,
   placeField,
   selectListPage,
   selectPage,
@@ -182,12 +183,12 @@ describe('list pages: a capped total, a bounded offset, keyset cursors', () => {
     expect(elsewhere.json()).toMatchObject({ data: [], pagination: { next_cursor: null } })
   })
 
-  it(`counts up to ${LIST_TOTAL_CAP} rows and says when the total is the cap; pages by offset stop there`, async () => {
+  it(`counts up to ${LIST_TOTAL_CAP} rows and says when the total is the cap; pages by offset reach ${PAGE_REACH} rows`, async () => {
     await insertItems('exact', LIST_TOTAL_CAP)
-    const exact = (await get('/items?account=exact&limit=100&page=100')).json()
+    const exact = (await get('/items?account=exact&limit=100&page=10')).json()
     // Exact: the spec's fields and no other, byte for byte.
-    expect(exact.pagination).toStrictEqual({ total: LIST_TOTAL_CAP, page: 100, limit: 100, pages: 100 })
-    expect(JSON.stringify(exact.pagination)).toBe('{"total":10000,"page":100,"limit":100,"pages":100}')
+    expect(exact.pagination).toStrictEqual({ total: LIST_TOTAL_CAP, page: 10, limit: 100, pages: 10 })
+    expect(JSON.stringify(exact.pagination)).toBe('{"total":1000,"page":10,"limit":100,"pages":10}')
     expect(exact.data).toHaveLength(100)
 
     await insertItems('capped', LIST_TOTAL_CAP + 1)
@@ -196,13 +197,16 @@ describe('list pages: a capped total, a bounded offset, keyset cursors', () => {
         total: LIST_TOTAL_CAP,
         page: 1,
         limit: 30,
-        pages: 334,
+        pages: 34,
         total_exact: false,
       })
     }
-    // The last page by offset starts below the cap, and reads on past it.
-    const last = (await get('/items?account=capped&limit=30&page=334')).json()
+    // The last page the count tells of reads on past the cap, and the pages after it are answered too.
+    const last = (await get('/items?account=capped&limit=30&page=34')).json()
     expect(last.data).toHaveLength(11)
+    const after = (await get('/items?account=capped&limit=30&page=300')).json()
+    expect(after.data).toHaveLength(0)
+    expect(after.pagination).toMatchObject({ total: LIST_TOTAL_CAP, page: 300, total_exact: false })
 
     const beyond = await get('/items?account=capped&limit=30&page=335')
     expect(beyond.statusCode).toBe(400)

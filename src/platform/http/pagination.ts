@@ -8,6 +8,7 @@ import {
   LIST_TOTAL_CAP,
   type ListPage,
   type ListWindow,
+  PAGE_REACH,
   type PageWindow,
   type Place,
 } from '../db/page.js'
@@ -19,7 +20,7 @@ import { Integer } from './schemas.js'
 export const MAX_PAGE = 1_000_000
 
 const pageDescription = (readOn: string) =>
-  `From 1; a page starts fewer than ${LIST_TOTAL_CAP} rows deep ((page - 1) × limit < ${LIST_TOTAL_CAP})${readOn}`
+  `From 1; a page starts fewer than ${PAGE_REACH} rows deep ((page - 1) × limit < ${PAGE_REACH})${readOn}`
 
 /** Query schema for `page` and `limit`, with the area's default and maximum page size. */
 export const PageQuery = (defaultLimit: number, maxLimit: number, readOn = '') =>
@@ -56,22 +57,25 @@ const invalidField = (field: string, message: string) =>
   new Invalid(`${field} ${message}`, [{ field, message }])
 
 /**
- * The window of `page`: refused beyond LIST_TOTAL_CAP rows deep (an OFFSET reads and discards every row it
+ * The window of `page`: refused beyond PAGE_REACH rows deep (an OFFSET reads and discards every row it
  * skips), with a 400 naming `page` and its bound at this `limit`; `readOn` says how to read further.
  */
 export function pageWindow(query: { page: number; limit: number }, readOn = ''): PageWindow {
   const offset = (query.page - 1) * query.limit
-  if (offset >= LIST_TOTAL_CAP) {
-    const lastPage = Math.ceil(LIST_TOTAL_CAP / query.limit)
+  if (offset >= PAGE_REACH) {
+    const lastPage = Math.ceil(PAGE_REACH / query.limit)
     throw invalidField(
       'page',
-      `must be <= ${lastPage} with limit ${query.limit} (pages reach the first ${LIST_TOTAL_CAP} rows${readOn})`,
+      `must be <= ${lastPage} with limit ${query.limit} (pages reach the first ${PAGE_REACH} rows${readOn})`,
     )
   }
   return { offset, limit: query.limit }
 }
 
-/** The pagination of a page, whose total was counted up to LIST_TOTAL_CAP + 1: beyond the cap, it says so. */
+/**
+ * The pagination of a page, whose total was counted up to LIST_TOTAL_CAP + 1: beyond the cap, it says so,
+ * and `pages` follows the cap while pages by offset go on to PAGE_REACH rows.
+ */
 export function pagination(counted: number, page: number, limit: number): Pagination {
   if (counted <= LIST_TOTAL_CAP) return { total: counted, page, limit, pages: Math.ceil(counted / limit) }
   return {
