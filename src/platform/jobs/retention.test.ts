@@ -105,7 +105,9 @@ describe('retention', () => {
     const retention = createRetention({ db, log, vacuum: true })
     retention.register(rule(HOUR_MS))
     const size = async () => {
-      const result = await db.execute(sql`select pg_total_relation_size(${getTableName(events)}) as size`)
+      // The table's own pages: its primary key on random ids splits its pages for a few more rounds whatever
+      // the vacuum does, and once made it grew past the bound on PostgreSQL under a full suite.
+      const result = await db.execute(sql`select pg_relation_size(${getTableName(events)}) as size`)
       return Number((result as unknown as { rows: { size: number }[] }).rows[0]?.size)
     }
     await write(10, 0)
