@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, isNull, not, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import type { MessageRow } from './messages.repository.js'
-import { type RoomRole, roomMemberHistory, roomMembers, rooms } from './tables.js'
+import { type RoomRole, roomMemberHistory, roomMembers } from './tables.js'
 
 const member = (accountId: string, roomId: string, conversationId: string) =>
   and(
@@ -9,10 +9,6 @@ const member = (accountId: string, roomId: string, conversationId: string) =>
     eq(roomMembers.roomId, roomId),
     eq(roomMembers.conversationId, conversationId),
   )
-
-/** The room's last activity, which a new membership takes (the room list's order). */
-const roomActivity = (accountId: string, roomId: string) =>
-  sql`(select ${rooms.lastActivity} from ${rooms} where ${rooms.accountId} = ${accountId} and ${rooms.id} = ${roomId})`
 
 /** The ids of the room's current members. */
 export async function findMemberIds(db: Database, accountId: string, roomId: string): Promise<string[]> {
@@ -42,13 +38,14 @@ export async function findFirstJoinedWithRole(
 }
 
 /**
- * Makes the identities members with a role, each read marker at `readSeq` (nothing before it unread), and
- * opens their stay in the history; identities already members are left as they are. Returns those added.
+ * Makes the identities members with a role, each read marker at `readSeq` (nothing before it unread) and
+ * the room's last activity (the room list's order), and opens their stay in the history; identities already
+ * members are left as they are. Returns those added.
  */
 export async function insertMembers(
   tx: Database,
   accountId: string,
-  room: { id: string; lastSeq: number },
+  room: { id: string; lastSeq: number; lastActivity: Date },
   members: { conversationId: string; role: RoomRole }[],
 ): Promise<string[]> {
   if (members.length === 0) return []
@@ -60,7 +57,7 @@ export async function insertMembers(
         accountId,
         roomId: room.id,
         readSeq: room.lastSeq,
-        lastActivity: roomActivity(accountId, room.id),
+        lastActivity: room.lastActivity,
       })),
     )
     .onConflictDoNothing()

@@ -93,18 +93,6 @@ const shapeOf = (filter: RoomListFilter) =>
 const onMembershipsAlone = (filter: RoomListFilter) =>
   !filter.type && !filter.search && filter.status !== 'unread'
 
-/**
- * The rooms the filter keeps, up to the cap of a list's total: without a condition on the rooms, an
- * index-only count of memberships.
- */
-const countOf = (filter: RoomListFilter) =>
-  countUpToCapSql(
-    onMembershipsAlone(filter)
-      ? sql`select 1 from ${roomMembers} where ${allOf(memberConditions(filter))}`
-      : sql`select 1 from ${roomMembers} join ${rooms} on ${rooms.id} = ${roomMembers.roomId}
-        where ${allOf([...memberConditions(filter), ...roomConditions(filter)])}`,
-  )
-
 /** The room's current members, oldest first, as `[{ conversation_id, role }]` (JSON). */
 const roomMemberList = sql`(
   select coalesce(json_agg(json_build_object('conversation_id', m.conversation_id, 'role', m.role)
@@ -112,14 +100,25 @@ const roomMemberList = sql`(
   from ${roomMembers} m where m.account_id = ${rooms.accountId} and m.room_id = ${rooms.id}
 )`
 
-/** The filter's conditions on the membership's room, if any: a lookup of the room per membership. */
-function roomFilter(filter: RoomListFilter): SQL[] {
-  if (onMembershipsAlone(filter)) return []
-  return [
-    sql`exists (select 1 from ${rooms}
-      where ${rooms.id} = ${roomMembers.roomId} and ${allOf(roomConditions(filter))})`,
-  ]
+/**
+ * The identity's memberships the filter keeps: conditions on the membership, and on its room (if any) as a
+ * lookup of the room per membership.
+ */
+function keptMemberships(filter: RoomListFilter): SQL {
+  const onRoom = onMembershipsAlone(filter)
+    ? []
+    : [
+        sql`exists (select 1 from ${rooms} where ${rooms.id} = ${roomMembers.roomId} and ${allOf(roomConditions(filter))})`,
+      ]
+  return allOf([...memberConditions(filter), ...onRoom])
 }
+
+/** The rooms the filter keeps, up to the cap of a list's total; an index-only count without a room filter. */
+const countOf = (filter: RoomListFilter) =>
+  countUpToCapSql(sql`select 1 from ${roomMembers} where ${keptMemberships(filter)}`)
+
+/** The list's order: most recent activity first, along the member's index. */
+const inListOrder = sql`${roomMembers.lastActivity} desc, ${roomMembers.roomId} desc`
 
 /**
  * The identity's memberships the filter keeps, most recent activity first (`window`: the page of them): a
@@ -127,9 +126,7 @@ function roomFilter(filter: RoomListFilter): SQL[] {
  * however many rooms the member is in.
  */
 const membershipsInOrder = (filter: RoomListFilter, window: SQL) => sql`
-  select ${roomMembers}.* from ${roomMembers}
-  where ${allOf([...memberConditions(filter), ...roomFilter(filter)])}
-  order by ${roomMembers.lastActivity} desc, ${roomMembers.roomId} desc ${window}`
+  select ${roomMembers}.* from ${roomMembers} where ${keptMemberships(filter)} order by ${inListOrder} ${window}`
 
 /**
  * The identity's rooms the filter keeps, with the member's state, the room's last message and its members,
@@ -150,7 +147,7 @@ const selectRooms = (filter: RoomListFilter, window: SQL, extra: SQL = sql``) =>
   join ${rooms} on ${rooms.accountId} = ${roomMembers.accountId} and ${rooms.id} = ${roomMembers.roomId}
   left join ${roomMessages} on ${roomMessages.accountId} = ${rooms.accountId}
     and ${roomMessages.id} = ${rooms.lastMessageId} and ${roomMessages.deletedAt} is null
-  order by ${roomMembers.lastActivity} desc, ${roomMembers.roomId} desc`
+  order by ${inListOrder}`
 
 /** One statement per shape of filter, named after it and built on first use. */
 function statementByShape<Row>(name: string, build: (filter: RoomListFilter) => SQL) {
