@@ -150,13 +150,28 @@ export function findContactsByIdsOrEmails(
 /** The account's contacts, newest first (by id, which starts with its time). */
 export const contactsList = keysetList('contacts', contacts.id, contacts.id)
 
+/** A term has contact search keys (`contact_search_keys`) from three characters on. */
+const SEARCH_KEY_LENGTH = 3
+
+/**
+ * Contacts of the account whose name or email holds `search`. From three characters on, the search keys of
+ * the term come first: the GIN index `contacts_account_search_keys` finds the contacts having them all, and
+ * ILIKE keeps those that hold the term itself. The account is a parameter, not the column, so that
+ * PostgreSQL computes the term's keys once, when it plans.
+ */
+function matchingSearch(accountId: string, search: string): SQL {
+  const pattern = containsPattern(search)
+  const holdsTerm = or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL
+  if ([...search].length < SEARCH_KEY_LENGTH) return holdsTerm
+  const hasKeys = sql`contact_search_keys(${contacts.accountId}, ${contacts.name}, ${contacts.email})
+    @> contact_search_keys(${accountId}::text, ${search}::text)`
+  return and(hasKeys, holdsTerm) as SQL
+}
+
 /** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
 export async function listContacts(db: Database, accountId: string, page: { search?: string } & ListWindow) {
   const filters: SQL[] = [eq(contacts.accountId, accountId)]
-  if (page.search) {
-    const pattern = containsPattern(page.search)
-    filters.push(or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL)
-  }
+  if (page.search) filters.push(matchingSearch(accountId, page.search))
   const where = and(...filters)
   return selectListPage(
     db,

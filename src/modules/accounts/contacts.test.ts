@@ -49,6 +49,37 @@ describe('contacts of the caller', () => {
     expect(byEmail.json().pagination.total).toBe(1)
   })
 
+  test('finds any part of a name or email, of any case and alphabet, in the account only', async ({
+    t,
+    owner,
+  }) => {
+    const neighbour = await createTenant(t.app, { name: 'Same names' })
+    const addContact = (accountId: string, name: string, email: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/v1/admin/accounts/${accountId}/contacts`,
+        headers: adminHeaders,
+        payload: { name, email },
+      })
+    await addContact(owner.accountId, 'Zoë Ångström', 'zoe.a@fjord.example')
+    await addContact(neighbour.accountId, 'Zoë Ångström', 'zoe.b@fjord.example')
+    const names = async (search: string) =>
+      (
+        await t.app.inject({
+          url: `/v1/contacts?search=${encodeURIComponent(search)}`,
+          headers: owner.headers,
+        })
+      )
+        .json()
+        .data.map((c: { email: string }) => c.email)
+    // Three characters and more are looked up by the account's search keys; fewer by the account's contacts.
+    for (const term of ['ÅNGSTRÖM', 'oë Å', 'ngst', 'E.A@FJ', 'Zo', 'ö']) {
+      expect(await names(term), term).toEqual(['zoe.a@fjord.example'])
+    }
+    expect(await names('Ångströms')).toEqual([])
+    expect(await names('zoe.b')).toEqual([])
+  })
+
   test('shows another account nothing', async ({ t, owner, stranger }) => {
     const list = await t.app.inject({ url: '/v1/contacts', headers: stranger.headers })
     expect(list.json().pagination.total).toBe(0)

@@ -119,13 +119,13 @@ export const contacts = pgTable(
     // The account's contacts newest first (ids start with their time) and their count: without it a small
     // account's page walked every account's contacts backwards by id.
     index('contacts_account_id').on(t.accountId, t.id),
-    // Search by a part of the name or email (ILIKE '%…%'): trigrams (pg_trgm) under the account (btree_gin),
-    // so a rare match in a large account is found without reading its every contact.
-    index('contacts_account_search').using(
+    // Search by a part of the name or email (ILIKE '%…%'): keys of the account's own, each three characters
+    // of the lowercased name or email behind a hash of the account (`contact_search_keys`, migration 0032).
+    // A search reads the postings of its account's keys only: no other account's contacts, and not the
+    // account's every contact (docs/decisions.md, "Contact search keyed by the account").
+    index('contacts_account_search_keys').using(
       'gin',
-      t.accountId,
-      t.name.op('gin_trgm_ops'),
-      t.email.op('gin_trgm_ops'),
+      sql`contact_search_keys(${t.accountId}, ${t.name}, ${t.email})`,
     ),
   ],
 )
