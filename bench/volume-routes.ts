@@ -358,7 +358,7 @@ export const READS: VolumeRoute[] = [
     prepare: async (s, a) => asOperator(s, `/v1/admin/outbox?account_id=${a.accountId}`),
   },
   {
-    name: 'admin outbox, every account',
+    name: 'admin outbox of every account',
     operator: true,
     prepare: async (s: Scale) => asOperator(s, '/v1/admin/outbox'),
   },

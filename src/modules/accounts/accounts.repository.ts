@@ -1,4 +1,4 @@
-import { and, arrayContains, asc, eq, gte, sql } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, gte, inArray, sql } from 'drizzle-orm'
 import type { AccountStanding } from '../../platform/auth/account-access.js'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
@@ -24,6 +24,17 @@ export async function insertAccount(db: Database, values: typeof accounts.$infer
 export async function findAccount(db: Database, accountId: string): Promise<AccountRow | undefined> {
   const [row] = await db.select().from(accounts).where(eq(accounts.id, accountId))
   return row
+}
+
+/** The id and name of each of the accounts that exist among `accountIds`, in one statement. */
+export function findAccountNames(
+  db: Database,
+  accountIds: string[],
+): Promise<{ id: string; name: string }[]> {
+  return db
+    .select({ id: accounts.id, name: accounts.name })
+    .from(accounts)
+    .where(inArray(accounts.id, accountIds))
 }
 
 export async function updateAccount(

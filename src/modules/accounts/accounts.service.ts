@@ -10,6 +10,7 @@ import {
   type AccountRow,
   deleteMembership,
   findAccount,
+  findAccountNames,
   findAccountStanding,
   findMembership,
   findUser,
@@ -78,6 +79,16 @@ export async function createAccount(db: Database, input: AccountInput): Promise<
 export async function getAccount(db: Database, accountId: string): Promise<Account | null> {
   const row = await findAccount(db, accountId)
   return row ? accountView(row) : null
+}
+
+/** The accounts' names by id, read at once for a page of many accounts' rows (an account since removed has none). */
+export async function accountNames(
+  db: Database,
+  accountIds: (string | undefined)[],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(accountIds.filter((id) => id !== undefined))]
+  if (ids.length === 0) return new Map()
+  return new Map((await findAccountNames(db, ids)).map((account) => [account.id, account.name]))
 }
 
 export async function requireAccount(db: Database, accountId: string): Promise<Account> {

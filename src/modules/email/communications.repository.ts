@@ -1,4 +1,4 @@
-import { and, arrayContains, asc, eq, getTableColumns, inArray } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
 import { type COMMUNICATION_TYPES, communicationEvents, communications } from './tables.js'
@@ -77,6 +77,31 @@ export async function listEventsOf(
         eq(communicationEvents.accountId, accountId),
         inArray(communicationEvents.communicationId, communicationIds),
       ),
+    )
+    .orderBy(
+      asc(communicationEvents.timestamp),
+      asc(communicationEvents.createdAt),
+      asc(communicationEvents.sgEventId),
+    )
+}
+
+/**
+ * The events of records of many accounts (the operator's outbox of every account), oldest first, in one
+ * statement: each record is looked up on its own account's key, `(account_id, communication_id)`.
+ */
+export async function listEventsOfRecords(
+  db: Database,
+  records: { accountId: string; id: string }[],
+): Promise<CommunicationEventRow[]> {
+  if (records.length === 0) return []
+  const accountIds = sql.param(records.map((record) => record.accountId))
+  const ids = sql.param(records.map((record) => record.id))
+  return db
+    .select()
+    .from(communicationEvents)
+    .where(
+      sql`(${communicationEvents.accountId}, ${communicationEvents.communicationId})
+        in (select * from unnest(${accountIds}::text[], ${ids}::text[]))`,
     )
     .orderBy(
       asc(communicationEvents.timestamp),

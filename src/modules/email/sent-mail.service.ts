@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import type { CursorPagination, Pagination } from '../../platform/http/envelope.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { paginateList } from '../../platform/http/pagination.js'
-import { type CommunicationEventRow, listEventsOf } from './communications.repository.js'
+import { type CommunicationEventRow, listEventsOfRecords } from './communications.repository.js'
 import type { Communication, DeliveryEvent } from './communications.schemas.js'
 import { getCommunication } from './communications.service.js'
 import { deliveryStatus } from './delivery-status.service.js'
@@ -86,16 +86,10 @@ const htmlOf = (record: Communication) => record.html ?? contentOf(record.body, 
 const statusOf = (provider: string, events: { event: string; timestamp: number }[]) =>
   deliveryStatus(events) ?? (provider === MODULE_TAGS.outbox ? 'kept in the outbox' : 'accepted')
 
-/** The events of each record, fetched per account (every events query is scoped to its account). */
+/** The events of each record, each looked up in its own account. */
 async function eventsByRecord(db: Database, rows: SentMailLineRow[]) {
-  const idsByAccount = new Map<string, string[]>()
-  for (const row of rows)
-    idsByAccount.set(row.accountId, [...(idsByAccount.get(row.accountId) ?? []), row.id])
-  const lists = await Promise.all(
-    [...idsByAccount].map(([accountId, ids]) => listEventsOf(db, accountId, ids)),
-  )
   const byRecord = new Map<string | null, CommunicationEventRow[]>()
-  for (const event of lists.flat())
+  for (const event of await listEventsOfRecords(db, rows))
     byRecord.set(event.communicationId, [...(byRecord.get(event.communicationId) ?? []), event])
   return byRecord
 }

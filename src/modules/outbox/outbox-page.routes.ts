@@ -9,6 +9,7 @@ import { DomainError, Unauthorized } from '../../platform/http/errors.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
 import { type RouteSpec, routeOptions } from '../../platform/http/route-options.js'
 import { validationMessage } from '../../platform/http/validation-message.js'
+import { accountNames } from '../accounts/accounts.service.js'
 import { readAttachment } from '../email/communications.service.js'
 import { getSentMail, getSentMailHtml, listSentMail } from '../email/sent-mail.service.js'
 import { getSentSms, listSentSms } from '../reviews/sms-outbox.service.js'
@@ -30,7 +31,6 @@ import {
   SignInForm,
 } from './outbox-page.schemas.js'
 import {
-  accountNames,
   endSession,
   isAdminToken,
   isLiveSession,

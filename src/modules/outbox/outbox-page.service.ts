@@ -2,7 +2,6 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
-import { getAccount } from '../accounts/accounts.service.js'
 import {
   deleteExpiredSessions,
   deleteSession,
@@ -52,13 +51,3 @@ export async function endSession(db: Database, adminToken: string, value: string
 
 /** The sign-in form's check, in constant time. */
 export const isAdminToken = (adminToken: string, given: string) => isSameSecret(given, adminToken)
-
-/** The accounts' names by id (an account since deleted has none). */
-export async function accountNames(
-  db: Database,
-  accountIds: (string | undefined)[],
-): Promise<Map<string, string>> {
-  const ids = new Set(accountIds.filter((id) => id !== undefined))
-  const accounts = await Promise.all([...ids].map((id) => getAccount(db, id)))
-  return new Map(accounts.flatMap((account) => (account ? [[account._id, account.name] as const] : [])))
-}

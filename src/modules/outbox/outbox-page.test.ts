@@ -302,7 +302,9 @@ describe('the outbox pages', () => {
     expect(row).toContain('(1 attached)')
     expect(row).toContain('<td>delivered</td><td>processed, delivered</td><td>OUTBOX</td>')
     expect(list.body).toContain('<td>kept in the outbox</td><td><span class="muted">none</span></td>')
+    // Each line names its account: the page's accounts are read at once.
     expect(list.body).toContain(`>Owner</a>`)
+    expect(list.body).toContain(`>Stranger</a>`)
 
     const strangers = await get(t, `${OUTBOX}?account_id=${stranger.accountId}`, session)
     expect(subjectsOf(strangers.body)).toEqual(['Stranger news'])
