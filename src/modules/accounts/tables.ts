@@ -122,7 +122,7 @@ export const contacts = pgTable(
     // Search by a part of the name or email (ILIKE '%…%'): keys of the account's own, each three characters
     // of the lowercased name or email behind a hash of the account (`contact_search_keys`, migration 0032).
     // A search reads the postings of its account's keys only: no other account's contacts, and not the
-    // account's every contact (docs/decisions.md, "Contact search keyed by the account").
+    // account's every contact (docs/decisions.md, "Search keyed by the account").
     index('contacts_account_search_keys').using(
       'gin',
       sql`contact_search_keys(${t.accountId}, ${t.name}, ${t.email})`,

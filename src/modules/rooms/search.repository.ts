@@ -16,22 +16,27 @@ interface Search {
   text: string
 }
 
-// A scalar subquery: computed once per search (an InitPlan), where the function call itself would run again
-// for every hit.
-const queryOf = (text: string) => sql`(select websearch_to_tsquery('simple', ${text}::text))`
+/**
+ * The search's words as the account's own (`room_search_query`: websearch_to_tsquery('simple'), each lexeme
+ * behind the account's prefix, as `search_vector` holds them). A scalar subquery: computed once per search
+ * (an InitPlan), where the function call itself would run again for every hit.
+ */
+const queryOf = (search: Pick<Search, 'accountId' | 'text'>) =>
+  sql`(select room_search_query(${search.accountId}::text, ${search.text}::text))`
 
 /**
  * The account's messages (not deleted) that match, in the rooms the identity is a member of now. The
- * matches come from the account-led GIN index (`room_messages_account_search`), the only relation of the
- * query: the membership is a lookup per hit on the member's key, which OFFSET 0 keeps a subquery, and the
- * room's name and type are read for the page's rows only. Joined instead, PostgreSQL estimated a few rooms
+ * matches come from the GIN index of the account's own words (`room_messages_account_keyed_search`), the
+ * only relation of the query (`account_id` is still compared: two accounts may share a prefix). The
+ * membership is a lookup per hit on the member's key, which OFFSET 0 keeps a subquery, and the room's name
+ * and type are read for the page's rows only. Joined instead, PostgreSQL estimated a few rooms
  * for the largest account's member of 399 and probed the index once per room (docs/decisions.md, issue 31).
  */
 const matchingOf = (search: Search) =>
   and(
     eq(roomMessages.accountId, search.accountId),
     isNull(roomMessages.deletedAt),
-    sql`${roomMessages.searchVector} @@ ${queryOf(search.text)}`,
+    sql`${roomMessages.searchVector} @@ ${queryOf(search)}`,
     sql`exists (select 1 from ${roomMembers} where ${roomMembers.accountId} = ${search.accountId}
       and ${roomMembers.roomId} = ${roomMessages.roomId} and ${roomMembers.conversationId} = ${search.conversationId}
       offset 0)`,
@@ -52,7 +57,7 @@ export async function searchMessages(
   search: { text: string; offset: number; limit: number },
 ): Promise<{ rows: SearchRow[]; total: number }> {
   const matching = matchingOf({ accountId, conversationId, text: search.text })
-  const rank = sql`ts_rank(${roomMessages.searchVector}, ${queryOf(search.text)})`
+  const rank = sql`ts_rank(${roomMessages.searchVector}, ${queryOf({ accountId, text: search.text })})`
   // The total rides along on every row of the page (one scan of the hits); a page past the last has no
   // row to carry it, and counts apart.
   const page = await db

@@ -142,8 +142,11 @@ export const roomMessages = pgTable(
     kind: text('kind', { enum: MESSAGE_KINDS }).notNull().default('user'),
     senderId: text('sender_id').notNull(),
     content: text('content').notNull(),
-    /** What full-text search looks in: the content, language-neutral ('simple'). */
-    searchVector: tsvector('search_vector').generatedAlwaysAs(sql`to_tsvector('simple', content)`),
+    /**
+     * What full-text search looks in: the content's words, language-neutral ('simple'), each behind the
+     * account's search prefix (`room_search_vector`, migration 0032), so that the words are the account's own.
+     */
+    searchVector: tsvector('search_vector').generatedAlwaysAs(sql`room_search_vector(account_id, content)`),
     createdAt: createdAt(),
     editedAt: timestampColumn('edited_at'),
     deletedAt: timestampColumn('deleted_at'),
@@ -156,8 +159,9 @@ export const roomMessages = pgTable(
     // Unread counts subtract the member's own and the deleted messages past the read marker.
     index('room_messages_room_sender_seq').on(t.roomId, t.senderId, t.seq),
     index('room_messages_room_deleted_seq').on(t.roomId, t.seq).where(sql`${t.deletedAt} is not null`),
-    // Search reads one account's matches: GIN over the account (btree_gin) and the words, so a word common
-    // in other accounts costs this one nothing.
-    index('room_messages_account_search').using('gin', t.accountId, t.searchVector),
+    // Search reads one account's matches: GIN over words that are the account's own, so that neither a
+    // word common in other accounts nor the account's every message is read (docs/decisions.md, "Search
+    // keyed by the account").
+    index('room_messages_account_keyed_search').using('gin', t.searchVector),
   ],
 )

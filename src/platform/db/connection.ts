@@ -109,7 +109,8 @@ async function initPgliteCluster(path: string): Promise<void> {
 
 /**
  * The contrib extensions the migrations create (PostgreSQL ships them; PGlite loads each one it may use):
- * btree_gin lets a GIN index start with the account, pg_trgm indexes ILIKE searches.
+ * btree_gin lets a GIN index start with the account; pg_trgm served the first contact search index (migration
+ * 0023), replaced in 0032 by keys of the account's own, and is still created on the way.
  */
 async function pgliteExtensions() {
   const [{ btree_gin }, { pg_trgm }] = await Promise.all([
