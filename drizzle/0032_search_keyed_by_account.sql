@@ -4,15 +4,28 @@
 -- that an index or a generated column calls resolves other functions by the search_path, which a restore
 -- empties; the built-in ones (pg_catalog) it always finds.
 
--- Contact search keys: every three characters of the lowercased texts (a contact's name and email, or a
--- search's term). A contact whose name or email holds the term (ILIKE '%term%') has every key of the term.
+-- Contact search keys: every three characters of the first 200 of each lowercased text (a contact's name and
+-- email, or a search's term), and for a longer text the long-text key (the prefix and '…'), so that a row has
+-- a few hundred keys at most whatever it holds. A contact whose name or email holds the term (ILIKE '%term%')
+-- has every key of the term, or has the long-text key (contact_search_long_text_key).
 CREATE FUNCTION contact_search_keys(account text, VARIADIC texts text[]) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  select coalesce(array_agg(distinct owner.prefix || substr(lowered.text, i, 3)), '{}')
+  select coalesce(array_agg(distinct owner.prefix || keys.key), '{}')
   from (select substr(md5(account), 1, 6) as prefix) as owner,
     unnest(texts) as given(text),
     lower(given.text) as lowered(text),
-    generate_series(1, length(lowered.text) - 2) as i
+    lateral (
+      select substr(left(lowered.text, 200), i, 3) from generate_series(1, least(length(lowered.text), 200) - 2) as i
+      union all
+      select '…' where length(lowered.text) > 200
+    ) as keys(key)
+  where lowered.text is not null
+$$;--> statement-breakpoint
+-- The long-text key of contact_search_keys: the contacts whose name or email is over 200 characters, which
+-- a search reads whatever its term (their keys cover their first 200 characters only).
+CREATE FUNCTION contact_search_long_text_key(account text) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  select array[substr(md5(account), 1, 6) || '…']
 $$;--> statement-breakpoint
 -- A message's words for room search: to_tsvector('simple', content), each lexeme (its positions kept) behind
 -- the account's prefix, by rewriting the quoted lexemes of the tsvector's text ('word', a quote in it

@@ -155,16 +155,18 @@ const SEARCH_KEY_LENGTH = 3
 
 /**
  * Contacts of the account whose name or email holds `search`. From three characters on, the search keys of
- * the term come first: the GIN index `contacts_account_search_keys` finds the contacts having them all, and
- * ILIKE keeps those that hold the term itself. The account is a parameter, not the column, so that
- * PostgreSQL computes the term's keys once, when it plans.
+ * the term come first: the GIN index `contacts_account_search_keys` finds the contacts having them all, or
+ * the long-text key (a name or email over 200 characters, keyed on its first 200 only), and ILIKE keeps
+ * those that hold the term itself. The account is a parameter, not the column, so that PostgreSQL computes
+ * the term's keys once, when it plans.
  */
 function matchingSearch(accountId: string, search: string): SQL {
   const pattern = containsPattern(search)
   const holdsTerm = or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL
   if ([...search].length < SEARCH_KEY_LENGTH) return holdsTerm
-  const hasKeys = sql`contact_search_keys(${contacts.accountId}, ${contacts.name}, ${contacts.email})
-    @> contact_search_keys(${accountId}::text, ${search}::text)`
+  const keys = sql`contact_search_keys(${contacts.accountId}, ${contacts.name}, ${contacts.email})`
+  const hasKeys = sql`(${keys} @> contact_search_keys(${accountId}::text, ${search}::text)
+    or ${keys} @> contact_search_long_text_key(${accountId}::text))`
   return and(hasKeys, holdsTerm) as SQL
 }
 

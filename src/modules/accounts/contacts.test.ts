@@ -80,6 +80,31 @@ describe('contacts of the caller', () => {
     expect(await names('zoe.b')).toEqual([])
   })
 
+  test('finds a term anywhere in a name of a megabyte, whose search keys cover its first 200 characters', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Long names' })
+    const tail = `${'needle '.repeat(40)}end`
+    const name = `${randomText(MEGABYTE - tail.length)}${tail}`
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${tenant.accountId}/contacts`,
+      headers: adminHeaders,
+      payload: { name, email: 'long@example.com' },
+    })
+    expect(created.statusCode).toBe(201)
+    const found = async (search: string) =>
+      (
+        await t.app.inject({
+          url: `/v1/contacts?search=${encodeURIComponent(search)}`,
+          headers: tenant.headers,
+        })
+      ).json().pagination.total
+    // Past the keyed characters, and a term itself longer than they are.
+    for (const term of ['needle end', tail, 'long@']) expect(await found(term), term).toBe(1)
+    expect(await found('needle needle x')).toBe(0)
+  })
+
   test('shows another account nothing', async ({ t, owner, stranger }) => {
     const list = await t.app.inject({ url: '/v1/contacts', headers: stranger.headers })
     expect(list.json().pagination.total).toBe(0)

@@ -62,6 +62,13 @@ export async function listCommunications(
   )
 }
 
+/** Events oldest first: by the provider's time, then as stored. */
+const inEventOrder = [
+  asc(communicationEvents.timestamp),
+  asc(communicationEvents.createdAt),
+  asc(communicationEvents.sgEventId),
+]
+
 /** The delivery events of all the given records in one query, oldest first. */
 export async function listEventsOf(
   db: Database,
@@ -78,11 +85,7 @@ export async function listEventsOf(
         inArray(communicationEvents.communicationId, communicationIds),
       ),
     )
-    .orderBy(
-      asc(communicationEvents.timestamp),
-      asc(communicationEvents.createdAt),
-      asc(communicationEvents.sgEventId),
-    )
+    .orderBy(...inEventOrder)
 }
 
 /**
@@ -103,9 +106,5 @@ export async function listEventsOfRecords(
       sql`(${communicationEvents.accountId}, ${communicationEvents.communicationId})
         in (select * from unnest(${accountIds}::text[], ${ids}::text[]))`,
     )
-    .orderBy(
-      asc(communicationEvents.timestamp),
-      asc(communicationEvents.createdAt),
-      asc(communicationEvents.sgEventId),
-    )
+    .orderBy(...inEventOrder)
 }
