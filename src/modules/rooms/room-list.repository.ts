@@ -108,7 +108,8 @@ function keptMemberships(filter: RoomListFilter): SQL {
   const onRoom = onMembershipsAlone(filter)
     ? []
     : [
-        sql`exists (select 1 from ${rooms} where ${rooms.id} = ${roomMembers.roomId} and ${allOf(roomConditions(filter))})`,
+        sql`exists (select 1 from ${rooms} where ${rooms.accountId} = ${roomMembers.accountId}
+          and ${rooms.id} = ${roomMembers.roomId} and ${allOf(roomConditions(filter))})`,
       ]
   return allOf([...memberConditions(filter), ...onRoom])
 }
