@@ -198,6 +198,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const vacuum = !(await vacuumsItself(database))
   const queue = createJobQueue(database, {
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
+    lockSeconds: config.jobs.lockSeconds,
     keepFinishedMs: config.retention.jobsCompleted,
     keepArchivedMs: config.retention.jobsArchive,
     vacuumAfterMaintenance: vacuum,

@@ -72,7 +72,7 @@ export interface Config {
     funnelPreviewPerMinute: number
     formSubmitPerMinute: number
   }
-  jobs: { pollingIntervalSeconds: number; runWorkers: boolean }
+  jobs: { pollingIntervalSeconds: number; lockSeconds: number; runWorkers: boolean }
   /** How an account's removal deletes its rows (`DELETE /v1/admin/accounts/:id`, docs/decisions.md). */
   accountRemoval: {
     /** ACCOUNT_REMOVAL_BATCH_SIZE: rows per delete statement. */
@@ -286,6 +286,8 @@ export function loadConfig(env: Env = process.env): Config {
       delayMs: integer(env, 'SHUTDOWN_DELAY_MS', production ? 5000 : 0, 0, 300_000),
       timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 300_000),
     },
+      // Longer than any job's provider calls take; an account's removal sets its own.
+      lockSeconds: integer(env, 'JOBS_LOCK_SECONDS', 120, 4, 3_600),
     reviews: {
       stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
       sms: {

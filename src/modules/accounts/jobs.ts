@@ -7,10 +7,11 @@ import {
 } from './account-removal.service.js'
 
 /**
- * How long one run of the removal job deletes before it queues its continuation: well below pg-boss's
- * expiry of an active job (15 minutes), which would otherwise start a second run beside it.
+ * How long one run of the removal job deletes before it queues its continuation: well below the run's
+ * lock (REMOVAL_LOCK_SECONDS), whose expiry would otherwise start a second run beside it.
  */
 const REMOVAL_SLICE_MS = 5 * 60_000
+const REMOVAL_LOCK_SECONDS = 15 * 60
 
 /** What the account removal's route and job are given. */
 export const removalDepsOf = (platform: Platform): RemovalDeps => ({
@@ -32,5 +33,6 @@ export function defineAccountsJobs(platform: Platform): void {
     retryLimit: 10,
     retryDelaySeconds: 2,
     retryBackoff: true,
+    lockSeconds: REMOVAL_LOCK_SECONDS,
   })
 }

@@ -7,6 +7,7 @@ import {
   queueDueSyncs,
   runQueuedSync,
   SYNC_CAMPAIGN_JOB,
+  SYNC_HOLD_MS,
   SYNC_DUE_CAMPAIGNS_JOB,
   type SyncJob,
 } from './lead-sync.service.js'
@@ -99,9 +100,10 @@ export function defineLeadsJobs(platform: Platform): void {
   queue.define({
     name: SYNC_CAMPAIGN_JOB,
     handle: (data: SyncJob) => runQueuedSync(capture, data.account_id, data.campaign_id),
-    // Graph is read page after page: a few campaigns at a time.
+    // Graph is read page after page: a few campaigns at a time, each as long as a sync may hold its campaign.
     batchSize: 4,
     concurrency: 2,
+    lockSeconds: SYNC_HOLD_MS / 1000,
   })
   queue.define({
     name: SYNC_DUE_CAMPAIGNS_JOB,

@@ -44,7 +44,7 @@ export const SYNC_DUE_CAMPAIGNS_JOB = 'leads.sync-due-campaigns'
  */
 export const SYNC_OVERLAP_MS = 60 * 60_000
 /** A sync hold older than this belongs to a run that died; another run may take it. */
-const SYNC_HOLD_MS = 15 * 60_000
+export const SYNC_HOLD_MS = 15 * 60_000
 /**
  * An on-demand sync waits this long for a run already under way (the first sync, queued with a new campaign,
  * or the periodic one) to end, then runs its own; a run still going after it answers 409.

@@ -19,6 +19,7 @@ describe('job queue', () => {
     db = database.handle.db
     queue = createJobQueue(database.handle, {
       pollingIntervalSeconds: 0.5,
+      lockSeconds: 120,
       logger: pino({ level: 'silent' }),
     })
     queue.define({
@@ -153,6 +154,7 @@ describe('job queue', () => {
     const pollingIntervalSeconds = 3
     const batched = createJobQueue(database.handle, {
       pollingIntervalSeconds,
+      lockSeconds: 120,
       logger: pino({ level: 'silent' }),
     })
     let inFlight = 0
@@ -189,6 +191,7 @@ describe('job queue', () => {
   it('runs at most `concurrency` jobs of a fetch at once, each settled on its own', async () => {
     const limited = createJobQueue(database.handle, {
       pollingIntervalSeconds: 0.5,
+      lockSeconds: 120,
       logger: pino({ level: 'silent' }),
     })
     let inFlight = 0
@@ -229,6 +232,7 @@ describe('job queue', () => {
   it('schedules a job with a cron expression', async () => {
     const scheduled = createJobQueue(database.handle, {
       pollingIntervalSeconds: 0.5,
+      lockSeconds: 120,
       logger: pino({ level: 'silent' }),
     })
     scheduled.define({ name: 'test.every-minute', cron: '* * * * *', handle: async () => undefined })
@@ -245,9 +249,40 @@ describe('job queue', () => {
     }
   })
 
+  it('retries a job whose process died once its lock expires, on a live instance', async () => {
+    const instance = () =>
+      createJobQueue(database.handle, {
+        pollingIntervalSeconds: 0.5,
+        lockSeconds: 4,
+        logger: pino({ level: 'silent' }),
+      })
+    const runs: string[] = []
+    const define = (queue: JobQueue) =>
+      queue.define({ name: 'test.orphaned', retryDelaySeconds: 1, handle: async () => void runs.push('run') })
+    const dead = instance()
+    define(dead)
+    await dead.start({ runWorkers: false })
+    // What a process killed mid-job leaves behind: its job active, started, never completed.
+    const id = await dead.enqueue(db, 'test.orphaned', {})
+    await db.execute(sql`update pgboss.job set state = 'active', started_on = now() where id = ${id}`)
+    await dead.stop()
+    const started = Date.now()
+    const live = instance()
+    define(live)
+    await live.start({ runWorkers: true })
+    try {
+      // The lock (4 s), a maintenance round (every second), the retry delay (1 s), and a poll.
+      await vi.waitFor(() => expect(runs).toEqual(['run']), { timeout: 15_000, interval: 100 })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(3_000)
+    } finally {
+      await live.stop()
+    }
+  })
+
   it('lets a running job finish when it stops', async () => {
     const second = createJobQueue(database.handle, {
       pollingIntervalSeconds: 0.5,
+      lockSeconds: 120,
       logger: pino({ level: 'silent' }),
     })
     const events: string[] = []

@@ -24,6 +24,11 @@ export interface JobDefinition<T extends object = object> {
   concurrency?: number
   /** Also runs on this cron schedule (pg-boss's, UTC, at most once a minute across every instance). */
   cron?: string
+  /**
+   * How long a run may hold the job before it counts as dead and another instance retries it (default:
+   * the queue's `lockSeconds`). For jobs that legitimately run longer, such as an account's removal.
+   */
+  lockSeconds?: number
 }
 
 export interface EnqueueOptions {
@@ -117,6 +122,12 @@ function singletonId(name: string, key: string): string {
 export interface JobQueueOptions {
   pollingIntervalSeconds: number
   /**
+   * JOBS_LOCK_SECONDS: a job still active this long after it started belongs to a process that died (or
+   * hangs); it is failed and retried by a live instance. Checked by pg-boss's maintenance, which runs every
+   * quarter of it (at most every two minutes), so a dead process's job runs again within 1.25 times this.
+   */
+  lockSeconds: number
+  /**
    * How long finished jobs stay in the queue's table before pg-boss moves them to its archive (ms; pg-boss's
    * default 12 hours), and how long they stay there before it deletes them (default 7 days).
    */
@@ -127,6 +138,9 @@ export interface JobQueueOptions {
   logger: FastifyBaseLogger
 }
 
+/** pg-boss's maintenance, which fails the jobs whose lock expired, runs this often (seconds). */
+const maintenanceIntervalOf = (lockSeconds: number) => Math.max(1, Math.min(120, Math.ceil(lockSeconds / 4)))
+
 export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions): JobQueue {
   const connection =
     'connectionString' in handle.jobsConnection
@@ -135,6 +149,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
   const boss = new PgBoss({
     ...connection,
     schema: 'pgboss',
+    maintenanceIntervalSeconds: maintenanceIntervalOf(options.lockSeconds),
     // pg-boss's own retention of its tables, applied by its maintenance every two minutes.
     ...(options.keepFinishedMs && {
       archiveCompletedAfterSeconds: Math.round(options.keepFinishedMs / 1000),
@@ -257,6 +272,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
           retryLimit: definition.retryLimit ?? 5,
           retryDelay: definition.retryDelaySeconds ?? 5,
           retryBackoff: definition.retryBackoff ?? true,
+          expireInSeconds: definition.lockSeconds ?? options.lockSeconds,
         }
         // Queues must exist before the first send, or pg-boss drops the job silently.
         if (await boss.getQueue(definition.name)) await boss.updateQueue(definition.name, queue)
