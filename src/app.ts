@@ -54,6 +54,7 @@ import { scopesRoutes } from './modules/oauth/scopes.routes.js'
 import { SEEDED_SCOPES } from './modules/oauth/scopes.schemas.js'
 import { tokenRoutes } from './modules/oauth/token.routes.js'
 import { ACCESS_TOKEN_SECONDS } from './modules/oauth/token.service.js'
+import { webhookDeliveriesRoutes } from './modules/oauth/webhook-deliveries.routes.js'
 import { outboxPageRoutes } from './modules/outbox/outbox-page.routes.js'
 import { accountEventsRoutes } from './modules/reviews/account-events.routes.js'
 import { configurationRoutes } from './modules/reviews/configuration.routes.js'
@@ -260,7 +261,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   defineRetentionJob(queue, retention)
   defineAccountsJobs(platform)
   defineEmailJobs(platform)
-  defineOAuthJobs(platform)
+  const appWebhookSender = defineOAuthJobs(platform)
   defineReviewsJobs(platform)
   defineLeadsJobs(platform)
   defineFunnelsJobs(platform)
@@ -328,6 +329,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(supportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(scopesRoutes, { platform, prefix: '/v1/admin' })
   await app.register(appsRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(webhookDeliveriesRoutes, { platform, prefix: '/v1/admin' })
   await app.register(auditRoutes, { platform, prefix: '/v1/admin' })
   await app.register(metadataRoutes, { platform })
   await app.register(findUsersRoutes, { platform, prefix: '/v1/auth/oauth' })
@@ -371,12 +373,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(leadWebhookRoutes, { platform })
 
   app.addHook('onReady', () => queue.start({ runWorkers: config.jobs.runWorkers }))
+  app.addHook('onReady', async () => {
+    if (config.jobs.runWorkers) appWebhookSender.start()
+  })
   // Before Fastify closes the HTTP server, which waits for the clients' open WebSocket connections.
   app.addHook('preClose', () => {
     retention.stop()
     return realtime.close()
   })
   app.addHook('onClose', async () => {
+    await appWebhookSender.stop(config.shutdown.timeoutMs)
     await queue.stop({ timeoutMs: config.shutdown.timeoutMs })
     await revokedGrants.close()
     await accountAccess.close()

@@ -321,6 +321,31 @@ describe('configuration', () => {
     })
   })
 
+  it("reads how app webhooks are sent: Standard Webhooks' retry schedule by default, any list of periods", () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).oauth.webhooks).toEqual({
+      concurrencyPerApp: 2,
+      concurrency: 50,
+      timeoutMs: 5000,
+      retryScheduleMs: [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000),
+      pollMs: 500,
+    })
+    const set = loadConfig({
+      DATA_DIR: tempDir(),
+      APP_WEBHOOK_RETRY_SCHEDULE: '1s, 2m,3h',
+      APP_WEBHOOK_CONCURRENCY_PER_APP: '1',
+    }).oauth.webhooks
+    expect(set).toMatchObject({ retryScheduleMs: [1000, 120_000, 3 * HOUR_MS], concurrencyPerApp: 1 })
+    expect(
+      loadConfig({ DATA_DIR: tempDir(), APP_WEBHOOK_RETRY_SCHEDULE: '' }).oauth.webhooks.retryScheduleMs,
+    ).toEqual([])
+    expect(() => loadConfig({ DATA_DIR: tempDir(), APP_WEBHOOK_RETRY_SCHEDULE: '5s,soon' })).toThrow(
+      'APP_WEBHOOK_RETRY_SCHEDULE must be periods separated by commas, such as 5s,5m,2h, got "5s,soon"',
+    )
+    expect(() => loadConfig({ DATA_DIR: tempDir(), APP_WEBHOOK_CONCURRENCY_PER_APP: '0' })).toThrow(
+      'APP_WEBHOOK_CONCURRENCY_PER_APP',
+    )
+  })
+
   it('reads the retention periods: documented defaults, any unit, and off where a table may keep every row', () => {
     expect(loadConfig({ DATA_DIR: tempDir() }).retention).toEqual({
       mailEventBatches: 7 * DAY_MS,
@@ -329,6 +354,7 @@ describe('configuration', () => {
       oauthAuditEvents: 365 * DAY_MS,
       oauthCodes: DAY_MS,
       oauthRefreshTokens: 30 * DAY_MS,
+      appWebhookDeliveries: 30 * DAY_MS,
       shortLinkClicks: 90 * DAY_MS,
       jobsCompleted: 12 * HOUR_MS,
       jobsArchive: 7 * DAY_MS,

@@ -63,6 +63,7 @@ export interface Config {
     requirePkce: boolean
     /** APP_WEBHOOK_ALLOWED_CIDRS: non-public ranges app webhooks may still reach in production. */
     webhookAllowedRanges: AddressRange[]
+    webhooks: AppWebhookSettings
   }
   rateLimits: {
     emailSendPerMinute: number
@@ -91,6 +92,8 @@ export interface Config {
     oauthAuditEvents: number | undefined
     oauthCodes: number | undefined
     oauthRefreshTokens: number | undefined
+    /** App webhook deliveries, once delivered, dead or dropped. */
+    appWebhookDeliveries: number | undefined
     shortLinkClicks: number | undefined
     /** pg-boss's: finished jobs move to its archive this long after they finish... */
     jobsCompleted: number
@@ -142,6 +145,20 @@ export interface Config {
     /** How often each campaign's leads are reconciled with Graph and its page subscription checked. */
     syncIntervalMinutes: number
   }
+}
+
+/** How app webhook notifications are sent (docs/decisions.md, "App webhook notifications"). */
+export interface AppWebhookSettings {
+  /** APP_WEBHOOK_CONCURRENCY_PER_APP: an app's deliveries in flight at once, across every instance. */
+  concurrencyPerApp: number
+  /** APP_WEBHOOK_CONCURRENCY: deliveries in flight at once in one instance, all apps together. */
+  concurrency: number
+  /** APP_WEBHOOK_TIMEOUT_MS: how long a receiver has to answer an attempt. */
+  timeoutMs: number
+  /** APP_WEBHOOK_RETRY_SCHEDULE: the wait before each retry (ms); after the last, the delivery is dead. */
+  retryScheduleMs: number[]
+  /** APP_WEBHOOK_POLL_MS: how often an instance looks for deliveries that are due. */
+  pollMs: number
 }
 
 /** A setting that is wrong in itself; the message names the variable, what it holds and what it accepts. */
@@ -250,6 +267,14 @@ export function loadConfig(env: Env = process.env): Config {
       revocationCacheMs: integer(env, 'OAUTH_REVOCATION_CACHE_MS', 5000, 100, 60_000),
       requirePkce: boolean(env, 'OAUTH_REQUIRE_PKCE', false),
       webhookAllowedRanges: addressRanges(env, 'APP_WEBHOOK_ALLOWED_CIDRS'),
+      webhooks: {
+        concurrencyPerApp: integer(env, 'APP_WEBHOOK_CONCURRENCY_PER_APP', 2, 1, 100),
+        concurrency: integer(env, 'APP_WEBHOOK_CONCURRENCY', 50, 1, 1000),
+        timeoutMs: integer(env, 'APP_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
+        // Standard Webhooks' (Svix's) schedule: immediately, then these waits; about 33 hours in all.
+        retryScheduleMs: periods(env, 'APP_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+        pollMs: integer(env, 'APP_WEBHOOK_POLL_MS', 500, 10, 60_000),
+      },
     },
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
@@ -261,6 +286,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
+      // Longer than any job's provider calls take; an account's removal sets its own.
+      lockSeconds: integer(env, 'JOBS_LOCK_SECONDS', 120, 4, 3_600),
       runWorkers: env.RUN_WORKERS !== 'false',
     },
     accountRemoval: {
@@ -274,6 +301,7 @@ export function loadConfig(env: Env = process.env): Config {
       oauthAuditEvents: retentionPeriod(env, 'OAUTH_AUDIT_EVENTS_RETENTION', '365d'),
       oauthCodes: retentionPeriod(env, 'OAUTH_CODES_RETENTION', '1d'),
       oauthRefreshTokens: retentionPeriod(env, 'OAUTH_REFRESH_TOKENS_RETENTION', '30d'),
+      appWebhookDeliveries: retentionPeriod(env, 'APP_WEBHOOK_DELIVERIES_RETENTION', '30d'),
       // A click is a repeat when its visitor clicked within the hour before: that hour is read.
       shortLinkClicks: retentionPeriod(env, 'SHORT_LINK_CLICKS_RETENTION', '90d', '1h'),
       // pg-boss keeps its once-a-minute cron jobs apart by their finished predecessors (less: cron is off).
@@ -286,8 +314,6 @@ export function loadConfig(env: Env = process.env): Config {
       delayMs: integer(env, 'SHUTDOWN_DELAY_MS', production ? 5000 : 0, 0, 300_000),
       timeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 300_000),
     },
-      // Longer than any job's provider calls take; an account's removal sets its own.
-      lockSeconds: integer(env, 'JOBS_LOCK_SECONDS', 120, 4, 3_600),
     reviews: {
       stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
       sms: {
@@ -468,6 +494,18 @@ function period(env: Env, name: string, fallback: string, least?: string): numbe
   if (ms === undefined || ms < (least ? (periodMs(least) as number) : 0))
     throw new ConfigError(`${name} must be ${periodAccepted(least)}, got "${raw}"`)
   return ms
+}
+
+/** A comma-separated list of periods, in order (`5s,5m,30m`); empty: none. */
+function periods(env: Env, name: string, fallback: string): number[] {
+  const raw = env[name] ?? fallback
+  if (raw.trim() === '') return []
+  return raw.split(',').map((item) => {
+    const ms = periodMs(item.trim())
+    if (ms === undefined)
+      throw new ConfigError(`${name} must be periods separated by commas, such as 5s,5m,2h, got "${raw}"`)
+    return ms
+  })
 }
 
 /** A retention period, or `off` (undefined): the table keeps every row. */

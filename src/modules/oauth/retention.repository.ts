@@ -1,6 +1,7 @@
-import { lt, sql } from 'drizzle-orm'
+import { and, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import { type RetentionRule, writtenBefore } from '../../platform/jobs/retention.js'
-import { oauthAuditEvents, oauthCodes, oauthRefreshTokens } from './tables.js'
+import { oauthAuditEvents, oauthCodes, oauthRefreshTokens, oauthWebhookDeliveries } from './tables.js'
+import { SETTLED } from './webhook-deliveries.repository.js'
 
 /** What happened to grants, for operators. */
 export const auditEventsRetention = (periodMs: number | undefined): RetentionRule => ({
@@ -33,4 +34,20 @@ export const refreshTokensRetention = (periodMs: number | undefined): RetentionR
   table: oauthRefreshTokens,
   periodMs,
   expendable: (cutoff) => lt(unusableSince, cutoff),
+})
+
+/**
+ * App webhook deliveries settled (succeeded, dead or dropped) and untouched longer than the period: until
+ * then the app's developer sees them and may replay them. Found along the primary key by the time they were
+ * queued; one replayed since waits for its own period.
+ */
+export const webhookDeliveriesRetention = (periodMs: number | undefined): RetentionRule => ({
+  table: oauthWebhookDeliveries,
+  periodMs,
+  expendable: (cutoff) =>
+    and(
+      writtenBefore(oauthWebhookDeliveries.id, oauthWebhookDeliveries.createdAt, cutoff),
+      lt(oauthWebhookDeliveries.updatedAt, cutoff),
+      inArray(oauthWebhookDeliveries.status, SETTLED),
+    ) as SQL,
 })

@@ -1,5 +1,15 @@
 import { sql } from 'drizzle-orm'
-import { boolean, index, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
   createdAt,
@@ -132,5 +142,70 @@ export const oauthAuditEvents = pgTable(
     idFormat('oauth_audit_events_id_format', t.id),
     index('oauth_audit_events_client').on(t.clientId, t.createdAt, t.id),
     index('oauth_audit_events_account').on(t.accountId, t.createdAt, t.id),
+  ],
+)
+
+/**
+ * Where a delivery stands: `pending` (its first attempt, or a replay's, is due), `retrying` (an attempt failed,
+ * the next is scheduled), `succeeded` (a 2xx), `dead` (the retry schedule ran out), `dropped` (the app lost its
+ * webhook_url, its grant or its secret: it is told nothing more).
+ */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'dead', 'dropped'] as const
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number]
+
+/** One attempt, as the app's developer sees it: when, the answer's status (none: no answer), how long, why not. */
+export interface WebhookAttempt {
+  at: string
+  status_code: number | null
+  duration_ms: number
+  error: string | null
+}
+
+/**
+ * One notification to one app, written in the change's transaction before any call: its id is the
+ * `webhook-id` (`msg_<id>`) of every attempt, so that a receiver can drop a redelivery. The account's row:
+ * it holds the account's data (`notification`), removed and exported with the account.
+ */
+export const oauthWebhookDeliveries = pgTable(
+  'oauth_webhook_deliveries',
+  {
+    id: idColumn(),
+    clientId: text('client_id').notNull(),
+    accountId: accountIdColumn(),
+    event: text('event').notNull(),
+    /** The body sent, the spec's `{ event, data, account_id, timestamp }`. */
+    notification: jsonb('notification').$type<object>().notNull(),
+    status: text('status', { enum: WEBHOOK_DELIVERY_STATUSES }).notNull().default('pending'),
+    /** Every attempt, oldest first, replays' too. */
+    attempts: jsonb('attempts').$type<WebhookAttempt[]>().notNull().default([]),
+    /** Attempts since the delivery was queued or replayed: the place in the retry schedule. */
+    seriesAttempts: integer('series_attempts').notNull().default(0),
+    /** When the next attempt is due; while one is in flight, when its lease ends. Null once settled. */
+    nextAttemptAt: timestampColumn('next_attempt_at').defaultNow(),
+    /** Set while an instance sends it: the app's deliveries in flight are those leased. */
+    leasedUntil: timestampColumn('leased_until'),
+    droppedReason: text('dropped_reason'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    idFormat('oauth_webhook_deliveries_id_format', t.id),
+    check(
+      'oauth_webhook_deliveries_status_valid',
+      sql`${t.status} in ('pending', 'retrying', 'succeeded', 'dead', 'dropped')`,
+    ),
+    // The app's deliveries, newest first, all or of one status (the admin list).
+    index('oauth_webhook_deliveries_client').on(t.clientId, t.id),
+    index('oauth_webhook_deliveries_client_status').on(t.clientId, t.status, t.id),
+    // The claim: the apps with deliveries waiting, each one's due first; only waiting rows are in it.
+    index('oauth_webhook_deliveries_waiting')
+      .on(t.clientId, t.nextAttemptAt)
+      .where(sql`${t.status} in ('pending', 'retrying')`),
+    // An app's deliveries in flight, counted against its bound at each claim.
+    index('oauth_webhook_deliveries_leased')
+      .on(t.clientId, t.leasedUntil)
+      .where(sql`${t.leasedUntil} is not null`),
+    // The account's rows (its removal and export).
+    index('oauth_webhook_deliveries_account').on(t.accountId, t.id),
   ],
 )

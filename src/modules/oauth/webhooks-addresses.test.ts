@@ -4,12 +4,13 @@ import { sql } from 'drizzle-orm'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
 import { type FakeServer, startFakeServer } from '../../../test/fakes/http-server.js'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
-import { eventually, rowsOf } from '../../../test/helpers/jobs.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { behindTlsProxy, PRODUCTION_ENV } from '../../../test/helpers/production.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { newId } from '../../platform/db/ids.js'
 import { OutboundAddressPolicy } from '../../platform/http/outbound-address.js'
-import { APP_WEBHOOK_JOB, deliverAppNotification } from './webhooks.service.js'
+import { attemptDelivery } from './webhooks.service.js'
 
 /**
  * App webhook URLs in production: public addresses only (and the ranges APP_WEBHOOK_ALLOWED_CIDRS lists), at
@@ -153,20 +154,21 @@ describe('app webhook delivery, in production', () => {
     expect(contact.statusCode).toBe(201)
 
     await eventually(() => expect(delivered('/allowed')).toHaveLength(1))
-    const failure = await eventually(async () => {
-      const [job] = rowsOf<{ state: string; output: { message: string } }>(
-        await t.app.platform.db.execute(
-          sql`select state, output from pgboss.job where name = ${APP_WEBHOOK_JOB}
-            and data ->> 'client_id' = ${refused._id} and output is not null`,
-        ),
-      )
-      expect(job?.state).toMatch(/^(retry|failed)$/)
-      return job?.output.message
+    const delivery = await eventually(async () => {
+      const listed = await t.app.inject({
+        url: `/v1/admin/oauth/apps/${refused._id}/webhook-deliveries`,
+        headers: adminHeaders,
+      })
+      const [first] = listed.json().data
+      expect(first?.attempts).toHaveLength(1)
+      return first
     })
-    expect(failure).toBe(
-      `app webhook to http://127.0.0.2:${port()} refused: 127.0.0.2 is not a public address (loopback)`,
-    )
-    expect(failure).not.toContain('kept-secret')
+    expect(delivery.status).toBe('retrying')
+    expect(delivery.attempts[0]).toMatchObject({
+      status_code: null,
+      error: 'refused: 127.0.0.2 is not a public address (loopback)',
+    })
+    expect(JSON.stringify(delivery)).not.toContain('kept-secret')
     expect(delivered('/refused')).toHaveLength(0)
   })
 
@@ -196,29 +198,43 @@ describe('app webhook delivery, in production', () => {
       'named@hooks.example',
       `http://hooks.rebinding.test:${port()}/named`,
     )
-    const job = {
-      client_id: client._id,
-      message_id: 'msg_named',
+    const delivery = {
+      id: newId(),
+      clientId: client._id,
+      accountId: stranger.accountId,
+      event: 'contact.created',
       notification: {
         event: 'contact.created',
         data: {},
         account_id: stranger.accountId,
         timestamp: new Date().toISOString(),
       },
+      seriesAttempts: 0,
+      leasedUntil: new Date(),
     }
     const deliver = (addresses: OutboundAddressPolicy) =>
-      deliverAppNotification(
-        { db: t.app.platform.db, secretsKey: t.config.secretsKey, log: t.app.log, addresses },
-        job,
+      attemptDelivery(
+        {
+          db: t.app.platform.db,
+          secretsKey: t.config.secretsKey,
+          log: t.app.log,
+          addresses,
+          timeoutMs: 5_000,
+        },
+        delivery,
       )
+    const refusal = (message: string) => ({
+      attempt: expect.objectContaining({ status_code: null, error: `refused: ${message}` }),
+      delivered: false,
+    })
 
     const loopback = resolverTo('127.0.0.1')
-    await expect(deliver(new OutboundAddressPolicy([], loopback.resolve))).rejects.toThrow(
-      `app webhook to http://hooks.rebinding.test:${port()} refused: 127.0.0.1 (resolved from hooks.rebinding.test) is not a public address (loopback)`,
+    expect(await deliver(new OutboundAddressPolicy([], loopback.resolve))).toEqual(
+      refusal('127.0.0.1 (resolved from hooks.rebinding.test) is not a public address (loopback)'),
     )
     const mixed = resolverTo('93.184.215.14', '127.0.0.1')
-    await expect(deliver(new OutboundAddressPolicy([], mixed.resolve))).rejects.toThrow(
-      '127.0.0.1 (resolved from hooks.rebinding.test) is not a public address (loopback)',
+    expect(await deliver(new OutboundAddressPolicy([], mixed.resolve))).toEqual(
+      refusal('127.0.0.1 (resolved from hooks.rebinding.test) is not a public address (loopback)'),
     )
     expect(delivered('/named')).toHaveLength(0)
 
@@ -227,7 +243,7 @@ describe('app webhook delivery, in production', () => {
       loopback.resolve,
     )
     const callsBefore = loopback.calls.length
-    await deliver(allowedLoopback)
+    expect(await deliver(allowedLoopback)).toMatchObject({ attempt: { status_code: 200 }, delivered: true })
     expect(delivered('/named')).toHaveLength(1)
     expect(loopback.calls.slice(callsBefore)).toEqual(['hooks.rebinding.test'])
   })

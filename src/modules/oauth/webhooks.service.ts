@@ -1,13 +1,11 @@
 import { Webhook } from 'standardwebhooks'
 import type { Config } from '../../config.js'
 import type { Database } from '../../platform/db/connection.js'
-import { newId } from '../../platform/db/ids.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { OutboundAddressPolicy, outboundRefusalIn } from '../../platform/http/outbound-address.js'
-import type { JobQueue } from '../../platform/jobs/queue.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { providerRequest } from '../../platform/providers/http-client.js'
+import { inSpan } from '../../platform/tracing/tracing.js'
 import { CONTACT_CREATED, CONTACT_UPDATED, CRM_CONTACTS_READ } from '../accounts/contacts.service.js'
 import { LEADS_READ } from '../leads/lead-access.service.js'
 import {
@@ -17,9 +15,9 @@ import {
 } from '../leads/notifications.service.js'
 import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
+import type { WebhookAttempt } from './tables.js'
+import { type ClaimedDelivery, insertDeliveries, type Settlement } from './webhook-deliveries.repository.js'
 import { findAppsToNotify, holdsLiveGrant } from './webhooks.repository.js'
-
-export const APP_WEBHOOK_JOB = 'oauth.app-webhook'
 
 /** The changes apps are told of, each with the scope an app's grant in the account must carry. */
 const SCOPE_OF_EVENT: Record<string, string> = {
@@ -38,6 +36,8 @@ export interface WebhooksDeps {
   log: Logger
   /** In production, where notifications may go (appWebhookAddresses); anywhere else, anywhere. */
   addresses: OutboundAddressPolicy | undefined
+  /** How long a receiver has to answer (APP_WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number
 }
 
 /**
@@ -70,19 +70,11 @@ export interface AppNotification {
   timestamp: string
 }
 
-export interface AppWebhookJob {
-  client_id: string
-  /** `webhook-id`: the same on every attempt, so that a receiver can drop a redelivery. */
-  message_id: string
-  notification: AppNotification
-}
+/** The `webhook-id` of every attempt of a delivery. */
+export const webhookIdOf = (deliveryId: string) => `msg_${deliveryId}`
 
-/** One job per app to tell, queued in the change's transaction. */
-export async function queueAppNotifications(
-  queue: JobQueue,
-  tx: Database,
-  change: RecordChange,
-): Promise<void> {
+/** One delivery per app to tell, recorded in the change's transaction: sent once it commits. */
+export async function recordAppNotifications(tx: Database, change: RecordChange): Promise<void> {
   const scope = SCOPE_OF_EVENT[change.event]
   if (!scope) return
   const notification: AppNotification = {
@@ -91,58 +83,119 @@ export async function queueAppNotifications(
     account_id: change.account_id,
     timestamp: change.occurred_at.toISOString(),
   }
-  for (const clientId of await findAppsToNotify(tx, change.account_id, scope)) {
-    await queue.enqueue<AppWebhookJob>(tx, APP_WEBHOOK_JOB, {
-      client_id: clientId,
-      message_id: `msg_${newId()}`,
+  const clientIds = await findAppsToNotify(tx, change.account_id, scope)
+  await insertDeliveries(
+    tx,
+    clientIds.map((clientId) => ({
+      clientId,
+      accountId: change.account_id,
+      event: change.event,
       notification,
-    })
-  }
+    })),
+  )
+}
+
+/** What came of a delivery's turn: an attempt (delivered when answered 2xx), or none, and why. */
+export type AttemptResult = { attempt: WebhookAttempt; delivered: boolean } | { dropped: string }
+
+/**
+ * Makes an attempt at the delivery, unless the app is no longer to be told: it lost its webhook_url, its
+ * grant in the account, or its webhook secret.
+ */
+export async function attemptDelivery(deps: WebhooksDeps, delivery: ClaimedDelivery): Promise<AttemptResult> {
+  const app = await findApp(deps.db, delivery.clientId)
+  if (!app?.webhookUrl) return { dropped: 'the app has no webhook_url any more' }
+  // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
+  const scope = SCOPE_OF_EVENT[delivery.event] ?? ''
+  if (!(await holdsLiveGrant(deps.db, delivery.accountId, app.id, scope)))
+    return { dropped: 'the app no longer holds a grant in the account' }
+  const secret = webhookSecretOf(deps.secretsKey, app)
+  if (!secret) return { dropped: 'the app has no webhook secret; rotate it to get one' }
+  return postSigned(deps, { url: app.webhookUrl, secret, webhookId: webhookIdOf(delivery.id) }, delivery)
+}
+
+/** Why an attempt got no answer, without the URL: the address refused, the timeout, or the connection's error. */
+function failureOf(error: unknown, timeoutMs: number): string {
+  const refused = outboundRefusalIn(error)
+  if (refused) return `refused: ${refused.message}`
+  if (error instanceof DOMException && error.name === 'TimeoutError')
+    return `no answer within ${timeoutMs} ms`
+  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined
+  return cause?.code ?? (error instanceof Error ? error.name : 'no answer')
 }
 
 /**
  * POSTs the notification signed as Standard Webhooks say: HMAC-SHA256 of `id.timestamp.body` under the
- * app's webhook secret, in `webhook-signature`. Anything but a 2xx throws, so the job is retried. In
- * production the connection goes only to an address the policy allows, checked after DNS resolution; a
- * refused one fails the attempt like no answer (the range may be allowed, or the name fixed, meanwhile).
+ * app's webhook secret, in `webhook-signature`. Delivered when answered 2xx; a redirect is a failure ("update
+ * the webhook URL instead"), as are any other status, the timeout and no answer. In production the connection
+ * goes only to an address the policy allows, checked after DNS resolution; a refused one fails the attempt
+ * like no answer (the range may be allowed, or the name fixed, meanwhile).
  */
-export async function deliverAppNotification(deps: WebhooksDeps, job: AppWebhookJob): Promise<void> {
-  const { notification } = job
-  const { log } = deps
-  const delivery = { client_id: job.client_id, webhook_id: job.message_id, event: notification.event }
-  const app = await findApp(deps.db, job.client_id)
-  if (!app?.webhookUrl) return log.info(delivery, 'app webhook dropped: the app has no webhook_url any more')
-  // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
-  const scope = SCOPE_OF_EVENT[notification.event] ?? ''
-  if (!(await holdsLiveGrant(deps.db, notification.account_id, app.id, scope)))
-    return log.info(delivery, 'app webhook dropped: the app no longer holds a grant in the account')
-  const secret = webhookSecretOf(deps.secretsKey, app)
-  if (!secret)
-    return log.warn(delivery, 'app webhook dropped: the app has no webhook secret; rotate it to get one')
-
-  const body = JSON.stringify(notification)
+async function postSigned(
+  deps: WebhooksDeps,
+  target: { url: string; secret: string; webhookId: string },
+  delivery: ClaimedDelivery,
+): Promise<AttemptResult> {
+  const body = JSON.stringify(delivery.notification)
   const sentAt = new Date()
-  // Never the URL's query or credentials in a log or a job's error: only where it went.
-  const destination = new URL(app.webhookUrl).origin
-  const response = await providerRequest(
-    {
-      method: 'POST',
-      url: app.webhookUrl,
-      headers: {
-        'webhook-id': job.message_id,
-        'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': new Webhook(secret).sign(job.message_id, sentAt, body),
-      },
-      body,
-      retries: 0,
-      timeoutMs: 5_000,
-      ...(deps.addresses && { dispatcher: await deps.addresses.dispatcher() }),
-    },
-    log,
-  ).catch((error: unknown) => {
-    const refused = outboundRefusalIn(error)
-    throw refused ? new Error(`app webhook to ${destination} refused: ${refused.message}`) : error
+  const url = new URL(target.url)
+  // Never the URL's query or credentials in a log, a span or an attempt: only where it went.
+  const destination = `${url.origin}${url.pathname}`
+  const span = {
+    kind: 'client',
+    attributes: { 'http.request.method': 'POST', 'server.address': url.hostname, 'url.full': destination },
+  } as const
+  const attempt = (statusCode: number | null, error: string | null): WebhookAttempt => ({
+    at: sentAt.toISOString(),
+    status_code: statusCode,
+    duration_ms: Date.now() - sentAt.getTime(),
+    error,
   })
-  if (response.status < 200 || response.status >= 300)
-    throw new Error(`app webhook to ${destination} answered ${response.status}`)
+  try {
+    const response = await inSpan('POST', span, async (current) => {
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': target.webhookId,
+          'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+          'webhook-signature': new Webhook(target.secret).sign(target.webhookId, sentAt, body),
+        },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(deps.timeoutMs),
+        ...(deps.addresses && { dispatcher: await deps.addresses.dispatcher() }),
+      })
+      current.setAttributes({ 'http.response.status_code': answer.status })
+      return answer
+    })
+    await response.body?.cancel()
+    const delivered = response.status >= 200 && response.status < 300
+    return { attempt: attempt(response.status, null), delivered }
+  } catch (error) {
+    const failure = failureOf(error, deps.timeoutMs)
+    deps.log.info({ destination, webhook_id: target.webhookId, failure }, 'app webhook attempt got no answer')
+    return { attempt: attempt(null, failure), delivered: false }
+  }
+}
+
+/**
+ * Where an attempt leaves the delivery. Standard Webhooks: "retry delivery following a retry schedule
+ * spanning multiple days, with an exponential backoff", and "add some level of random jitter to retries":
+ * each wait is half its step of the schedule plus a random part of the other half, so retries of many
+ * deliveries spread out while the schedule's period still holds (between half and all of it). After the
+ * last step the delivery is dead.
+ */
+export function settlementOf(
+  result: AttemptResult,
+  seriesAttempts: number,
+  retryScheduleMs: number[],
+  now = Date.now(),
+): Settlement {
+  if ('dropped' in result) return { status: 'dropped', reason: result.dropped }
+  const { attempt } = result
+  if (result.delivered) return { status: 'succeeded', attempt }
+  const step = retryScheduleMs[seriesAttempts]
+  if (step === undefined) return { status: 'dead', attempt }
+  return { status: 'retrying', attempt, nextAttemptAt: new Date(now + step / 2 + (Math.random() * step) / 2) }
 }

@@ -8,7 +8,11 @@ import { test } from '../../../test/helpers/tenant-test.js'
 
 type AppWithWebhook = RegisteredApp & { webhook_secret: string }
 
-test.override('appEnv', { RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
+test.override('appEnv', {
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+  APP_WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s',
+  APP_WEBHOOK_POLL_MS: '100',
+})
 
 const notificationOf = (request: RecordedRequest, secret: string) =>
   new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as {
