@@ -4,11 +4,11 @@
  * seed:volume, starts the real server on it as `npm start` does, reads its idle RSS, then downloads the export
  * of the largest agency (with its sub-accounts) over HTTP, sampling the server's RSS every 100 ms.
  */
-import { readFileSync } from 'node:fs'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { stopEverything } from './children.js'
+import { residentBytes } from './machine.js'
 import { createBenchDatabase } from './postgres.js'
 import { RETENTION_OFF_FOR_SEEDED_ROWS, seedVolume } from './seed-volume.js'
 import { REPO_ROOT, startServer } from './servers.js'
@@ -16,12 +16,6 @@ import { prepareStart, readStartCommand } from './start-command.js'
 
 const SAMPLE_MS = 100
 const MB = 1024 * 1024
-
-/** The resident set of a process, from /proc (Linux), in bytes. */
-function residentBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) * 1024
-}
 
 /** Samples `pid`'s RSS until `work` settles; the highest sample and the work's result. */
 async function peakWhile<T>(pid: number, work: Promise<T>): Promise<{ peak: number; result: T }> {

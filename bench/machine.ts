@@ -56,6 +56,12 @@ function processTicks(pid: number): number {
   }
 }
 
+/** The resident set of a process, from /proc (Linux), in bytes. */
+export function residentBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? Number.NaN) * 1024
+}
+
 /** CPU ticks of each PostgreSQL process on the machine (other sessions' backends too), by pid. */
 function postgresTicks(): Map<number, number> {
   const ticks = new Map<number, number>()

@@ -8,12 +8,12 @@ import { formatReport, judge } from './report.js'
 import {
   type ComparedScenario,
   isMeasured,
-  type LoadOptions,
   type MeasuredScenario,
+  type MeasureOptions,
   type Scenario,
 } from './scenario.js'
 import { scenarios } from './scenarios.js'
-import { REPO_ROOT, SERVER_NODE, startBaseline, startServer } from './servers.js'
+import { REPO_ROOT, type RunningServer, SERVER_NODE, startBaseline, startInstances } from './servers.js'
 import { newSqlRecording, type SqlRecording } from './sql-recording.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 
@@ -31,10 +31,9 @@ const MEASURED_SECONDS = 600
 // Start-up, preparation, stopping and autocannon's request timeouts, beyond the two timed runs.
 const OVERHEAD_SECONDS = 150
 
-interface Options extends LoadOptions {
+interface Options extends MeasureOptions {
   name: string
   scenario: Scenario
-  requests: number | undefined
   postgres: boolean
   /** `--pin`: the load generator and the servers on separate CPUs (bench/README.md, "Run to run"). */
   pin: boolean
@@ -46,12 +45,33 @@ interface Setup {
   pinning: Pinning | undefined
 }
 
+/** Each scenario's own flags (`ScenarioFlags`), by scenario name. */
+const scenarioFlags = Object.entries(scenarios).flatMap(([name, scenario]) =>
+  isMeasured(scenario) && scenario.flags ? [{ name, flags: scenario.flags }] : [],
+)
+
 function usage(): string {
   const names = Object.keys(scenarios).join(', ')
   return (
     'usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres] [--pin]\n' +
+    scenarioFlags.map(({ name, flags }) => `       npm run bench -- ${name} ${flags.usage}\n`).join('') +
     `scenarios: ${names}`
   )
+}
+
+/** The values of the flags only `scenario` reads; a flag of another scenario is refused. */
+function flagsOf(name: string, scenario: Scenario, values: Record<string, unknown>) {
+  const own = isMeasured(scenario) ? scenario.flags : undefined
+  const flags: Record<string, string | undefined> = {}
+  for (const { flags: other } of scenarioFlags) {
+    for (const flag of other.names) {
+      if (values[flag] === undefined) continue
+      if (!own?.names.includes(flag)) throw new UsageError(`--${flag} is not an option of scenario "${name}"`)
+      flags[flag] = String(values[flag])
+    }
+  }
+  own?.check(flags)
+  return flags
 }
 
 function positiveInteger<T>(raw: string | undefined, fallback: T, max: number, flag: string): number | T {
@@ -73,6 +93,9 @@ function parseOptions(args: string[]): Options {
       requests: { type: 'string' },
       postgres: { type: 'boolean', default: false },
       pin: { type: 'boolean', default: false },
+      ...Object.fromEntries(
+        scenarioFlags.flatMap(({ flags }) => flags.names.map((flag) => [flag, { type: 'string' as const }])),
+      ),
     },
   })
   const name = positionals[0]
@@ -90,6 +113,7 @@ function parseOptions(args: string[]): Options {
     requests: positiveInteger(values.requests, undefined, MAX_REQUESTS, '--requests'),
     postgres: values.postgres,
     pin: values.pin,
+    flags: flagsOf(name, scenario, values),
   }
 }
 
@@ -130,24 +154,40 @@ async function bench(options: Options): Promise<boolean> {
   return passed
 }
 
-function startOn(options: Options, setup: Setup, scenario: Scenario, recording?: SqlRecording) {
-  log(`starting the server on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
-  return startServer({
-    start: setup.start,
-    postgres: options.postgres,
-    env: scenario.serverEnv,
-    cpus: setup.pinning?.servers,
-    ...(recording && { preload: { url: recording.preload, env: recording.env } }),
-  })
+/** The server (`count` instances of it, sharing one database) as the scenario needs it. */
+async function startOn(
+  options: Options,
+  setup: Setup,
+  scenario: Scenario,
+  recording?: SqlRecording,
+  count = 1,
+) {
+  const instances = count > 1 ? `${count} instances of the server` : 'the server'
+  log(`starting ${instances} on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
+  return startInstances(
+    {
+      start: setup.start,
+      postgres: options.postgres,
+      env: scenario.serverEnv,
+      cpus: setup.pinning?.servers,
+      ...(recording && { preload: { url: recording.preload, env: recording.env } }),
+    },
+    count,
+  )
 }
 
 async function measure(options: Options, setup: Setup, scenario: MeasuredScenario): Promise<boolean> {
   // PGlite runs inside the server's process: its SQL cannot be driven from outside, so no replay there.
   const recording = scenario.replaysSql && options.postgres ? await newSqlRecording() : undefined
-  const server = await startOn(options, setup, scenario, recording)
-  const target = recording ? { ...server, sql: recording.recorder(server.pid) } : server
+  const servers = await startOn(options, setup, scenario, recording, scenario.instances)
+  const server = servers[0] as RunningServer
+  const target = {
+    ...server,
+    ...(recording && { sql: recording.recorder(server.pid) }),
+    ...(servers.length > 1 && { instances: servers }),
+  }
   const measured = await scenario.measure(target, options)
-  await server.stop()
+  await Promise.all(servers.map((instance) => instance.stop()))
   const verdict = measured.passed ? 'PASS' : 'BELOW'
   console.log([`scenario ${options.name}: ${scenario.description}`, ...measured.lines, verdict].join('\n'))
   if (measured.failed) console.log('errors, or work lost or doubled: the figures are not valid')
@@ -159,7 +199,7 @@ async function compareWithBaseline(
   setup: Setup,
   scenario: ComparedScenario,
 ): Promise<boolean> {
-  const server = await startOn(options, setup, scenario)
+  const [server] = (await startOn(options, setup, scenario)) as [RunningServer]
   const request = await scenario.prepare(server)
   const response = await captureResponse(server.baseUrl, request)
   log('starting the baseline')

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import type { SqlRecorder } from './sql-recording.js'
 
 /**
@@ -52,6 +53,10 @@ export interface Target {
   databaseUrl?: string
   /** The server's process (its CPU time is reported). */
   pid?: number
+  /** The server's process itself: its IPC channel reaches what a scenario preloads (`memory-probe.mjs`). */
+  process?: ChildProcess
+  /** Every instance, this one first, of a scenario that starts several (`instances`). */
+  instances?: Target[]
   /** The server's pool of PostgreSQL connections (DATABASE_POOL_SIZE, as src/config.ts reads it). */
   databasePoolSize: number
   /** Records the SQL of chosen requests (a scenario with `replaysSql`, on PostgreSQL only). */
@@ -82,6 +87,18 @@ export interface LoadOptions {
 export interface MeasureOptions extends LoadOptions {
   /** `--requests`: how many requests to send; undefined leaves the scenario's default. */
   requests: number | undefined
+  /** The scenario's own options (`flags`), by name, as given on the command line. */
+  flags: Record<string, string | undefined>
+}
+
+/** Options of the command line that only one scenario reads, e.g. `--sockets-per-instance 200`. */
+export interface ScenarioFlags {
+  /** The flags' names, without `--`; each takes a value. */
+  names: string[]
+  /** A line for the bench's usage. */
+  usage: string
+  /** Throws a UsageError (options.ts) for a value the scenario refuses. */
+  check(values: Record<string, string | undefined>): void
 }
 
 /** What a measured scenario found: printed as it is, then judged like a comparison. */
@@ -109,6 +126,9 @@ export interface MeasuredScenario {
    * started with the SQL recorder, given to `measure` as `target.sql`.
    */
   replaysSql?: boolean
+  /** How many instances of the server to start, sharing one database and the run's secrets (default 1). */
+  instances?: number
+  flags?: ScenarioFlags
   measure(target: Target, options: MeasureOptions): Promise<Measured>
 }
 

@@ -8,6 +8,7 @@ import { leadWebhooks } from './scenarios/lead-webhooks.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 import { reviewWebhooks } from './scenarios/review-webhooks.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
+import { sockets } from './scenarios/sockets.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
@@ -22,4 +23,5 @@ export const scenarios: Record<string, Scenario> = {
   'room-list': roomList,
   'room-search': roomSearch,
   'room-send': roomSend,
+  sockets,
 }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -24,6 +25,8 @@ const BASELINE_START_TIMEOUT_MS = 10_000
 export interface RunningServer extends Target {
   /** The server's process id (signals to the SQL recorder). */
   pid: number | undefined
+  /** The server's process: its IPC channel reaches what a scenario preloads into it. */
+  process: ChildProcess
   stop(): Promise<void>
 }
 
@@ -51,33 +54,61 @@ export interface ServerOptions {
  * caller's shell changes what is measured; it holds every secret production requires, generated for the run.
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const [server] = await startInstances(options, 1)
+  return server as RunningServer
+}
+
+/**
+ * `count` instances of the server, each as `startServer` starts one, sharing the run's database and secrets
+ * (a token one mints, the others accept) and each with its own port and data directory. The database is
+ * dropped once the last of them has stopped.
+ */
+export async function startInstances(options: ServerOptions, count: number): Promise<RunningServer[]> {
   const scenarioEnv = typeof options.env === 'function' ? await options.env() : options.env
-  const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
-  const port = await freePort()
   const database = options.postgres ? await createBenchDatabase() : undefined
   const adminToken = randomBytes(24).toString('hex')
-  const baseUrl = `http://${HOST}:${port}`
-  const env: NodeJS.ProcessEnv = {
+  const shared: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     NODE_ENV: 'production',
-    DATA_DIR: dataDir,
     ADMIN_TOKEN: adminToken,
     JWT_SECRET: randomBytes(32).toString('hex'),
     SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     OAUTH_SIGNING_KEY: newSigningKey(),
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
     SENDGRID_WEBHOOK_PUBLIC_KEY: newEventWebhookKey(),
-    PUBLIC_BASE_URL: baseUrl,
     // As production runs, behind a TLS proxy (here on loopback): see VIA_TLS_PROXY.
     TRUST_PROXY: 'loopback',
     LOG_LEVEL: 'warn',
     // No load balancer to drain: stopped, the server closes at once instead of serving on for 5 s.
     SHUTDOWN_DELAY_MS: '0',
-    PORT: String(port),
     HOST,
     ...(database && { DATABASE_URL: database.url }),
     ...scenarioEnv,
     ...options.preload?.env,
+  }
+  let running = count
+  const dropWithLast = async () => {
+    if (--running === 0) await database?.drop()
+  }
+  const instances: RunningServer[] = []
+  for (let i = 0; i < count; i++) instances.push(await startInstance(options, shared, dropWithLast))
+  return instances
+}
+
+/** One instance on the shared environment, its own port and data directory; `stopped` once it has stopped. */
+async function startInstance(
+  options: ServerOptions,
+  shared: NodeJS.ProcessEnv,
+  stopped: () => Promise<void>,
+): Promise<RunningServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
+  const port = await freePort()
+  const baseUrl = `http://${HOST}:${port}`
+  const env: NodeJS.ProcessEnv = {
+    ...shared,
+    DATA_DIR: dataDir,
+    PUBLIC_BASE_URL: baseUrl,
+    PORT: String(port),
   }
   const { start } = options
   const preload = options.preload ? ['--import', options.preload.url] : []
@@ -92,16 +123,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stop = registerStop(async () => {
     await stopChild(child)
     await rm(dataDir, { recursive: true, force: true })
-    await database?.drop()
+    await stopped()
   })
   await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
   return {
     baseUrl,
-    adminToken,
+    adminToken: String(env.ADMIN_TOKEN),
     pid: child.process.pid,
+    process: child.process,
     stop,
     databasePoolSize: loadConfig(env).databasePoolSize,
-    ...(database && { databaseUrl: database.url }),
+    ...(env.DATABASE_URL && { databaseUrl: env.DATABASE_URL }),
   }
 }
 
