@@ -1,4 +1,5 @@
 import type { Scenario } from './scenario.js'
+import { appWebhooks } from './scenarios/app-webhooks.js'
 import { changelog } from './scenarios/changelog.js'
 import { contactsOAuth } from './scenarios/contacts-oauth.js'
 import { deliveryEvents } from './scenarios/delivery-events.js'
@@ -12,6 +13,7 @@ import { sockets } from './scenarios/sockets.js'
 
 /** Every scenario `npm run bench -- <name>` knows: one file under scenarios/ and one line here each. */
 export const scenarios: Record<string, Scenario> = {
+  'app-webhooks': appWebhooks,
   changelog,
   'contacts-oauth': contactsOAuth,
   'delivery-events': deliveryEvents,

@@ -323,8 +323,8 @@ describe('configuration', () => {
 
   it("reads how app webhooks are sent: Standard Webhooks' retry schedule by default, any list of periods", () => {
     expect(loadConfig({ DATA_DIR: tempDir() }).oauth.webhooks).toEqual({
-      concurrencyPerApp: 2,
-      concurrency: 50,
+      concurrencyPerApp: 8,
+      concurrency: 100,
       timeoutMs: 5000,
       retryScheduleMs: [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000),
       pollMs: 500,

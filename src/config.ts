@@ -268,8 +268,8 @@ export function loadConfig(env: Env = process.env): Config {
       requirePkce: boolean(env, 'OAUTH_REQUIRE_PKCE', false),
       webhookAllowedRanges: addressRanges(env, 'APP_WEBHOOK_ALLOWED_CIDRS'),
       webhooks: {
-        concurrencyPerApp: integer(env, 'APP_WEBHOOK_CONCURRENCY_PER_APP', 2, 1, 100),
-        concurrency: integer(env, 'APP_WEBHOOK_CONCURRENCY', 50, 1, 1000),
+        concurrencyPerApp: integer(env, 'APP_WEBHOOK_CONCURRENCY_PER_APP', 8, 1, 100),
+        concurrency: integer(env, 'APP_WEBHOOK_CONCURRENCY', 100, 1, 1000),
         timeoutMs: integer(env, 'APP_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
         // Standard Webhooks' (Svix's) schedule: immediately, then these waits; about 33 hours in all.
         retryScheduleMs: periods(env, 'APP_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),

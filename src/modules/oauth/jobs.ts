@@ -22,6 +22,7 @@ export function defineOAuthJobs(platform: Platform): WebhookSender {
       log: platform.log,
       addresses: appWebhookAddresses(platform.config),
       timeoutMs: webhooks.timeoutMs,
+      grantRecheckAfterMs: platform.config.oauth.revocationCacheMs,
     },
     webhooks,
   )

@@ -14,7 +14,7 @@ export type NewDelivery = Pick<DeliveryRow, 'clientId' | 'accountId' | 'event' |
 /** A delivery an instance has claimed: its lease is the fence of what it writes back. */
 export type ClaimedDelivery = Pick<
   DeliveryRow,
-  'id' | 'clientId' | 'accountId' | 'event' | 'notification' | 'seriesAttempts'
+  'id' | 'clientId' | 'accountId' | 'event' | 'notification' | 'seriesAttempts' | 'createdAt'
 > & { leasedUntil: Date }
 
 /** The statuses a delivery ends in: replayed from, and let go by retention. */
@@ -94,7 +94,8 @@ async function leaseDueDeliveries(
     )
     update oauth_webhook_deliveries d set leased_until = ${lease}, next_attempt_at = ${lease}
     from claimed where d.id = claimed.id
-    returning d.id, d.client_id, d.account_id, d.event, d.notification, d.series_attempts, d.leased_until`)
+    returning d.id, d.client_id, d.account_id, d.event, d.notification, d.series_attempts, d.leased_until,
+      d.created_at`)
   return rowsOf<{
     id: string
     client_id: string
@@ -103,6 +104,7 @@ async function leaseDueDeliveries(
     notification: object
     series_attempts: number
     leased_until: Date | string
+    created_at: Date | string
   }>(result).map((row) => ({
     id: row.id,
     clientId: row.client_id,
@@ -111,6 +113,7 @@ async function leaseDueDeliveries(
     notification: row.notification,
     seriesAttempts: row.series_attempts,
     leasedUntil: new Date(row.leased_until),
+    createdAt: new Date(row.created_at),
   }))
 }
 

@@ -4,7 +4,7 @@ import { type FakeServer, type RecordedRequest, startFakeServer } from '../../..
 import { adminHeaders, anotherInstance, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
-import { createUser, obtainTokens, type RegisteredApp, registerApp } from '../../../test/helpers/oauth.js'
+import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const PER_APP = 2
@@ -17,6 +17,8 @@ test.override('appEnv', {
   APP_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
   APP_WEBHOOK_CONCURRENCY_PER_APP: String(PER_APP),
   APP_WEBHOOK_POLL_MS: '100',
+  // A delivery's grant is checked again once it is older than this.
+  OAUTH_REVOCATION_CACHE_MS: '100',
 })
 
 interface Attempt {
@@ -98,16 +100,16 @@ describe('app webhook deliveries', () => {
   afterAll(() => receiver.close())
 
   /** A new account and an app told of its contacts at `path`. */
-  async function listeningApp(t: TestApp, path: string): Promise<{ tenant: Tenant; app: RegisteredApp }> {
+  async function listeningApp(t: TestApp, path: string) {
     const tenant = await createTenant(t.app)
     const email = `owner${path.replaceAll('/', '-')}@deliveries.example`
-    await createUser(t.app, email, [tenant.accountId])
+    const user = await createUser(t.app, email, [tenant.accountId])
     const app = await registerApp(t.app, {
       scopes: ['crm.contacts.read'],
       webhook_url: `${receiver.url}${path}`,
     })
     await obtainTokens(t.app, app, email)
-    return { tenant, app }
+    return { tenant, app, userId: user._id as string }
   }
 
   test('retries a failing app on the schedule, then marks the delivery dead, listing every attempt', async ({
@@ -288,5 +290,31 @@ describe('app webhook deliveries', () => {
     })
     expect(dropped.attempts).toHaveLength(1)
     expect(received('/unregistered')).toHaveLength(1)
+  })
+
+  test('drops a retried delivery once its app lost its grant in the account', async ({ t }) => {
+    const { tenant, app, userId } = await listeningApp(t, '/revoked')
+    statuses.set('/revoked', [500])
+    await createContact(t, tenant, 'revoked@deliveries.example')
+    await eventually(() => expect(received('/revoked')).toHaveLength(1))
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/tokens',
+      headers: adminHeaders,
+      payload: { user_id: userId, account_id: tenant.accountId },
+    })
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/auth/oauth/grants/${app._id}`,
+      headers: { authorization: `Bearer ${minted.json().data.token}` },
+    })
+    expect(revoked.statusCode, revoked.body).toBe(200)
+    const [dropped] = await eventually(async () => {
+      const { data } = await listDeliveries(t, app._id, '?status=dropped')
+      expect(data).toHaveLength(1)
+      return data as [Delivery]
+    })
+    expect(dropped).toMatchObject({ dropped_reason: 'the app no longer holds a grant in the account' })
+    expect(received('/revoked')).toHaveLength(1)
   })
 })

@@ -211,6 +211,7 @@ describe('app webhook delivery, in production', () => {
       },
       seriesAttempts: 0,
       leasedUntil: new Date(),
+      createdAt: new Date(),
     }
     const deliver = (addresses: OutboundAddressPolicy) =>
       attemptDelivery(
@@ -220,6 +221,7 @@ describe('app webhook delivery, in production', () => {
           log: t.app.log,
           addresses,
           timeoutMs: 5_000,
+          grantRecheckAfterMs: 0,
         },
         delivery,
       )

@@ -38,6 +38,12 @@ export interface WebhooksDeps {
   addresses: OutboundAddressPolicy | undefined
   /** How long a receiver has to answer (APP_WEBHOOK_TIMEOUT_MS). */
   timeoutMs: number
+  /**
+   * How old a delivery is before its app's grant is checked again (OAUTH_REVOCATION_CACHE_MS): recorded in
+   * the change's transaction only if the grant was live, a grant taken back is heeded within this time, as
+   * the grant's access tokens are refused within it.
+   */
+  grantRecheckAfterMs: number
 }
 
 /**
@@ -106,12 +112,22 @@ export async function attemptDelivery(deps: WebhooksDeps, delivery: ClaimedDeliv
   const app = await findApp(deps.db, delivery.clientId)
   if (!app?.webhookUrl) return { dropped: 'the app has no webhook_url any more' }
   // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
-  const scope = SCOPE_OF_EVENT[delivery.event] ?? ''
-  if (!(await holdsLiveGrant(deps.db, delivery.accountId, app.id, scope)))
+  if (!(await stillGranted(deps, delivery, app.id)))
     return { dropped: 'the app no longer holds a grant in the account' }
   const secret = webhookSecretOf(deps.secretsKey, app)
   if (!secret) return { dropped: 'the app has no webhook secret; rotate it to get one' }
   return postSigned(deps, { url: app.webhookUrl, secret, webhookId: webhookIdOf(delivery.id) }, delivery)
+}
+
+/** Whether the app may still be told: checked again once the delivery is older than `grantRecheckAfterMs`. */
+async function stillGranted(
+  deps: WebhooksDeps,
+  delivery: ClaimedDelivery,
+  clientId: string,
+): Promise<boolean> {
+  if (Date.now() - delivery.createdAt.getTime() < deps.grantRecheckAfterMs) return true
+  const scope = SCOPE_OF_EVENT[delivery.event] ?? ''
+  return holdsLiveGrant(deps.db, delivery.accountId, clientId, scope)
 }
 
 /** Why an attempt got no answer, without the URL: the address refused, the timeout, or the connection's error. */
