@@ -330,6 +330,37 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
     response.end()
   }
 
+  /**
+   * The Email Activity Feed's `GET /v3/messages`, for the one query type this service sends:
+   * `unique_args['name']="value"`, matched against the custom args of the key's own messages.
+   */
+  const findMessages = (apiKey: string, search: URLSearchParams, response: ServerResponse) => {
+    const query = /^unique_args\['([^']+)'\]="([^"]*)"$/.exec(search.get('query') ?? '')
+    const limit = Number(search.get('limit') ?? 10)
+    if (!query || !Number.isInteger(limit) || limit < 1 || limit > 1000)
+      return sendJson(response, 400, errors(error('invalid query')))
+    const [, name, value] = query
+    const found = [...messages.values()].filter(
+      (message) =>
+        message.apiKey === apiKey &&
+        message.body.personalizations.some(
+          (p) => (p.custom_args as Record<string, string> | undefined)?.[name as string] === value,
+        ),
+    )
+    sendJson(response, 200, {
+      messages: found.slice(0, limit).map((message) => ({
+        msg_id: message.xMessageId,
+        from_email: message.body.from.email,
+        subject: message.body.subject,
+        to_email: message.body.personalizations[0]?.to[0]?.email,
+        status: 'processed',
+        opens_count: 0,
+        clicks_count: 0,
+        last_event_time: new Date().toISOString(),
+      })),
+    })
+  }
+
   const settings = (
     subuser: string,
     method: string,
@@ -416,6 +447,10 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
       return sendJson(response, 415, errors(error('Content-Type should be application/json.')))
     if (typeof body === 'string') return sendJson(response, 400, errors(error('Bad Request')))
 
+    if (path === '/v3/messages') {
+      if (request.method !== 'GET') return sendJson(response, 405, errors(error('method not allowed')))
+      return findMessages(key, new URL(request.url, 'http://fake').searchParams, response)
+    }
     if (path === '/v3/mail/send') {
       if (request.method !== 'POST') return sendJson(response, 405, errors(error('method not allowed')))
       // SendGrid ignores On-Behalf-Of here: mail goes out as the owner of the key.

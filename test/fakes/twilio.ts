@@ -69,8 +69,10 @@ export async function startFakeTwilio(options: {
     const credentials = basicCredentials(request)
     if (credentials?.user !== options.accountSid || credentials.password !== options.authToken)
       return sendTwilioError(response, 401, 20003, 'Authenticate')
-    if (request.method !== 'POST' || path?.[1] !== options.accountSid)
+    if (path?.[1] !== options.accountSid || !['GET', 'POST'].includes(request.method))
       return sendTwilioError(response, 404, 20404, 'The requested resource was not found')
+    if (request.method === 'GET')
+      return listMessages(new URL(request.url, 'http://fake').searchParams, response)
     const form = formOf(request)
     const refusal = refusalOf(form, unsubscribed)
     if (refusal) return sendTwilioError(response, 400, ...refusal)
@@ -81,8 +83,13 @@ export async function startFakeTwilio(options: {
       body: form.get('Body') as string,
     }
     messages.push(message)
+    sendJson(response, 201, resourceOf(message))
+  }
+
+  /** Twilio's message resource, `queued`, as it answers a new message and lists it. */
+  const resourceOf = (message: FakeTwilioMessage) => {
     const now = new Date().toUTCString().replace('GMT', '+0000')
-    sendJson(response, 201, {
+    return {
       ...message,
       account_sid: options.accountSid,
       api_version: '2010-04-01',
@@ -99,6 +106,19 @@ export async function startFakeTwilio(options: {
       price_unit: 'USD',
       status: 'queued',
       uri: `/2010-04-01/Accounts/${options.accountSid}/Messages/${message.sid}.json`,
+    }
+  }
+
+  /** `GET .../Messages.json`: the account's messages, newest first, filtered by `To` and `From`, a page of `PageSize`. */
+  const listMessages = (query: URLSearchParams, response: ServerResponse) => {
+    const pageSize = Number(query.get('PageSize') ?? 50)
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 1000)
+      return sendTwilioError(response, 400, 20001, 'Invalid PageSize')
+    const matches = (value: string, name: string) => !query.has(name) || query.get(name) === value
+    const found = messages.filter((message) => matches(message.to, 'To') && matches(message.from, 'From'))
+    sendJson(response, 200, {
+      messages: found.reverse().slice(0, pageSize).map(resourceOf),
+      page_size: pageSize,
     })
   }
 

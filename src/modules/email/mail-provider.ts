@@ -22,6 +22,11 @@ export interface MailProvider {
    * missing: called before anything is charged, so a misconfigured account is never charged.
    */
   prepare(accountId: string): Promise<(body: SendgridMailBody) => Promise<SentMail>>
+  /**
+   * The message of the communication, when the provider took it: asked when the process that sent it died
+   * before recording it. The outbox, which keeps nothing outside, never has one.
+   */
+  findSent(accountId: string, communicationId: string): Promise<SentMail | undefined>
 }
 
 /**
@@ -54,6 +59,7 @@ export function createMailProvider({ db, mail, secretsKey, log }: MailProviderDe
         const msgId = outboxMessageId()
         return { msgId, headers: { 'x-message-id': msgId } }
       },
+      findSent: async () => undefined,
     }
   }
   const client = createSendgridClient(
@@ -69,6 +75,12 @@ export function createMailProvider({ db, mail, secretsKey, log }: MailProviderDe
         const { messageId, headers } = await client.sendMail(apiKey, body)
         return { msgId: messageId, headers }
       }
+    },
+    async findSent(accountId, communicationId) {
+      const { apiKey } = await mailCredentials(credentials, accountId)
+      // Every message carries its communication's id in its custom args (send.service.ts).
+      const found = await client.findMessage(apiKey, { name: 'communication_id', value: communicationId })
+      return found ? { msgId: found.messageId, headers: { 'x-message-id': found.messageId } } : undefined
     },
   }
 }

@@ -37,6 +37,8 @@ export interface SendDeps {
   provider: MailProvider
   log: Logger
   unsubscribe: UnsubscribeDeps
+  /** An unrecorded claim on a send key this old belongs to a process that died (JOBS_LOCK_SECONDS). */
+  claimStaleMs: number
 }
 
 /** What sending needs, from the platform: for the send route and for other modules that send (reviews). */
@@ -52,6 +54,7 @@ export function sendDepsOf(platform: Platform): SendDeps {
       linkKey: unsubscribeLinkKey(config.secretsKey, config.jwt.secret),
       publicBaseUrl: config.publicBaseUrl,
     },
+    claimStaleMs: config.jobs.lockSeconds * 1000,
   }
 }
 
@@ -198,6 +201,16 @@ async function deliver(
   }
 }
 
+/** A send that must happen once (send-keys.service.ts). */
+export interface SendAttempt {
+  /** The communication's id, chosen when its key was claimed. */
+  communicationId: string
+  /** The provider's message when it took this communication already, from an attempt that died. */
+  sent: SentMail | undefined
+  /** Runs in the transaction that records the send: marks the key recorded. */
+  onRecorded: (tx: Database) => Promise<void>
+}
+
 /**
  * Sends an email with the spec's twelve rules, in its order. Credits are reserved (with the
  * communication id as reference) before the provider call and released when it fails, so a message
@@ -208,8 +221,7 @@ export async function sendEmail(
   deps: SendDeps,
   auth: AuthContext,
   input: SendEmailInput,
-  /** Runs in the transaction that records the send (the idempotency key's link to the record). */
-  onRecorded?: (tx: Database, communicationId: string) => Promise<void>,
+  attempt?: SendAttempt,
 ): Promise<Communication> {
   const { db } = deps
   const accountId = auth.account_id
@@ -222,7 +234,8 @@ export async function sendEmail(
   const everyone = [...input.recipients, ...(input.cc ?? []), ...(input.bcc ?? [])].map((r) => r.email)
   await assertNotOnDoNotDisturb(db, accountId, everyone)
 
-  const communicationId = newId()
+  const communicationId = attempt?.communicationId ?? newId()
+  // Once per communication: a retry of a send whose process died is not charged again.
   await reserveCredits(db, accountId, 'email', input.recipients.length, communicationId)
   const refund = () => grantCredits(db, accountId, input.recipients.length, communicationId, 'email.refund')
   const attachments = await storeCommunicationAttachments(
@@ -240,7 +253,7 @@ export async function sendEmail(
     { accountId, uid: auth.uid, communicationId },
     oneClickHeaders(deps.unsubscribe, accountId, input.recipients),
   )
-  const sent = await deliver(deps, send, body, refund)
+  const sent = attempt?.sent ?? (await deliver(deps, send, body, refund))
 
   const isMember = user?.memberships.some((m) => m.account_id === accountId) ?? false
   const row = await inTransaction(db, async (tx) => {
@@ -272,7 +285,7 @@ export async function sendEmail(
       success: true,
     })
     await deps.events.emit(tx, accountId, 'message', { communication_id: record.id })
-    await onRecorded?.(tx, record.id)
+    await attempt?.onRecorded(tx)
     return record
   })
   deps.log.info(

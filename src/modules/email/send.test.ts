@@ -5,6 +5,7 @@ import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { creditEntriesFor } from '../accounts/credits.service.js'
+import { messageIdOf } from './sendgrid.js'
 import { emailSendKeys } from './tables.js'
 
 const PARENT_KEY = 'SG.parent-key'
@@ -360,6 +361,64 @@ describe('send email through SendGrid', () => {
     ])
     expect((await keyed('held')).statusCode).toBe(409)
     expect((await keyed('abandoned')).statusCode).toBe(200)
+  })
+
+  test('asks SendGrid about a send whose process died before recording it, and sends only what it never took', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
+    const keyed = (key: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: URL_PATH,
+        headers: { ...tenant.headers, 'idempotency-key': key },
+        payload: message(),
+      })
+    expect((await keyed('first')).statusCode).toBe(200)
+    const apiKey = [...sendgrid.messages.values()][0]?.apiKey
+    // Claims of two sends whose process died a while ago: SendGrid took the first one's message, not the other's.
+    const died = new Date(Date.now() - 11 * 60_000)
+    await t.app.platform.db.insert(emailSendKeys).values([
+      {
+        accountId: tenant.accountId,
+        key: 'died-after-sending',
+        communicationId: 'c'.repeat(24),
+        claimedAt: died,
+      },
+      {
+        accountId: tenant.accountId,
+        key: 'died-before-sending',
+        communicationId: 'd'.repeat(24),
+        claimedAt: died,
+      },
+    ])
+    const taken = await fetch(`${sendgrid.url}/v3/mail/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        personalizations: [
+          { to: [{ email: 'customer@example.com' }], custom_args: { communication_id: 'c'.repeat(24) } },
+        ],
+        from: { email: 'sender@example.com' },
+        subject: 'Hello',
+        content: [{ type: 'text/plain', value: 'Hello' }],
+      }),
+    })
+    expect(taken.status).toBe(202)
+    const before = [await balance(t, tenant.accountId), mailCount(sendgrid)]
+
+    const recovered = await keyed('died-after-sending')
+    expect(recovered.statusCode).toBe(200)
+    expect(recovered.json().data._id).toBe('c'.repeat(24))
+    expect(recovered.json().data.msgID).toBe(messageIdOf(taken.headers.get('x-message-id') as string))
+    expect(mailCount(sendgrid)).toBe(before[1])
+    const resent = await keyed('died-before-sending')
+    expect(resent.json().data._id).toBe('d'.repeat(24))
+    expect(mailCount(sendgrid)).toBe((before[1] as number) + 1)
+    // Each charged once, and each a replay from now on.
+    expect(await balance(t, tenant.accountId)).toBe((before[0] as number) - 2)
+    expect((await keyed('died-after-sending')).headers['idempotent-replayed']).toBe('true')
     expect((await keyed('with space')).json()).toMatchObject({
       errno: 400,
       message: 'Idempotency-Key must be 1 to 255 visible ASCII characters',

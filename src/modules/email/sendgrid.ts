@@ -75,6 +75,14 @@ export interface SendgridClient {
     apiKey: string,
     body: SendgridMailBody,
   ): Promise<{ messageId: string; headers: Record<string, string> }>
+  /**
+   * The message sent with this key whose custom arg `name` is `value`, from the Email Activity Feed
+   * (`GET /v3/messages`, `query=unique_args['name']="value"`), or null when SendGrid took none.
+   */
+  findMessage(
+    apiKey: string,
+    customArg: { name: string; value: string },
+  ): Promise<{ messageId: string } | null>
   /** Settings calls use the parent key with On-Behalf-Of: <subuser username>. */
   getEventWebhookSettings(onBehalfOf: string): Promise<EventWebhookSettings>
   updateEventWebhookSettings(
@@ -226,6 +234,22 @@ export function createSendgridClient(
           { message: `SendGrid answered ${response.status} without X-Message-Id` },
         ])
       return { messageId: messageIdOf(xMessageId), headers: response.headers }
+    },
+
+    async findMessage(apiKey, { name, value }) {
+      if (!apiKey) throw MISCONFIGURED()
+      const query = new URLSearchParams({ query: `unique_args['${name}']="${value}"`, limit: '1' })
+      const response = ensure(
+        await call({
+          url: `${base}/v3/messages?${query}`,
+          headers: { authorization: `Bearer ${apiKey}` },
+          retries: 2,
+          retryUnreachable: true,
+        }),
+        is2xx,
+      )
+      const [message] = objectBody<{ messages?: { msg_id?: string }[] }>(response).messages ?? []
+      return message?.msg_id ? { messageId: messageIdOf(message.msg_id) } : null
     },
 
     async getEventWebhookSettings(onBehalfOf) {

@@ -170,17 +170,21 @@ export const mailSubusers = pgTable('mail_subusers', {
 })
 
 /**
- * `Idempotency-Key`s of the send endpoint: a key names one send of its account. It is claimed before
- * anything is charged or sent and points at the communication once the send is recorded.
+ * Keys of sends that happen once: the send endpoint's `Idempotency-Key`s and the review requests' emails. A
+ * key names one send of its account. It is claimed before anything is charged or sent, with the id the
+ * communication will have (which SendGrid is asked for should the claiming process die), and is marked
+ * recorded with the communication (`platform/db/key-claims.ts`).
  */
 export const emailSendKeys = pgTable(
   'email_send_keys',
   {
     accountId: accountIdColumn(),
     key: text('key').notNull(),
-    /** Null while the send is under way. */
+    /** The communication of the send; null only on claims from before it was chosen with the claim. */
     communicationId: text('communication_id'),
     claimedAt: timestampColumn('claimed_at').notNull().defaultNow(),
+    /** Null while the send is under way. */
+    recordedAt: timestampColumn('recorded_at'),
   },
   (t) => [primaryKey({ name: 'email_send_keys_pkey', columns: [t.accountId, t.key] })],
 )

@@ -7,8 +7,8 @@ import {
   queueDueSyncs,
   runQueuedSync,
   SYNC_CAMPAIGN_JOB,
-  SYNC_HOLD_MS,
   SYNC_DUE_CAMPAIGNS_JOB,
+  SYNC_HOLD_MS,
   type SyncJob,
 } from './lead-sync.service.js'
 import { fileLeadEvent, requeueUnprocessedEvents } from './lead-webhook.service.js'

@@ -1,7 +1,10 @@
 import type { Database } from '../../platform/db/connection.js'
+import { newId } from '../../platform/db/ids.js'
+import { keyClaimsIn } from '../../platform/db/key-claims.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { DomainError } from '../../platform/http/errors.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { EffectUnderWay, performOncePerKey } from '../../platform/providers/once-per-key.js'
 import { HOUR_MS } from '../../platform/time.js'
 import type { Account } from '../accounts/accounts.schemas.js'
 import { getAccount } from '../accounts/accounts.service.js'
@@ -27,8 +30,15 @@ import { requestLimitStart, SKIP_REASONS } from './scheduling.service.js'
 import { nextSendWindowOpening } from './send-window.js'
 import { hasOptOut } from './sms-opt-outs.repository.js'
 import { phoneKeyOf } from './sms-opt-outs.service.js'
+import { reviewSmsSendKeys } from './tables.js'
 import { DEFAULT_TEMPLATES, requireTemplate } from './templates.service.js'
-import { type SmsSettings, sendTwilioSms, TWILIO_UNSUBSCRIBED_RECIPIENT, TwilioError } from './twilio.js'
+import {
+  findTwilioSms,
+  type SmsSettings,
+  sendTwilioSms,
+  TWILIO_UNSUBSCRIBED_RECIPIENT,
+  TwilioError,
+} from './twilio.js'
 
 /** The `uid` review requests are sent as: no user sends them (the sender is the configuration's address). */
 export const REVIEW_REQUEST_SENDER = 'review-requests'
@@ -108,32 +118,58 @@ async function renderSms(
   return renderVariables(render(template, values, false), found, new Map(), { html: false })
 }
 
+const smsSendKeys = keyClaimsIn(reviewSmsSendKeys, {
+  accountId: reviewSmsSendKeys.accountId,
+  key: reviewSmsSendKeys.key,
+  attemptId: reviewSmsSendKeys.smsMessageId,
+  claimedAt: reviewSmsSendKeys.claimedAt,
+  recordedAt: reviewSmsSendKeys.recordedAt,
+})
+
 /**
  * Texts the customer, unless they replied STOP to the account's SMS (`opted_out`). The number is sent and
  * kept in the form opt-outs are kept in (digits and '+'), so that a reply finds the accounts that texted it.
+ * Once per key, as the email is: a retry whose first attempt died asks Twilio whether that text arrived.
  */
 async function sendBySms(
   deps: SendingDeps,
   context: { request: RequestRow; config: ConfigurationRow },
   message: Message,
   values: Record<string, string>,
+  key: string,
 ): Promise<'sent' | 'opted_out'> {
   const { request, config } = context
+  const { db, sms, log } = deps
   const to = phoneKeyOf(request.customerPhone) ?? (request.customerPhone as string)
-  if (await hasOptOut(deps.db, request.accountId, to)) return 'opted_out'
-  const from = config.fromPhone ?? deps.sms.from ?? null
-  const body = await renderSms(deps.db, request, message.body, values)
-  const sent =
-    deps.sms.provider === 'twilio'
-      ? await sendTwilioSms(deps.sms, { to, from: from ?? undefined, body }, deps.log)
-      : undefined
-  await insertSmsMessage(deps.db, request.accountId, {
-    requestId: request.id,
-    to,
-    from,
-    body,
-    provider: deps.sms.provider,
-    providerId: sent?.sid ?? null,
+  if (await hasOptOut(db, request.accountId, to)) return 'opted_out'
+  const from = config.fromPhone ?? sms.from ?? null
+  const text = { to, from: from ?? undefined, body: await renderSms(db, request, message.body, values) }
+  const twilio = sms.provider === 'twilio'
+  await performOncePerKey<{ sid: string }, void>({
+    db,
+    claims: smsSendKeys,
+    accountId: request.accountId,
+    key,
+    staleAfterMs: deps.email.claimStaleMs,
+    underWay: 'This review SMS is being sent',
+    newAttemptId: newId,
+    perform: async (smsMessageId, taken) => {
+      const sent = taken ?? (twilio ? await sendTwilioSms(sms, text, log) : undefined)
+      await inTransaction(db, async (tx) => {
+        await insertSmsMessage(tx, request.accountId, {
+          id: smsMessageId,
+          requestId: request.id,
+          to,
+          from,
+          body: text.body,
+          provider: sms.provider,
+          providerId: sent?.sid ?? null,
+        })
+        await smsSendKeys.record(tx, request.accountId, key)
+      })
+    },
+    replay: async () => undefined,
+    lookUp: async () => (twilio ? findTwilioSms(sms, text, log) : undefined),
   })
   return 'sent'
 }
@@ -150,10 +186,12 @@ async function sendChannel(
   key: string,
 ): Promise<ChannelOutcome> {
   try {
-    if (message.channel === 'sms') return { outcome: await sendBySms(deps, context, message, values) }
+    if (message.channel === 'sms') return { outcome: await sendBySms(deps, context, message, values, key) }
     await sendByEmail(deps, context, message, values, key)
     return { outcome: 'sent' }
   } catch (error) {
+    // An earlier attempt holds the message: the job is retried until it has finished, or died long enough ago.
+    if (error instanceof EffectUnderWay) throw error
     if (error instanceof DoNotDisturbRefusal) return { outcome: 'opted_out' }
     if (error instanceof DomainError && error.statusCode < 500)
       return { outcome: 'failed', reason: error.message }

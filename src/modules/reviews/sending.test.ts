@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest'
 import { startFakeTwilio } from '../../../test/fakes/twilio.js'
 import type { TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import {
   chargeFor,
   createReviewTemplate,
@@ -13,6 +14,7 @@ import {
   twilioPost,
 } from '../../../test/helpers/reviews.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
+import { SEND_REQUEST_JOB } from './jobs.js'
 
 const STRIPE_SECRET = 'whsec_test_sms_sending'
 const ACCOUNT_SID = `AC${'5'.repeat(32)}`
@@ -134,6 +136,41 @@ describe('review requests by SMS through Twilio', () => {
       },
     ])
     expect(message?.sid).toMatch(/^SM[0-9a-f]{32}$/)
+  })
+
+  test('a send job run again after its process died texts once: Twilio is asked what it took', async ({
+    t,
+    twilio,
+  }) => {
+    const tenant = await smsTenant(t)
+    const texted = async (gotByTwilio: boolean) => {
+      const request = await sendRequestOfCharge(
+        t,
+        STRIPE_SECRET,
+        tenant,
+        chargeFor(tenant, { phone: customerPhone().typed }),
+      )
+      const first = twilio.messages.at(-1)
+      if (!gotByTwilio) twilio.messages.pop()
+      // What a process killed between Twilio's answer and the record leaves: the claim, the job still to do.
+      await t.app.platform.db.execute(sql`delete from review_sms_messages where request_id = ${request._id}`)
+      await t.app.platform.db.execute(sql`update review_sms_send_keys set recorded_at = null,
+        claimed_at = now() - interval '1 hour' where key = ${`review-request:${request._id}`}`)
+      await t.app.platform.db.execute(sql`update review_requests set status = 'scheduled', sent_at = null
+        where id = ${request._id}`)
+      const count = twilio.messages.length
+      await t.app.platform.db.execute(sql`update pgboss.job set state = 'created', start_after = now()
+        where name = ${SEND_REQUEST_JOB} and data ->> 'request_id' = ${request._id}`)
+      await eventually(async () => expect((await smsOf(t, request._id)).length).toBe(1))
+      return { first, again: twilio.messages.slice(count), kept: (await smsOf(t, request._id))[0] }
+    }
+
+    const taken = await texted(true)
+    expect(taken.again).toEqual([])
+    expect(taken.kept?.provider_id).toBe(taken.first?.sid)
+    const lost = await texted(false)
+    expect(lost.again).toHaveLength(1)
+    expect(lost.kept?.provider_id).toBe(lost.again[0]?.sid)
   })
 
   test('Twilio refusing the number (21610, it replied STOP to Twilio) skips the request as opted_out', async ({

@@ -258,6 +258,24 @@ export const reviewSmsMessages = pgTable(
 )
 
 /**
+ * The review SMS that are sent once each: a request's text and its reminder's, keyed by the request. A key
+ * is claimed before Twilio is called, with the id its `review_sms_messages` row will have, and is marked
+ * recorded with that row (`platform/db/key-claims.ts`): a retry whose first attempt died asks Twilio whether
+ * the text arrived before sending it again.
+ */
+export const reviewSmsSendKeys = pgTable(
+  'review_sms_send_keys',
+  {
+    accountId: accountIdColumn(),
+    key: text('key').notNull(),
+    smsMessageId: text('sms_message_id').notNull(),
+    claimedAt: timestampColumn('claimed_at').notNull().defaultNow(),
+    recordedAt: timestampColumn('recorded_at'),
+  },
+  (t) => [primaryKey({ name: 'review_sms_send_keys_pkey', columns: [t.accountId, t.key] })],
+)
+
+/**
  * The Square locations an account claims: an order event is the account's whose location it names. A location
  * belongs to one account.
  */

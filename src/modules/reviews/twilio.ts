@@ -27,13 +27,48 @@ export class TwilioError extends Error {
   }
 }
 
+const messagesUrl = (settings: SmsSettings) =>
+  `${settings.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(settings.accountSid ?? '')}/Messages.json`
+const basicAuthorization = (settings: SmsSettings) =>
+  `Basic ${Buffer.from(`${settings.accountSid ?? ''}:${settings.authToken ?? ''}`).toString('base64')}`
+
+/** How many of the newest messages to a number are read to find one sent by an attempt that died. */
+const LOOKUP_PAGE_SIZE = 50
+
+/**
+ * The message Twilio took with this body to this number from this sender, among its newest ones there, or
+ * undefined: asked when the process that sent it died before recording it. Twilio may prefix a body (a
+ * trial account's), so a body containing ours matches; ours holds the request's own tracked link.
+ */
+export async function findTwilioSms(
+  settings: SmsSettings,
+  message: { to: string; from?: string; body: string },
+  log: Logger,
+): Promise<{ sid: string } | undefined> {
+  const query = new URLSearchParams({ To: message.to, PageSize: String(LOOKUP_PAGE_SIZE) })
+  const from = message.from ?? settings.from
+  if (from) query.set('From', from)
+  const response = await providerRequest(
+    { url: `${messagesUrl(settings)}?${query}`, headers: { authorization: basicAuthorization(settings) } },
+    log,
+  )
+  const body = (response.body ?? {}) as {
+    messages?: { sid?: string; body?: string }[]
+    code?: number
+    message?: string
+  }
+  if (response.status >= 300)
+    throw new TwilioError(response.status, body.code, body.message ?? `Twilio answered ${response.status}`)
+  const found = body.messages?.find((sent) => sent.sid && sent.body?.includes(message.body))
+  return found?.sid ? { sid: found.sid } : undefined
+}
+
 /** Sends one SMS through Twilio's Messages API: form-encoded, Basic auth with the account SID and token. */
 export async function sendTwilioSms(
   settings: SmsSettings,
   message: { to: string; from?: string; body: string },
   log: Logger,
 ): Promise<{ sid: string; status: string }> {
-  const sid = settings.accountSid ?? ''
   const form = new URLSearchParams({
     To: message.to,
     From: message.from ?? settings.from ?? '',
@@ -42,12 +77,14 @@ export async function sendTwilioSms(
   const response = await providerRequest(
     {
       method: 'POST',
-      url: `${settings.baseUrl}/2010-04-01/Accounts/${encodeURIComponent(sid)}/Messages.json`,
+      url: messagesUrl(settings),
       headers: {
-        authorization: `Basic ${Buffer.from(`${sid}:${settings.authToken ?? ''}`).toString('base64')}`,
+        authorization: basicAuthorization(settings),
         'content-type': 'application/x-www-form-urlencoded',
       },
       body: form.toString(),
+      // Sending is not idempotent: a retried POST whose first arrived would text twice.
+      retries: 0,
     },
     log,
   )
