@@ -51,13 +51,22 @@ describe('emit to the conversation socket service', () => {
     expect(emitsOf('room:rolled-back')).toHaveLength(0)
   })
 
-  it('retries when the socket service fails', async () => {
+  it('retries when the socket service fails, with the same Idempotency-Key', async () => {
     socket.failNext(1)
     await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'room:retried', { n: 1 })
     await vi.waitFor(() => expect(emitsOf('room:retried')).toHaveLength(2), {
       timeout: 20_000,
       interval: 200,
     })
+    const keys = emitsOf('room:retried').map((request) => request.headers['idempotency-key'])
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/)
+    expect(keys[1]).toBe(keys[0])
+    await t.app.platform.events.emit(t.app.platform.db, ACCOUNT, 'room:retried', { n: 2 })
+    await vi.waitFor(() => expect(emitsOf('room:retried')).toHaveLength(3), {
+      timeout: 10_000,
+      interval: 100,
+    })
+    expect(emitsOf('room:retried')[2]?.headers['idempotency-key']).not.toBe(keys[0])
   })
 })
 

@@ -32,7 +32,8 @@ export function createEvents(options: EventsOptions): Events {
   const { socketUrl } = options
   if (!socketUrl) return { emit: async () => {} }
 
-  async function deliver(message: EmittedEvent): Promise<void> {
+  /** `jobId` is the same on every attempt: sent as `Idempotency-Key`, so the service can drop a redelivery. */
+  async function deliver(message: EmittedEvent, { id: jobId }: { id: string }): Promise<void> {
     const response = await providerRequest(
       {
         method: 'POST',
@@ -40,6 +41,7 @@ export function createEvents(options: EventsOptions): Events {
         headers: {
           authorization: `Bearer ${await options.serviceToken(message.account_id)}`,
           'x-account-id': message.account_id,
+          'idempotency-key': jobId,
         },
         body: { event: message.event, data: message.data },
         retries: 0,
