@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, sql } from 'drizzle-orm'
+import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
 import { inTransaction } from '../../platform/db/transaction.js'
@@ -23,6 +23,10 @@ export const SETTLED: WebhookDeliveryStatus[] = ['succeeded', 'dead', 'dropped']
 /** Deliveries waiting for an attempt, as the claim's partial index (`oauth_webhook_deliveries_waiting`) holds them. */
 const waiting = (table = sql`oauth_webhook_deliveries`) => sql`${table}.status in ('pending', 'retrying')`
 
+/** The app's deliveries in flight, across every instance: those leased, read from their partial index. */
+const inFlight = (clientId: SQL) => sql`(select count(*)::int from oauth_webhook_deliveries l
+  where l.client_id = ${clientId} and l.leased_until > now())`
+
 const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 
 /** Advisory lock namespace of the claims: one lock per app (its id's hash), held to the claim's commit. */
@@ -33,11 +37,12 @@ export async function insertDeliveries(db: Database, rows: NewDelivery[]): Promi
 }
 
 /**
- * The apps with a delivery due now, of which this transaction took the claim lock: another instance
- * claiming the same app at the same moment skips it. Found by skipping through the waiting deliveries' index
- * one app at a time, so the cost follows the apps waiting, not their deliveries.
+ * The apps with a delivery due now and a slot free, of which this transaction took the claim lock: another
+ * instance claiming the same app at the same moment skips it. Found by skipping through the waiting
+ * deliveries' index one app at a time, so the cost follows the apps waiting, not their deliveries. An app
+ * at its bound is passed over before any lock (its slots are counted again, exactly, under the lock).
  */
-async function lockAppsWithDueDeliveries(tx: Database): Promise<string[]> {
+async function lockAppsWithDueDeliveries(tx: Database, perApp: number): Promise<string[]> {
   const result = await tx.execute(sql`
     with recursive apps(client_id) as (
       (select client_id from oauth_webhook_deliveries where ${waiting()} order by client_id limit 1)
@@ -51,6 +56,7 @@ async function lockAppsWithDueDeliveries(tx: Database): Promise<string[]> {
       where client_id is not null and exists (
         select 1 from oauth_webhook_deliveries d
         where d.client_id = apps.client_id and ${waiting(sql`d`)} and d.next_attempt_at <= now())
+      and ${inFlight(sql`apps.client_id`)} < ${perApp}
       offset 0
     ) due
     where pg_try_advisory_xact_lock(${CLAIM_LOCKS}, hashtext(client_id))`)
@@ -78,10 +84,7 @@ async function leaseDueDeliveries(
         row_number() over (partition by apps.client_id order by due.next_attempt_at) as place,
         in_flight.count as in_flight
       from unnest(array[${apps}]::text[]) as apps(client_id)
-      cross join lateral (
-        select count(*)::int as count from oauth_webhook_deliveries l
-        where l.client_id = apps.client_id and l.leased_until > now()
-      ) in_flight
+      cross join lateral (select ${inFlight(sql`apps.client_id`)} as count) in_flight
       cross join lateral (
         select d.id, d.next_attempt_at from oauth_webhook_deliveries d
         where d.client_id = apps.client_id and ${waiting(sql`d`)} and d.next_attempt_at <= now()
@@ -123,7 +126,7 @@ export function claimDueDeliveries(
   options: { perApp: number; limit: number; leaseMs: number },
 ): Promise<ClaimedDelivery[]> {
   return inTransaction(db, async (tx) => {
-    const clientIds = await lockAppsWithDueDeliveries(tx)
+    const clientIds = await lockAppsWithDueDeliveries(tx, options.perApp)
     return clientIds.length === 0 ? [] : leaseDueDeliveries(tx, clientIds, options)
   })
 }
