@@ -13,7 +13,7 @@ export type FromLoad =
   | { kind: 'connected'; figures: ConnectFigures }
   | { kind: 'done'; result: LoadResult }
   | { kind: 'failed'; error: string }
-export type ToLoad = { kind: 'plan'; plan: LoadPlan } | { kind: 'proceed' }
+export type ToLoad = { kind: 'plan'; plan: LoadPlan } | { kind: 'proceed' } | { kind: 'finish' }
 
 const tell = (message: FromLoad) => process.send?.(message)
 
@@ -27,7 +27,11 @@ if (first.kind === 'plan') {
         await proceed
       },
     })
+    const finish = once(process, 'message')
     tell({ kind: 'done', result })
+    // Told once the bench has read this process's CPU time; exiting of itself writes a --cpu-prof profile.
+    await finish
+    process.exit(0)
   } catch (error) {
     tell({ kind: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) })
   }

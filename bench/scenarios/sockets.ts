@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import { setTimeout as delay } from 'node:timers/promises'
 import { startNode, stopChild } from '../children.js'
 import { loadLine, residentBytes, sampleMachine } from '../machine.js'
 import { UsageError } from '../options.js'
@@ -23,6 +24,7 @@ const WAVE_P99_TARGET_MS = 250
 const BYTES_PER_SOCKET_TARGET = 20_000
 const ROOMS_PER_CLIENT = 4
 const MB = 1024 * 1024
+const FINISH_GRACE_MS = 10_000
 
 const DEFAULTS = { 'sockets-per-instance': 5_000, rate: 200, 'reconnect-wave': 1_000 }
 const LIMITS = { 'sockets-per-instance': 9_000, rate: 5_000, 'reconnect-wave': 18_000 }
@@ -65,11 +67,15 @@ async function memoryOf(instance: Target): Promise<Memory> {
 
 const PROBE_URL = new URL('../memory-probe.mjs', import.meta.url).href
 
-/** Runs the load process on `plan`; `connected` is called (memory read) with its pid before its messages start. */
-async function runLoad(
-  plan: LoadPlan,
-  connected: (loadPid: number | undefined) => Promise<void>,
-): Promise<LoadResult> {
+/** What the bench does while the load runs: read memory once connected, sample the machine at the end. */
+interface LoadWatch {
+  connected(loadPid: number | undefined): Promise<void>
+  /** The load has reported, its process still alive (its CPU time counts). */
+  done(): void
+}
+
+/** Runs the load process on `plan`, telling `watch` when its clients are connected and when it is done. */
+async function runLoad(plan: LoadPlan, watch: LoadWatch): Promise<LoadResult> {
   const load = startNode('load', ['--import', 'tsx', 'bench/sockets-load-process.ts'], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH },
@@ -78,14 +84,22 @@ async function runLoad(
     const result = new Promise<LoadResult>((resolve, reject) => {
       load.process.on('message', (message: FromLoad) => {
         if (message.kind === 'connected')
-          void connected(load.process.pid).then(() => load.process.send({ kind: 'proceed' } satisfies ToLoad))
-        else if (message.kind === 'done') resolve(message.result)
-        else reject(new Error(`the load process failed: ${message.error}`))
+          void watch
+            .connected(load.process.pid)
+            .then(() => load.process.send({ kind: 'proceed' } satisfies ToLoad))
+        else if (message.kind === 'done') {
+          watch.done()
+          load.process.send({ kind: 'finish' } satisfies ToLoad)
+          resolve(message.result)
+        } else reject(new Error(`the load process failed: ${message.error}`))
       })
       void load.exited.then(() => reject(new Error(`the load process exited:\n${load.output()}`)))
     })
     load.process.send({ kind: 'plan', plan } satisfies ToLoad)
-    return await result
+    const outcome = await result
+    // Told to finish, it exits of itself (writing a --cpu-prof profile, when asked for one).
+    await Promise.race([load.exited, delay(FINISH_GRACE_MS)])
+    return outcome
   } finally {
     await stopChild(load)
   }
@@ -148,7 +162,9 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
   const shape = shapeOf(options)
   const clients = shape.socketsPerInstance * instances.length
   const preparedAt = performance.now()
+  console.error(`bench: preparing ${clients} chat identities, their tokens and rooms`)
   const chat = await prepareChat(instances, clients, ROOMS_PER_CLIENT)
+  console.error(`bench: connecting ${clients} clients from the load process, then sending`)
   const prepareSeconds = (performance.now() - preparedAt) / 1000
   const idle = await Promise.all(instances.map(memoryOf))
   let held: Memory[] = []
@@ -161,12 +177,17 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
     seconds: shape.seconds,
     wave: shape.wave,
   }
-  const result = await runLoad(plan, async (loadPid) => {
-    held = await Promise.all(instances.map(memoryOf))
-    pids = [...pids, loadPid]
-    before = sampleMachine(pids)
+  let after = before
+  const result = await runLoad(plan, {
+    async connected(loadPid) {
+      held = await Promise.all(instances.map(memoryOf))
+      pids = [...pids, loadPid]
+      before = sampleMachine(pids)
+    },
+    done() {
+      after = sampleMachine(pids)
+    },
   })
-  const after = sampleMachine(pids)
   const { ledger, sends } = result
   const sockets = instances.map((_, i) => chat.clients.filter((client) => client.instance === i).length)
   const perSocket = Math.max(
