@@ -217,3 +217,21 @@ export function flowOf(t: TestApp, client: RegisteredApp) {
     ])
   return { authorizeQuery, authorize, exchange }
 }
+
+/** The user takes back the app's grant in the account (`DELETE /v1/auth/oauth/grants/:client_id`), as a member would. */
+export async function revokeGrant(
+  app: FastifyInstance,
+  grant: { userId: string; accountId: string; clientId: string },
+) {
+  const minted = await app.inject({
+    method: 'POST',
+    url: '/v1/admin/tokens',
+    headers: adminHeaders,
+    payload: { user_id: grant.userId, account_id: grant.accountId },
+  })
+  return app.inject({
+    method: 'DELETE',
+    url: `/v1/auth/oauth/grants/${grant.clientId}`,
+    headers: { authorization: `Bearer ${minted.json().data.token}` },
+  })
+}

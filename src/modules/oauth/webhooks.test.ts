@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, vi } from 'vitest'
 import { type FakeServer, type RecordedRequest, startFakeServer } from '../../../test/fakes/http-server.js'
 import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
 import type { Tenant } from '../../../test/helpers/fixtures.js'
-import { createUser, obtainTokens, type RegisteredApp, registerApp } from '../../../test/helpers/oauth.js'
+import {
+  createUser,
+  obtainTokens,
+  type RegisteredApp,
+  registerApp,
+  revokeGrant,
+} from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 type AppWithWebhook = RegisteredApp & { webhook_secret: string }
@@ -186,16 +192,10 @@ describe('app webhook notifications of contact changes', () => {
     owner: home,
     stranger: elsewhere,
   }) => {
-    const minted = await t.app.inject({
-      method: 'POST',
-      url: '/v1/admin/tokens',
-      headers: adminHeaders,
-      payload: { user_id: elsewhereOwnerId, account_id: elsewhere.accountId },
-    })
-    const revoked = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/auth/oauth/grants/${outsider._id}`,
-      headers: bearer(minted.json().data.token),
+    const revoked = await revokeGrant(t.app, {
+      userId: elsewhereOwnerId,
+      accountId: elsewhere.accountId,
+      clientId: outsider._id,
     })
     expect(revoked.statusCode).toBe(200)
     const before = delivered('/outsider').length
