@@ -1,8 +1,14 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
-import { type FakeServer, type RecordedRequest, sendJson, startFakeServer } from './http-server.js'
+import {
+  type FakeServer,
+  type FakeServerOptions,
+  type RecordedRequest,
+  sendJson,
+  startFakeServer,
+} from './http-server.js'
 
-export interface FakeGraphApiOptions {
+export interface FakeGraphApiOptions extends FakeServerOptions {
   appId: string
   appSecret: string
   /** The prefix every path must carry: `v18.0` unless told. */
@@ -394,7 +400,7 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions): Promise<F
     handle(request).then(send, () => send(unknownPath(request.url)))
   }
 
-  const server = await startFakeServer(respond)
+  const server = await startFakeServer(respond, options)
   baseUrl = server.url
   return {
     ...server,

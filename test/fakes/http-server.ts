@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -14,9 +15,19 @@ export interface FakeServer {
   close(): Promise<void>
 }
 
+/** How a fake server behaves beyond its answers. */
+export interface FakeServerOptions {
+  /**
+   * Up to this long (ms, at random) between receiving a request and handling it, as a provider across the
+   * internet takes: a client that dies meanwhile leaves the request handled, as the real one would.
+   */
+  latencyMs?: number
+}
+
 /** A local HTTP server on 127.0.0.1 that records every request and answers through `respond`. */
 export async function startFakeServer(
   respond: (request: RecordedRequest, response: ServerResponse) => void,
+  options: FakeServerOptions = {},
 ): Promise<FakeServer> {
   const requests: RecordedRequest[] = []
   const server: Server = createServer((req, res) => {
@@ -30,7 +41,8 @@ export async function startFakeServer(
         body: Buffer.concat(chunks).toString('utf8'),
       }
       requests.push(recorded)
-      respond(recorded, res)
+      if (options.latencyMs) setTimeout(() => respond(recorded, res), randomInt(options.latencyMs + 1))
+      else respond(recorded, res)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

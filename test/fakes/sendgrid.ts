@@ -2,7 +2,13 @@ import { generateKeyPairSync, type KeyObject, randomBytes, sign } from 'node:cry
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { EventWebhookSettings, ParseSettings } from '../../src/modules/email/provider-setup.schemas.js'
 import type { SendgridErrorItem, SendgridMailBody } from '../../src/modules/email/sendgrid.js'
-import { type FakeServer, type RecordedRequest, sendJson, startFakeServer } from './http-server.js'
+import {
+  type FakeServer,
+  type FakeServerOptions,
+  type RecordedRequest,
+  sendJson,
+  startFakeServer,
+} from './http-server.js'
 
 export interface FakeSendgridRequest {
   method: string
@@ -35,7 +41,7 @@ export interface FakeSendgrid extends FakeServer {
   parseSettingsOf(subuser: string): ParseSettings[]
 }
 
-export interface FakeSendgridOptions {
+export interface FakeSendgridOptions extends FakeServerOptions {
   apiKeys: string[]
   subusers?: string[]
   /** Appended to every X-Message-Id (e.g. `.filter0001p1las1-1234-5F6B0C5F-2.0`), as ids with a dot look. */
@@ -480,7 +486,7 @@ export async function startFakeSendgrid(options: FakeSendgridOptions): Promise<F
     return settings(subuser, request.method, path, body, response)
   }
 
-  const server = await startFakeServer(respond)
+  const server = await startFakeServer(respond, options)
   return {
     ...server,
     received,

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { ServerResponse } from 'node:http'
-import { type FakeServer, type RecordedRequest, sendJson, startFakeServer } from './http-server.js'
+import {
+  type FakeServer,
+  type FakeServerOptions,
+  type RecordedRequest,
+  sendJson,
+  startFakeServer,
+} from './http-server.js'
 
 export interface FakeTwilioMessage {
   sid: string
@@ -57,10 +63,9 @@ function refusalOf(form: URLSearchParams, unsubscribed: Set<string>): [number, s
  * auth with the account SID and auth token (401, code 20003, otherwise). Answers 201 with the new message,
  * `queued`, as Twilio does; records every request.
  */
-export async function startFakeTwilio(options: {
-  accountSid: string
-  authToken: string
-}): Promise<FakeTwilio> {
+export async function startFakeTwilio(
+  options: { accountSid: string; authToken: string } & FakeServerOptions,
+): Promise<FakeTwilio> {
   const messages: FakeTwilioMessage[] = []
   const unsubscribed = new Set<string>()
 
@@ -122,6 +127,6 @@ export async function startFakeTwilio(options: {
     })
   }
 
-  const server = await startFakeServer(respond)
+  const server = await startFakeServer(respond, options)
   return { ...server, messages, unsubscribed }
 }
