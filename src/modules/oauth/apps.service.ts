@@ -85,7 +85,10 @@ function newWebhookSecret(secretsKey: Buffer | undefined): { secret: string; sea
 }
 
 /** The secret the app's notifications are signed with; undefined for apps registered before there was one. */
-export function webhookSecretOf(secretsKey: Buffer | undefined, app: AppRow): string | undefined {
+export function webhookSecretOf(
+  secretsKey: Buffer | undefined,
+  app: Pick<AppRow, 'webhookSecretSealed'>,
+): string | undefined {
   return app.webhookSecretSealed
     ? openSecret(requireSecretsKey(secretsKey), app.webhookSecretSealed)
     : undefined

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
 import { inTransaction } from '../../platform/db/transaction.js'
+import type { AppRow } from './apps.repository.js'
 import {
   oauthWebhookDeliveries as deliveries,
   type WebhookAttempt,
@@ -11,11 +12,14 @@ import {
 export type DeliveryRow = typeof deliveries.$inferSelect
 export type NewDelivery = Pick<DeliveryRow, 'clientId' | 'accountId' | 'event' | 'notification'>
 
-/** A delivery an instance has claimed: its lease is the fence of what it writes back. */
+/**
+ * A delivery an instance has claimed, with where its app is told as the claim read it: its lease is the
+ * fence of what it writes back.
+ */
 export type ClaimedDelivery = Pick<
   DeliveryRow,
   'id' | 'clientId' | 'accountId' | 'event' | 'notification' | 'seriesAttempts' | 'createdAt'
-> & { leasedUntil: Date }
+> & { leasedUntil: Date; app: Pick<AppRow, 'webhookUrl' | 'webhookSecretSealed'> }
 
 /** The statuses a delivery ends in: replayed from, and let go by retention. */
 export const SETTLED: WebhookDeliveryStatus[] = ['succeeded', 'dead', 'dropped']
@@ -80,7 +84,7 @@ async function leaseDueDeliveries(
   const lease = sql`date_trunc('milliseconds', now() + ${options.leaseMs} * interval '1 millisecond')`
   const result = await tx.execute(sql`
     with candidates as (
-      select due.id, due.next_attempt_at,
+      select due.id, apps.client_id, due.next_attempt_at,
         row_number() over (partition by apps.client_id order by due.next_attempt_at) as place,
         in_flight.count as in_flight
       from unnest(array[${apps}]::text[]) as apps(client_id)
@@ -92,13 +96,14 @@ async function leaseDueDeliveries(
         for update skip locked
       ) due
     ), claimed as (
-      select id from candidates where place <= ${options.perApp} - in_flight
+      select id, client_id from candidates where place <= ${options.perApp} - in_flight
       order by next_attempt_at limit ${options.limit}
     )
     update oauth_webhook_deliveries d set leased_until = ${lease}, next_attempt_at = ${lease}
-    from claimed where d.id = claimed.id
+    from claimed left join oauth_apps a on a.id = claimed.client_id
+    where d.id = claimed.id
     returning d.id, d.client_id, d.account_id, d.event, d.notification, d.series_attempts, d.leased_until,
-      d.created_at`)
+      d.created_at, a.webhook_url, a.webhook_secret_sealed`)
   return rowsOf<{
     id: string
     client_id: string
@@ -108,6 +113,8 @@ async function leaseDueDeliveries(
     series_attempts: number
     leased_until: Date | string
     created_at: Date | string
+    webhook_url: string | null
+    webhook_secret_sealed: string | null
   }>(result).map((row) => ({
     id: row.id,
     clientId: row.client_id,
@@ -117,6 +124,7 @@ async function leaseDueDeliveries(
     seriesAttempts: row.series_attempts,
     leasedUntil: new Date(row.leased_until),
     createdAt: new Date(row.created_at),
+    app: { webhookUrl: row.webhook_url, webhookSecretSealed: row.webhook_secret_sealed },
   }))
 }
 

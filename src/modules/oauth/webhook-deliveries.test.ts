@@ -8,7 +8,7 @@ import { createUser, obtainTokens, registerApp, revokeGrant } from '../../../tes
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const PER_APP = 2
-const TIMEOUT_MS = 1_000
+const TIMEOUT_MS = 2_000
 
 // A schedule of two 1-second retries (waits of 0.5 to 1 s with jitter): a delivery is dead within seconds.
 test.override('appEnv', {

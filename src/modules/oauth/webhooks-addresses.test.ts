@@ -10,6 +10,7 @@ import { behindTlsProxy, PRODUCTION_ENV } from '../../../test/helpers/production
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { OutboundAddressPolicy } from '../../platform/http/outbound-address.js'
+import { type AppRow, findApp } from './apps.repository.js'
 import { attemptDelivery } from './webhooks.service.js'
 
 /**
@@ -212,6 +213,7 @@ describe('app webhook delivery, in production', () => {
       seriesAttempts: 0,
       leasedUntil: new Date(),
       createdAt: new Date(),
+      app: (await findApp(t.app.platform.db, client._id)) as AppRow,
     }
     const deliver = (addresses: OutboundAddressPolicy) =>
       attemptDelivery(

@@ -13,7 +13,6 @@ import {
   SOCIALNET_DISCONNECTED,
   SOCIALNET_TOKEN_INVALID,
 } from '../leads/notifications.service.js'
-import { findApp } from './apps.repository.js'
 import { webhookSecretOf } from './apps.service.js'
 import type { WebhookAttempt } from './tables.js'
 import { type ClaimedDelivery, insertDeliveries, type Settlement } from './webhook-deliveries.repository.js'
@@ -109,25 +108,21 @@ export type AttemptResult = { attempt: WebhookAttempt; delivered: boolean } | { 
  * grant in the account, or its webhook secret.
  */
 export async function attemptDelivery(deps: WebhooksDeps, delivery: ClaimedDelivery): Promise<AttemptResult> {
-  const app = await findApp(deps.db, delivery.clientId)
-  if (!app?.webhookUrl) return { dropped: 'the app has no webhook_url any more' }
+  const { webhookUrl } = delivery.app
+  if (!webhookUrl) return { dropped: 'the app has no webhook_url any more' }
   // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
-  if (!(await stillGranted(deps, delivery, app.id)))
+  if (!(await stillGranted(deps, delivery)))
     return { dropped: 'the app no longer holds a grant in the account' }
-  const secret = webhookSecretOf(deps.secretsKey, app)
+  const secret = webhookSecretOf(deps.secretsKey, delivery.app)
   if (!secret) return { dropped: 'the app has no webhook secret; rotate it to get one' }
-  return postSigned(deps, { url: app.webhookUrl, secret, webhookId: webhookIdOf(delivery.id) }, delivery)
+  return postSigned(deps, { url: webhookUrl, secret, webhookId: webhookIdOf(delivery.id) }, delivery)
 }
 
 /** Whether the app may still be told: checked again once the delivery is older than `grantRecheckAfterMs`. */
-async function stillGranted(
-  deps: WebhooksDeps,
-  delivery: ClaimedDelivery,
-  clientId: string,
-): Promise<boolean> {
+async function stillGranted(deps: WebhooksDeps, delivery: ClaimedDelivery): Promise<boolean> {
   if (Date.now() - delivery.createdAt.getTime() < deps.grantRecheckAfterMs) return true
   const scope = SCOPE_OF_EVENT[delivery.event] ?? ''
-  return holdsLiveGrant(deps.db, delivery.accountId, clientId, scope)
+  return holdsLiveGrant(deps.db, delivery.accountId, delivery.clientId, scope)
 }
 
 /** Why an attempt got no answer, without the URL: the address refused, the timeout, or the connection's error. */
