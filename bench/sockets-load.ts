@@ -37,8 +37,8 @@ export interface LoadResult {
   wave: ConnectFigures | undefined
   sends: { sent: number; failed: number; p50Ms: number; p99Ms: number }
   ledger: LedgerSummary
-  /** Clients the servers disconnected during the run (none should be). */
-  droppedByServer: number
+  /** Clients disconnected during the run other than by the load itself (none should be), by reason. */
+  dropped: Record<string, number>
   /** The load process's own event-loop delay, p99: above a few ms, the load generator adds to the latency. */
   loopDelayP99Ms: number
 }
@@ -86,7 +86,7 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
   const sockets: (Socket | undefined)[] = []
   const connected: boolean[] = plan.clients.map(() => false)
   let leaving = false
-  let droppedByServer = 0
+  const dropped: Record<string, number> = {}
   const loop = monitorEventLoopDelay({ resolution: 10 })
   loop.enable()
 
@@ -106,7 +106,7 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
     )
     socket.on('disconnect', (reason) => {
       connected[c] = false
-      if (!leaving && reason !== 'io client disconnect') droppedByServer++
+      if (!leaving && reason !== 'io client disconnect') dropped[reason] = (dropped[reason] ?? 0) + 1
     })
     return new Promise((resolve) => {
       socket.once('connect', () => {
@@ -225,7 +225,7 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
       p99Ms: latencyPercentile(sendLatency, 0.99),
     },
     ledger: ledger.summary(),
-    droppedByServer,
+    dropped,
     loopDelayP99Ms: loop.percentile(99) / 1e6,
   }
 }

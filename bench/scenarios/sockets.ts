@@ -195,6 +195,7 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
   )
   const steadyP99 = ledger.latency.steady?.fromResponse.p99Ms ?? Number.POSITIVE_INFINITY
   const waveP99 = ledger.latency.wave?.fromResponse.p99Ms ?? 0
+  const droppedCount = Object.values(result.dropped).reduce((sum, n) => sum + n, 0)
   const failed =
     result.connect.connected !== clients ||
     (result.wave !== undefined && result.wave.connected !== result.wave.attempted) ||
@@ -202,8 +203,9 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
     ledger.missed > 0 ||
     ledger.duplicated > 0 ||
     ledger.toNonMembers > 0 ||
-    result.droppedByServer > 0
+    droppedCount > 0
   const sizes = chat.rooms.map((room) => room.members.length)
+  const drops = Object.entries(result.dropped)
   return {
     failed,
     passed:
@@ -231,7 +233,7 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
       `deliveries expected ${ledger.expected}, delivered ${ledger.delivered}, missed ${ledger.missed}, ` +
         `duplicated ${ledger.duplicated}, to non-members ${ledger.toNonMembers}; ` +
         `to members reconnecting as it was sent ${ledger.unexpectedMembers}; before the send's answer ${ledger.beforeResponse}`,
-      `clients the servers disconnected: ${result.droppedByServer}; the load process's event-loop delay p99 ${ms(result.loopDelayP99Ms)}`,
+      `clients disconnected, not by the load: ${droppedCount}${drops.length > 0 ? ` (${drops.map(([reason, n]) => `${reason} ${n}`).join(', ')})` : ''}; the load process's event-loop delay p99 ${ms(result.loopDelayP99Ms)}`,
       `from connected to the end: ${loadLine(before, after)}`,
     ],
   }
