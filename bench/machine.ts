@@ -45,7 +45,7 @@ function cpuTimes(): CpuTimes | undefined {
 }
 
 /** User and system CPU ticks a process has used, all its threads (Linux /proc); 0 once it has gone. */
-function processTicks(pid: number): number {
+export function processTicks(pid: number): number {
   try {
     // Fields after the command, which is in parentheses and may hold spaces: utime and stime are 12th and 13th.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
@@ -143,6 +143,12 @@ export function cpuShares(before: MachineSample, after: MachineSample): CpuShare
   const postgres = postgresBetween(before.postgres, after.postgres)
   const other = Math.max(0, busy - own - postgres)
   return { ...shares, own: own / total, postgres: postgres / total, other: other / total }
+}
+
+/** The share of all cores' CPU time between two samples that the process used, given its ticks at each. */
+export function processShare(before: MachineSample, after: MachineSample, ticks: [number, number]): number {
+  const total = (after.times?.total ?? 0) - (before.times?.total ?? 0)
+  return total > 0 ? (ticks[1] - ticks[0]) / total : 0
 }
 
 /** Whether other work took enough of the CPU that the figures compare only with runs as busy. */

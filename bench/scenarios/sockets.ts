@@ -1,7 +1,7 @@
 import { once } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { startNode, stopChild } from '../children.js'
-import { loadLine, residentBytes, sampleMachine } from '../machine.js'
+import { loadLine, processShare, processTicks, residentBytes, sampleMachine } from '../machine.js'
 import { UsageError } from '../options.js'
 import { formatTable } from '../report.js'
 import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scenario.js'
@@ -170,6 +170,9 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
   let held: Memory[] = []
   let pids = instances.map((instance) => instance.pid)
   let before = sampleMachine(pids)
+  const ticksOf = () => pids.map((pid) => (pid ? processTicks(pid) : 0))
+  let ticksBefore: number[] = []
+  let ticksAfter: number[] = []
   const plan: LoadPlan = {
     ...chat,
     instances: instances.map((instance) => instance.baseUrl),
@@ -183,9 +186,11 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
       held = await Promise.all(instances.map(memoryOf))
       pids = [...pids, loadPid]
       before = sampleMachine(pids)
+      ticksBefore = ticksOf()
     },
     done() {
       after = sampleMachine(pids)
+      ticksAfter = ticksOf()
     },
   })
   const { ledger, sends } = result
@@ -235,6 +240,12 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
         `to members reconnecting as it was sent ${ledger.unexpectedMembers}; before the send's answer ${ledger.beforeResponse}`,
       `clients disconnected, not by the load: ${droppedCount}${drops.length > 0 ? ` (${drops.map(([reason, n]) => `${reason} ${n}`).join(', ')})` : ''}; the load process's event-loop delay p99 ${ms(result.loopDelayP99Ms)}`,
       `from connected to the end: ${loadLine(before, after)}`,
+      `of all cores' CPU time: ${pids
+        .map((_, i) => {
+          const share = processShare(before, after, [ticksBefore[i] ?? 0, ticksAfter[i] ?? 0])
+          return `${i < instances.length ? `instance ${i + 1}` : 'the load process'} ${(100 * share).toFixed(0)} %`
+        })
+        .join(', ')}`,
     ],
   }
 }
