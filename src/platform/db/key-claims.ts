@@ -38,7 +38,7 @@ export interface KeyClaims {
 }
 
 const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
-/** To the millisecond, so that a claim's time read into a Date names it exactly in `takeOver`. */
+/** To the millisecond, as a Date holds it: `takeOver` names the claim it read by its time. */
 const claimTime = sql`date_trunc('milliseconds', now())`
 
 /** The claims kept in `table`, whose columns are `columns`. */
@@ -69,7 +69,8 @@ export function keyClaimsIn(table: PgTable, columns: KeyClaimColumns): KeyClaims
     async takeOver(db, accountId, key, claimedAt) {
       const result = await db.execute(sql`
         update ${name} set ${column('claimedAt')} = ${claimTime}
-        where ${sameKey(accountId, key)} and ${unrecorded} and ${column('claimedAt')} = ${claimedAt.toISOString()}
+        where ${sameKey(accountId, key)} and ${unrecorded}
+          and date_trunc('milliseconds', ${column('claimedAt')}) = ${claimedAt.toISOString()}
         returning 1 as taken`)
       return rowsOf(result).length === 1
     },
