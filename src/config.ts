@@ -271,7 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
         concurrencyPerApp: integer(env, 'APP_WEBHOOK_CONCURRENCY_PER_APP', 8, 1, 100),
         concurrency: integer(env, 'APP_WEBHOOK_CONCURRENCY', 100, 1, 1000),
         timeoutMs: integer(env, 'APP_WEBHOOK_TIMEOUT_MS', 5000, 100, 60_000),
-        // Standard Webhooks' (Svix's) schedule: immediately, then these waits; about 33 hours in all.
+        // Standard Webhooks' (Svix's) schedule: immediately, then these waits; 27.6 hours in all.
         retryScheduleMs: periods(env, 'APP_WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
         pollMs: integer(env, 'APP_WEBHOOK_POLL_MS', 500, 10, 60_000),
       },
