@@ -68,6 +68,8 @@ const createContact = async (t: TestApp, tenant: Tenant, email: string) => {
 describe('app webhook deliveries', () => {
   let receiver: FakeServer
   const statuses = new Map<string, number[]>()
+  /** Per path, what the receiver does before it answers its next request. */
+  const beforeAnswering = new Map<string, () => Promise<unknown>>()
   /** Per `/hang/...` path, the requests held open now, and the most at once. */
   const held = new Map<string, { now: number; most: number }>()
   const heldAt = (path: string) => held.get(path) ?? { now: 0, most: 0 }
@@ -93,8 +95,14 @@ describe('app webhook deliveries', () => {
   beforeAll(async () => {
     receiver = await startFakeServer((request: RecordedRequest, response) => {
       if (request.url.startsWith('/hang/')) return hold(request.url, response)
-      response.statusCode = statuses.get(request.url)?.shift() ?? 200
-      response.end()
+      const answer = () => {
+        response.statusCode = statuses.get(request.url)?.shift() ?? 200
+        response.end()
+      }
+      const first = beforeAnswering.get(request.url)
+      beforeAnswering.delete(request.url)
+      if (first) first().finally(answer)
+      else answer()
     })
   })
   afterAll(() => receiver.close())
@@ -295,10 +303,13 @@ describe('app webhook deliveries', () => {
   test('drops a retried delivery once its app lost its grant in the account', async ({ t }) => {
     const { tenant, app, userId } = await listeningApp(t, '/revoked')
     statuses.set('/revoked', [500])
+    // The grant is taken back while the first attempt waits for its answer: the retry comes after.
+    let revoked: Awaited<ReturnType<typeof revokeGrant>> | undefined
+    beforeAnswering.set('/revoked', async () => {
+      revoked = await revokeGrant(t.app, { userId, accountId: tenant.accountId, clientId: app._id })
+    })
     await createContact(t, tenant, 'revoked@deliveries.example')
-    await eventually(() => expect(received('/revoked')).toHaveLength(1))
-    const revoked = await revokeGrant(t.app, { userId, accountId: tenant.accountId, clientId: app._id })
-    expect(revoked.statusCode, revoked.body).toBe(200)
+    await eventually(() => expect(revoked?.statusCode, revoked?.body).toBe(200))
     const [dropped] = await eventually(async () => {
       const { data } = await listDeliveries(t, app._id, '?status=dropped')
       expect(data).toHaveLength(1)
