@@ -86,20 +86,31 @@ export async function startInstances(options: ServerOptions, count: number): Pro
     ...scenarioEnv,
     ...options.preload?.env,
   }
-  let running = count
-  const dropWithLast = async () => {
-    if (--running === 0) await database?.drop()
+  // Instances started and not yet stopped: the database goes with the last, also when a later one fails.
+  let running = 0
+  const lifetime = {
+    started: () => {
+      running++
+    },
+    stopped: async () => {
+      if (--running === 0) await database?.drop()
+    },
   }
   const instances: RunningServer[] = []
-  for (let i = 0; i < count; i++) instances.push(await startInstance(options, shared, dropWithLast))
+  try {
+    for (let i = 0; i < count; i++) instances.push(await startInstance(options, shared, lifetime))
+  } catch (error) {
+    if (running === 0) await database?.drop()
+    throw error
+  }
   return instances
 }
 
-/** One instance on the shared environment, its own port and data directory; `stopped` once it has stopped. */
+/** One instance on the shared environment, its own port and data directory, `lifetime` told of both ends. */
 async function startInstance(
   options: ServerOptions,
   shared: NodeJS.ProcessEnv,
-  stopped: () => Promise<void>,
+  lifetime: { started(): void; stopped(): Promise<void> },
 ): Promise<RunningServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-data-'))
   const port = await freePort()
@@ -120,10 +131,11 @@ async function startInstance(
     cpus: options.cpus,
     node: SERVER_NODE,
   })
+  lifetime.started()
   const stop = registerStop(async () => {
     await stopChild(child)
     await rm(dataDir, { recursive: true, force: true })
-    await stopped()
+    await lifetime.stopped()
   })
   await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
   return {
