@@ -124,7 +124,11 @@ export async function seller(
 export type LeadsPage = Awaited<ReturnType<typeof seller>>
 
 /** A lead Graph holds for the page's form; its id. */
-export function graphLead(graph: FakeGraphApi, page: Pick<LeadsPage, 'formId'>, fields: Record<string, string>) {
+export function graphLead(
+  graph: FakeGraphApi,
+  page: Pick<LeadsPage, 'formId'>,
+  fields: Record<string, string>,
+) {
   const id = graphId()
   const field_data = Object.entries(fields).map(([name, value]) => ({ name, values: [value] }))
   graph.addLead(page.formId, { id, created_time: new Date(), field_data })
