@@ -29,7 +29,7 @@ export interface OncePerKey<Taken, Result> {
   /** The outcome recorded under `attemptId`. */
   replay(attemptId: string): Promise<Result>
   /** Asks the provider whether it took the call of an attempt whose process died; undefined if not. */
-  lookUp(attemptId: string, claimedAt: Date): Promise<Taken | undefined>
+  lookUp(attemptId: string): Promise<Taken | undefined>
 }
 
 /**
@@ -60,5 +60,5 @@ export async function performOncePerKey<Taken, Result>(
   if (!(await claims.takeOver(db, accountId, key, held.claimedAt))) throw new EffectUnderWay(effect.underWay)
   // A claim from before attempts were named has nothing to ask the provider for.
   if (!held.attemptId) return run(attemptId, undefined)
-  return run(held.attemptId, await effect.lookUp(held.attemptId, held.claimedAt))
+  return run(held.attemptId, await effect.lookUp(held.attemptId))
 }
