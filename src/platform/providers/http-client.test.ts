@@ -184,12 +184,17 @@ describe('providerRequest', () => {
     expect(provider.received).toHaveLength(1)
   })
 
-  it('logs each call with secret query values and headers redacted', async () => {
+  it('logs each call with secret and personal query values and headers redacted', async () => {
     const { log, calls } = fakeLogger()
     await providerRequest(
       {
         url: `${provider.url}/accounts`,
-        query: { api_key: 'sk-query-secret', fb_exchange_token: 'user-token-secret', limit: 5 },
+        query: {
+          api_key: 'sk-query-secret',
+          fb_exchange_token: 'user-token-secret',
+          To: '+14155550100',
+          limit: 5,
+        },
         headers: { authorization: 'Bearer header-secret', 'x-trace': 'visible' },
       },
       log,
@@ -202,9 +207,10 @@ describe('providerRequest', () => {
     const logged = calls[0]?.fields.provider as { url: string; headers: Record<string, string> }
     expect(logged.url).toContain('api_key=[REDACTED]')
     expect(logged.url).toContain('fb_exchange_token=[REDACTED]')
+    expect(logged.url).toContain('To=[REDACTED]')
     expect(logged.url).toContain('limit=5')
     expect(logged.headers.authorization).toBe('[REDACTED]')
     expect(logged.headers['x-trace']).toBe('visible')
-    expect(JSON.stringify(calls)).not.toMatch(/sk-query-secret|user-token-secret|header-secret/)
+    expect(JSON.stringify(calls)).not.toMatch(/sk-query-secret|user-token-secret|header-secret|4155550100/)
   })
 })

@@ -25,8 +25,9 @@ export interface ProviderResponse {
 export class ProviderUnreachable extends Error {}
 
 const SECRET_HEADERS = new Set(['authorization', 'api-key', 'x-api-key', 'on-behalf-of', 'cookie'])
-// Any parameter named like a token: `access_token`, Graph's `fb_exchange_token`, `input_token`, ...
-const SECRET_QUERY = /^(api[_-]?key|client_secret|appsecret_proof|key|secret)$|token$/i
+// Any parameter named like a token: `access_token`, Graph's `fb_exchange_token`, `input_token`, ...; and
+// the personal data a lookup filters by (Twilio's message list `To` and `From`).
+const SECRET_QUERY = /^(api[_-]?key|client_secret|appsecret_proof|key|secret|to|from|email|phone)$|token$/i
 
 /** The URL with the values of secret-looking query parameters replaced, for logs. */
 export function redactUrl(url: URL): string {
