@@ -3,6 +3,7 @@ import { type SQL, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { lowestIdAt } from '../src/platform/db/ids.js'
 import { RETENTION_JOB } from '../src/platform/jobs/retention.js'
+import { startFakeServer } from './fakes/http-server.js'
 import { adminHeaders, type TestApp } from './helpers/app.js'
 import type { Tenant } from './helpers/fixtures.js'
 import { seedFunnel } from './helpers/funnels.js'
@@ -23,6 +24,7 @@ const PERIODS = Object.fromEntries(
     'OAUTH_AUDIT_EVENTS_RETENTION',
     'OAUTH_CODES_RETENTION',
     'OAUTH_REFRESH_TOKENS_RETENTION',
+    'APP_WEBHOOK_DELIVERIES_RETENTION',
     'SHORT_LINK_CLICKS_RETENTION',
     'JOBS_COMPLETED_RETENTION',
     'JOBS_ARCHIVE_RETENTION',
@@ -82,6 +84,14 @@ const EVENT_TABLES: EventTable[] = [
     // Live (not revoked, not expired), or revoked within the period: a reuse must still be recognised.
     kept: `coalesce(revoked_at, expires_at) >= now() - interval '${PERIOD}' and expires_at >= now() - interval '${PERIOD}'`,
     keptCopy: { revoked_at: "now() - interval '30 minutes'" },
+  },
+  {
+    table: 'oauth_webhook_deliveries',
+    times: ['created_at', 'updated_at', 'next_attempt_at', 'leased_until'],
+    // Still to be sent, or touched (replayed) within the period: the app's developer may still replay it.
+    kept: `status in ('pending', 'retrying') or updated_at >= now() - interval '${PERIOD}'`,
+    // Waiting for a retry a day away, so that no sender touches it meanwhile.
+    keptCopy: { status: "'retrying'", next_attempt_at: "now() + interval '1 day'" },
   },
   { table: 'funnel_short_link_clicks', times: ['clicked_at'], kept: 'false' },
 ]
@@ -179,9 +189,12 @@ async function sendAndDeliver(t: TestApp, tenant: Tenant) {
   expect(delivered.statusCode).toBe(200)
 }
 
-/** Tokens through the pages and /token, refreshed twice: one token revoked, one replaced, one live. */
-async function grantAndRefresh(t: TestApp, tenant: Tenant) {
-  const client = await registerApp(t.app)
+/**
+ * Tokens through the pages and /token, refreshed twice: one token revoked, one replaced, one live. The app
+ * is told of the account's contacts at `webhookUrl`.
+ */
+async function grantAndRefresh(t: TestApp, tenant: Tenant, webhookUrl: string) {
+  const client = await registerApp(t.app, { webhook_url: webhookUrl })
   const email = `retention-${graphId()}@example.com`
   await createUser(t.app, email, [tenant.accountId])
   let tokens = await obtainTokens(t.app, client, email)
@@ -231,13 +244,22 @@ describe('retention of the event tables', () => {
     ).toBe(200)
     const lead = leadEvent([{ leadgen_id: graphId(), page_id: graphId(), form_id: graphId() }])
     expect((await t.app.inject(signedLeadPost(lead))).statusCode).toBe(200)
-    await grantAndRefresh(t, owner)
+    const receiver = await startFakeServer((_, response) => response.end())
+    await grantAndRefresh(t, owner, receiver.url)
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/accounts/${owner.accountId}/contacts`,
+      headers: adminHeaders,
+      payload: { email: 'told@example.com' },
+    })
     await clickShortLink(t, owner)
-    // Every webhook event applied by its job.
+    // Every webhook event applied by its job, and the app told of the contact.
     await eventually(async () => {
       for (const table of ['mail_event_batches', 'review_webhook_events', 'lead_webhook_events'])
         expect(await countOf(t, table, 'processed_at is null')).toBe(0)
+      expect(await countOf(t, 'oauth_webhook_deliveries', "status = 'succeeded'")).toBe(1)
     })
+    await receiver.close()
 
     for (const spec of EVENT_TABLES) {
       await copyAged(t, spec, since, '30 minutes')
