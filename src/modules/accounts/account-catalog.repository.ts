@@ -1,5 +1,6 @@
 import { type SQL, type SQLChunk, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { rowsOf } from '../../platform/db/rows.js'
 
 /** A table as PostgreSQL's catalog describes it: what the export reads and the removal deletes. */
 export interface CatalogTable {
@@ -19,7 +20,6 @@ export interface CatalogReference {
   referencedColumn: string
 }
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 const list = (items: SQLChunk[]) => sql.join(items, sql`, `)
 
 /**

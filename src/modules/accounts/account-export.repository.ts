@@ -1,8 +1,8 @@
 import { type SQLChunk, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { rowsOf } from '../../platform/db/rows.js'
 import { type Ownership, ownedRows } from './account-catalog.repository.js'
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 const list = (items: SQLChunk[]) => sql.join(items, sql`, `)
 
 export interface ExportBatchQuery {

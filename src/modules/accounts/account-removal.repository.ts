@@ -1,12 +1,12 @@
 import { and, eq, type SQL, type SQLChunk, sql } from 'drizzle-orm'
 import { deleteBatch } from '../../platform/db/batched-delete.js'
 import type { Database } from '../../platform/db/connection.js'
+import { rowsOf } from '../../platform/db/rows.js'
 import { type CatalogReference, type Ownership, ownedRows } from './account-catalog.repository.js'
 import { accountRemovals, accounts } from './tables.js'
 
 export type RemovalRow = typeof accountRemovals.$inferSelect
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 const list = (items: SQLChunk[]) => sql.join(items, sql`, `)
 const idList = (ids: string[]) => sql`(${list(ids.map((id) => sql`${id}`))})`
 

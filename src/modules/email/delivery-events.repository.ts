@@ -1,5 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { rowsOf } from '../../platform/db/rows.js'
 import { SG_EVENT_ID_MAX_LENGTH } from './delivery-events.schemas.js'
 import { communicationEvents, communications, doNotDisturbEntries, mailEventBatches } from './tables.js'
 
@@ -140,7 +141,7 @@ export async function storeBatchEvents(
           'email', email, 'bounceType', bounce_type)), '[]'::jsonb)
         from stored
         where event in ('open', 'unsubscribe', 'spamreport', 'bounce')) as effects`)
-  const [row] = (result as unknown as { rows: Record<string, unknown>[] }).rows
+  const [row] = rowsOf<Record<string, unknown>>(result)
   return {
     invalid: Number(row?.invalid ?? 0),
     unmatched: Number(row?.unmatched ?? 0),

@@ -1,5 +1,6 @@
 import { and, asc, eq, max, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
+import { rowsOf } from '../../platform/db/rows.js'
 import type { StepRow } from './funnel-access.repository.js'
 import { funnelSteps, funnels } from './tables.js'
 
@@ -110,7 +111,7 @@ export async function updateStepOrders(
     where ${funnelSteps.accountId} = ${accountId} and ${funnelSteps.funnelId} = ${funnelId}
       and ${funnelSteps.id} = v.step_id
     returning ${funnelSteps.id}`)
-  return (result as unknown as { rows: { id: string }[] }).rows.map((row) => row.id)
+  return rowsOf<{ id: string }>(result).map((row) => row.id)
 }
 
 export async function deleteStepRow(

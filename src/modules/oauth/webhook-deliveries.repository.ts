@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
+import { rowsOf } from '../../platform/db/rows.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { AppRow } from './apps.repository.js'
 import {
@@ -30,8 +31,6 @@ const waiting = (table = sql`oauth_webhook_deliveries`) => sql`${table}.status i
 /** The app's deliveries in flight, across every instance: those leased, read from their partial index. */
 const inFlight = (clientId: SQL) => sql`(select count(*)::int from oauth_webhook_deliveries l
   where l.client_id = ${clientId} and l.leased_until > now())`
-
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 
 /** Advisory lock namespace of the claims: one lock per app (its id's hash), held to the claim's commit. */
 const CLAIM_LOCKS = 72_616_033

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm'
 import type { PgTable } from 'drizzle-orm/pg-core'
 import type { Database } from './connection.js'
+import { rowsOf } from './rows.js'
 
 /**
  * Deletes at most `limit` rows of `table` matching `where`, in one statement: its own short transaction
@@ -24,5 +25,5 @@ export async function deleteBatch(
       returning 1)
     select count(*)::int as count from deleted`,
   )
-  return (result as unknown as { rows: { count: number }[] }).rows[0]?.count ?? 0
+  return rowsOf<{ count: number }>(result)[0]?.count ?? 0
 }

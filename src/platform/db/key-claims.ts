@@ -1,6 +1,7 @@
 import { getTableName, type SQL, sql } from 'drizzle-orm'
 import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core'
 import type { Database } from './connection.js'
+import { rowsOf } from './rows.js'
 
 /**
  * A module's table of claims on keys: one row per key of an account, written before an outside call that
@@ -37,7 +38,6 @@ export interface KeyClaims {
   release(db: Database, accountId: string, key: string): Promise<void>
 }
 
-const rowsOf = <T>(result: unknown) => (result as { rows: T[] }).rows
 /** To the millisecond, as a Date holds it: `takeOver` names the claim it read by its time. */
 const claimTime = sql`date_trunc('milliseconds', now())`
 

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import type { DatabaseHandle } from './connection.js'
+import { rowsOf } from './rows.js'
 
 /**
  * Whether the database reclaims the space of deleted and updated rows by itself: PostgreSQL with
@@ -10,5 +11,5 @@ import type { DatabaseHandle } from './connection.js'
 export async function vacuumsItself(handle: DatabaseHandle): Promise<boolean> {
   if (handle.kind === 'pglite') return false
   const result = await handle.db.execute(sql`select current_setting('autovacuum') = 'on' as on`)
-  return (result as unknown as { rows: { on: boolean }[] }).rows[0]?.on === true
+  return rowsOf<{ on: boolean }>(result)[0]?.on === true
 }
