@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from '../../src/platform/db/connection.js'
@@ -11,23 +12,23 @@ export interface TestDatabase {
 }
 
 /**
- * A migrated database of the test file's own: an in-memory PGlite by default, or, when DATABASE_URL
- * is set, a fresh PostgreSQL database created beside it, so that files run in parallel.
+ * A migrated database of the test file's own, a copy of the run's migrated template (database-run.ts): an
+ * in-memory PGlite by default, or, when DATABASE_URL is set, a PostgreSQL database created beside it, so
+ * that files run in parallel.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL
+  const template = inject('migratedTemplate')
   if (!serverUrl) {
-    const handle = await openDatabase({})
-    await migrateDatabase(handle, {})
+    const handle = await openDatabase({ pgliteSnapshot: new Blob([readFileSync(template)]) })
     return { handle, url: undefined, drop: () => handle.close() }
   }
   // Named after the run, so that the run's teardown (database-run.ts) finds whatever a failing file left.
   const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`
-  await adminQuery(serverUrl, `create database ${name}`)
+  await adminQuery(serverUrl, `create database ${name} template ${template}`)
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 5 })
-  await migrateDatabase(handle, { databaseUrl: url.toString() })
   return {
     handle,
     url: url.toString(),
@@ -53,6 +54,20 @@ async function adminQuery(
   } finally {
     await client.end()
   }
+}
+
+/** Creates the PostgreSQL database `name` and migrates it; returns its name. */
+export async function createMigratedTemplate(serverUrl: string, name: string): Promise<string> {
+  await adminQuery(serverUrl, `create database ${name}`)
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 1 })
+  try {
+    await migrateDatabase(handle, { databaseUrl: url.toString() })
+  } finally {
+    await handle.close()
+  }
+  return name
 }
 
 /**
