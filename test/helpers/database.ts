@@ -26,12 +26,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   // Named after the run, so that the run's teardown (database-run.ts) finds whatever a failing file left.
   const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`
   await adminQuery(serverUrl, `create database ${name} template ${template}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 5 })
+  const url = databaseOnServer(serverUrl, name)
+  const handle = await openDatabase({ databaseUrl: url, poolSize: 5 })
   return {
     handle,
-    url: url.toString(),
+    url,
     drop: async () => {
       try {
         await handle.close()
@@ -40,6 +39,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   }
+}
+
+/** The URL of database `name` on the server of `serverUrl`. */
+function databaseOnServer(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 async function adminQuery(
@@ -59,11 +65,10 @@ async function adminQuery(
 /** Creates the PostgreSQL database `name` and migrates it; returns its name. */
 export async function createMigratedTemplate(serverUrl: string, name: string): Promise<string> {
   await adminQuery(serverUrl, `create database ${name}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 1 })
+  const url = databaseOnServer(serverUrl, name)
+  const handle = await openDatabase({ databaseUrl: url, poolSize: 1 })
   try {
-    await migrateDatabase(handle, { databaseUrl: url.toString() })
+    await migrateDatabase(handle, { databaseUrl: url })
   } finally {
     await handle.close()
   }
