@@ -30,7 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const serverUrl = process.env.DATABASE_URL
   if (!serverUrl) {
     const file = join(tmpdir(), `${prefix}migrated.tar`)
-    writeFileSync(file, await migratedPgliteSnapshot())
+    writeFileSync(file, await migratedPgliteDump())
     project.provide('migratedTemplate', file)
     return async () => rmSync(file, { force: true })
   }
@@ -44,12 +44,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
 }
 
-async function migratedPgliteSnapshot(): Promise<Buffer> {
+async function migratedPgliteDump(): Promise<Buffer> {
   const handle = await openDatabase({})
   try {
     await migrateDatabase(handle, {})
-    if (!handle.snapshot) throw new Error('the embedded database cannot be dumped')
-    return Buffer.from(await (await handle.snapshot()).arrayBuffer())
+    if (!handle.dumpDataDir) throw new Error('the embedded database cannot be dumped')
+    return Buffer.from(await (await handle.dumpDataDir()).arrayBuffer())
   } finally {
     await handle.close()
   }

@@ -20,7 +20,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL
   const template = inject('migratedTemplate')
   if (!serverUrl) {
-    const handle = await openDatabase({ pgliteSnapshot: new Blob([readFileSync(template)]) })
+    const handle = await openDatabase({ pgliteDump: new Blob([readFileSync(template)]) })
     return { handle, url: undefined, drop: () => handle.close() }
   }
   // Named after the run, so that the run's teardown (database-run.ts) finds whatever a failing file left.

@@ -22,8 +22,8 @@ export interface DatabaseHandle {
   ping(): Promise<void>
   /** The API's connections on PostgreSQL (metrics); the embedded database has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number }
-  /** The embedded database's data directory as one tar file, which `pgliteSnapshot` opens again. */
-  snapshot?(): Promise<Blob>
+  /** The embedded database's data directory as one tar file, which `pgliteDump` opens again. */
+  dumpDataDir?(): Promise<Blob>
   close(): Promise<void>
 }
 
@@ -38,7 +38,7 @@ export interface DatabaseOptions {
    * An in-memory embedded database starts as this dumped data directory (PGlite's `dumpDataDir`): the
    * tests open one migrated copy each instead of running initdb and the migrations every time.
    */
-  pgliteSnapshot?: Blob
+  pgliteDump?: Blob
   poolSize?: number
 }
 
@@ -48,7 +48,7 @@ const MIGRATION_LOCK = 72_616_001
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
     ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
-    : openPglite(options.dataDir, options.pgliteSnapshot)
+    : openPglite(options.dataDir, options.pgliteDump)
 }
 
 async function openPostgres(connectionString: string, max: number): Promise<DatabaseHandle> {
@@ -128,21 +128,21 @@ async function pgliteExtensions() {
 }
 
 /** PGlite is loaded only here, for the embedded database: a server on PostgreSQL never holds its code. */
-async function createPglite(path: string | undefined, snapshot: Blob | undefined): Promise<PGlite> {
+async function createPglite(path: string | undefined, dump: Blob | undefined): Promise<PGlite> {
   if (path) await initPgliteCluster(path)
   const { PGlite } = await import('@electric-sql/pglite')
   return PGlite.create({
     dataDir: path,
-    loadDataDir: snapshot,
+    loadDataDir: dump,
     postgresqlconf: PGLITE_SETTINGS,
     extensions: await pgliteExtensions(),
   })
 }
 
-async function openPglite(dataDir: string | undefined, snapshot: Blob | undefined): Promise<DatabaseHandle> {
+async function openPglite(dataDir: string | undefined, dump: Blob | undefined): Promise<DatabaseHandle> {
   const unlock = dataDir ? lockDataDir(dataDir) : () => undefined
   const path = dataDir ? join(dataDir, 'pglite') : undefined
-  const client = await createPglite(path, snapshot).catch((error: unknown) => {
+  const client = await createPglite(path, dump).catch((error: unknown) => {
     unlock()
     throw error
   })
@@ -162,7 +162,7 @@ async function openPglite(dataDir: string | undefined, snapshot: Blob | undefine
     ping: async () => {
       await client.query('select 1')
     },
-    snapshot: () => client.dumpDataDir('none'),
+    dumpDataDir: () => client.dumpDataDir('none'),
     close: async () => {
       await client.close()
       unlock()
