@@ -198,6 +198,8 @@ async function runWorkerKills(
     const killing = (async () => {
       for (; kills < options.kills; kills++) {
         await sleep(300 + randomInt(1_200))
+        // A kill between jobs proves nothing: on a fast machine the stream can be done before the kills.
+        await untilAJobRuns(t, 5_000)
         const at = randomInt(workers.length)
         const victim = workers[at] as WatchedProcess
         victim.child.kill('SIGKILL')
@@ -356,6 +358,16 @@ async function unfinishedJobs(t: TestApp) {
       where status in ('pending', 'retrying') group by status`,
   )
   return rowsOf<{ name: string; state: string; count: number }>(result)
+}
+
+/** Waits, up to `timeoutMs`, until one of the stream's jobs is running in a worker. */
+async function untilAJobRuns(t: TestApp, timeoutMs: number): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(50)) {
+    const result = await t.app.platform.db.execute(
+      sql`select exists (select 1 from pgboss.job where name in (${streamQueues}) and state = 'active') as running`,
+    )
+    if (rowsOf<{ running: boolean }>(result)[0]?.running) return
+  }
 }
 
 /** The stream's jobs that ran more than once: each a run a kill cut short (or a failure) retried. */
