@@ -8,7 +8,7 @@ import {
   errorBodyIn,
   StatusErrorEnvelope,
 } from './envelope.js'
-import { DomainError, TooManyRequests } from './errors.js'
+import { DomainError, ServiceUnavailable, TooManyRequests } from './errors.js'
 import { validationMessage } from './validation-message.js'
 
 declare module 'fastify' {
@@ -45,7 +45,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 /**
  * What the client is told to do next, where a route did not say it itself: RFC 6750 3 (a 401 names the
- * Bearer scheme, with `invalid_token` when a token was sent) and RFC 6585 4 (a 429 says when to retry).
+ * Bearer scheme, with `invalid_token` when a token was sent), RFC 6585 4 and RFC 9110 15.6.4 (a 429, and a 503
+ * of a dependency that is down for now, say when to retry).
  */
 function addChallenge(request: FastifyRequest, reply: FastifyReply, error: DomainError) {
   if (error.statusCode === 401 && !reply.hasHeader('www-authenticate')) {
@@ -53,7 +54,10 @@ function addChallenge(request: FastifyRequest, reply: FastifyReply, error: Domai
       'www-authenticate',
       request.headers.authorization ? 'Bearer error="invalid_token"' : 'Bearer',
     )
-  } else if (error instanceof TooManyRequests && !reply.hasHeader('retry-after')) {
+  } else if (
+    (error instanceof TooManyRequests || error instanceof ServiceUnavailable) &&
+    !reply.hasHeader('retry-after')
+  ) {
     reply.header('retry-after', String(error.retryAfterSeconds))
   }
 }

@@ -61,3 +61,13 @@ export class Unavailable extends DomainError {
     super(503, message)
   }
 }
+
+/** A 503 that says when to try again (RFC 9110 15.6.4: `Retry-After`), for a dependency that is down for now. */
+export class ServiceUnavailable extends DomainError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(503, message, { retry_after: retryAfterSeconds })
+  }
+}
