@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { PGlite } from '@electric-sql/pglite'
-import { sql } from 'drizzle-orm'
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
-import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import pg from 'pg'
 import { lockDataDir } from './data-dir-lock.js'
+import { type MigrateOptions, migrate, pendingMigrations, type SqlSession } from './migrations.js'
 
 /** A Drizzle database or transaction: every repository function takes one as its executor. */
 export type Database = PgDatabase<PgQueryResultHKT>
@@ -41,9 +39,6 @@ export interface DatabaseOptions {
   pgliteDump?: Blob
   poolSize?: number
 }
-
-const MIGRATIONS_FOLDER = join(fileURLToPath(new URL('.', import.meta.url)), '../../../drizzle')
-const MIGRATION_LOCK = 72_616_001
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
@@ -170,20 +165,40 @@ async function openPglite(dataDir: string | undefined, dump: Blob | undefined): 
   }
 }
 
-/** Applies the committed migrations under drizzle/; safe when several processes start at once. */
-export async function migrateDatabase(handle: DatabaseHandle, options: DatabaseOptions): Promise<void> {
-  if (handle.kind === 'pglite') {
-    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator')
-    await migratePglite(handle.db as never, { migrationsFolder: MIGRATIONS_FOLDER })
-    return
-  }
+/**
+ * Applies the pending migrations (migrations.ts) and returns their tags; safe when several processes start at
+ * once. On PostgreSQL on a connection of its own, which its transactions and advisory lock need.
+ */
+export function migrateDatabase(
+  handle: DatabaseHandle,
+  options: DatabaseOptions,
+  migration: MigrateOptions = {},
+): Promise<string[]> {
+  return withMigrationSession(handle, options, (session) => migrate(session, migration))
+}
+
+/** The tags of the migrations the database lacks: a production server refuses to start on those. */
+export function pendingMigrationsOf(
+  handle: DatabaseHandle,
+  options: DatabaseOptions,
+  migration: MigrateOptions = {},
+): Promise<string[]> {
+  return withMigrationSession(handle, options, (session) => pendingMigrations(session, migration))
+}
+
+async function withMigrationSession<T>(
+  handle: DatabaseHandle,
+  options: DatabaseOptions,
+  use: (session: SqlSession) => Promise<T>,
+): Promise<T> {
+  // The embedded database is one session already.
+  if ('executeSql' in handle.jobsConnection) return use(handle.jobsConnection.executeSql)
   const client = new pg.Client({ connectionString: options.databaseUrl })
+  // A connection lost mid-migration fails the statement running; unheard, its 'error' would end the process.
+  client.on('error', () => undefined)
   await client.connect()
   try {
-    const db = drizzleNodePg(client)
-    await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK})`)
-    await migrateNodePg(db, { migrationsFolder: MIGRATIONS_FOLDER })
-    await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK})`)
+    return await use((text, values) => client.query(text, values))
   } finally {
     await client.end()
   }
