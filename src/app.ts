@@ -110,6 +110,7 @@ import { createRetention, defineRetentionJob } from './platform/jobs/retention.j
 import { serializeError } from './platform/log/error-serializer.js'
 import { OneLinePerRequest } from './platform/log/request-line.js'
 import { requestLogger } from './platform/log/request-logger.js'
+import { configureProviderCircuits, providerCircuitStates } from './platform/providers/provider-circuits.js'
 import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
@@ -167,6 +168,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Before the Redis client is made and any hook is added: both are traced only when tracing is on.
   await startTracing(config.tracing)
   if (tracingEnabled()) registerRequestSpans(app)
+  configureProviderCircuits(config.providers, app.log)
 
   // Before the database opens: a bad key stops the start at once, naming its variable.
   const oauthKeys = await loadOAuthKeys(config.oauth)
@@ -304,7 +306,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerMetrics(
     app,
     { ...config.metrics, host: config.host },
-    { jobCounts: queue.countByState, databasePool: () => database.poolStats?.() },
+    {
+      jobCounts: queue.countByState,
+      databasePool: () => database.poolStats?.(),
+      providerCircuits: providerCircuitStates,
+    },
   )
   await app.register(statusRoutes, { readiness })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })

@@ -4,6 +4,10 @@ import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
+import {
+  PROVIDER_CIRCUIT_DEFAULTS,
+  type ProviderCircuitSettings,
+} from './platform/providers/provider-circuits.js'
 import { StartError } from './platform/start-error.js'
 import { DAY_MS, HOUR_MS, MINUTE_MS } from './platform/time.js'
 
@@ -145,6 +149,8 @@ export interface Config {
     /** How often each campaign's leads are reconciled with Graph and its page subscription checked. */
     syncIntervalMinutes: number
   }
+  /** Each outside provider's circuit, bulkhead and call timeout (docs/decisions.md, "Providers that fail"). */
+  providers: ProviderCircuitSettings
 }
 
 /** How app webhook notifications are sent (docs/decisions.md, "App webhook notifications"). */
@@ -341,6 +347,7 @@ export function loadConfig(env: Env = process.env): Config {
       graphApiVersion: graphApiVersion(env.GRAPH_API_VERSION),
       syncIntervalMinutes: integer(env, 'LEADS_SYNC_INTERVAL_MINUTES', 15, 1, 1440),
     },
+    providers: providerCircuits(env),
   }
 }
 
@@ -358,6 +365,16 @@ function tracing(env: Env): Config['tracing'] {
   if (enabled && protocol !== 'http/protobuf' && protocol !== 'http/json')
     throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json')
   return { enabled, protocol: protocol as TracingProtocol }
+}
+
+function providerCircuits(env: Env): ProviderCircuitSettings {
+  const { failures, halfOpenAfterMs, concurrency, timeoutMs } = PROVIDER_CIRCUIT_DEFAULTS
+  return {
+    failures: integer(env, 'PROVIDER_CIRCUIT_FAILURES', failures, 1, 1000),
+    halfOpenAfterMs: integer(env, 'PROVIDER_CIRCUIT_HALF_OPEN_AFTER_MS', halfOpenAfterMs, 100, HOUR_MS),
+    concurrency: integer(env, 'PROVIDER_CONCURRENCY', concurrency, 1, 10_000),
+    timeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', timeoutMs, 50, 300_000),
+  }
 }
 
 /** Graph's versions are `v<major>.<minor>`; anything else would build paths Graph does not know. */

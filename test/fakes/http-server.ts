@@ -9,9 +9,21 @@ export interface RecordedRequest {
   body: string
 }
 
+/**
+ * A provider's outage: every request answered `status` (a 5xx), or never answered (`hang`: the caller's
+ * timeout ends it). Either way the provider does nothing with the request.
+ */
+export type FakeOutage = { status: number } | 'hang'
+
 export interface FakeServer {
   url: string
   requests: RecordedRequest[]
+  /** Requests that came during an outage, which the provider did nothing with. */
+  refused: RecordedRequest[]
+  /** Starts an outage (until `recover`): the provider's own answers stop, as when it fails for an hour. */
+  fail(outage: FakeOutage): void
+  /** Ends the outage: requests are answered as before; requests still hanging are dropped. */
+  recover(): void
   close(): Promise<void>
 }
 
@@ -30,6 +42,17 @@ export async function startFakeServer(
   options: FakeServerOptions = {},
 ): Promise<FakeServer> {
   const requests: RecordedRequest[] = []
+  const refused: RecordedRequest[] = []
+  const hanging = new Set<ServerResponse>()
+  let outage: FakeOutage | undefined
+  const answerDuringOutage = (current: FakeOutage, res: ServerResponse) => {
+    if (current === 'hang') {
+      hanging.add(res)
+      res.on('close', () => hanging.delete(res))
+      return
+    }
+    sendJson(res, current.status, { error: 'service unavailable' })
+  }
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -41,6 +64,10 @@ export async function startFakeServer(
         body: Buffer.concat(chunks).toString('utf8'),
       }
       requests.push(recorded)
+      if (outage) {
+        refused.push(recorded)
+        return answerDuringOutage(outage, res)
+      }
       if (options.latencyMs) setTimeout(() => respond(recorded, res), randomInt(options.latencyMs + 1))
       else respond(recorded, res)
     })
@@ -50,6 +77,14 @@ export async function startFakeServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    refused,
+    fail: (next) => {
+      outage = next
+    },
+    recover: () => {
+      outage = undefined
+      for (const res of hanging) res.destroy()
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()

@@ -6,6 +6,7 @@ import {
   ProviderUnreachable,
   providerRequest,
 } from '../../platform/providers/http-client.js'
+import { providerTimeoutMs } from '../../platform/providers/provider-circuits.js'
 import type { EventWebhookSettings, ParseSettings } from './provider-setup.schemas.js'
 
 export interface SendgridAddress {
@@ -116,8 +117,8 @@ const UNREACHABLE = () => new SendgridError(502, [{ message: 'SendGrid unreachab
 
 /** Longest wait for a rate-limit reset; a later reset is answered as the 429 it is, not waited for. */
 const MAX_RATE_LIMIT_WAIT_MS = 10_000
-/** Large attachments (up to SendGrid's 30 MB) take longer to upload than a settings call. */
-const MAIL_SEND_TIMEOUT_MS = 30_000
+/** Large attachments (up to SendGrid's 30 MB) take longer to upload than a settings call: 3 times its time. */
+const mailSendTimeoutMs = () => 3 * providerTimeoutMs()
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -172,13 +173,13 @@ export function createSendgridClient(
    * worse than an error the user can retry.
    */
   async function call(
-    request: ProviderRequest & { retries: number; retryUnreachable: boolean },
+    request: Omit<ProviderRequest, 'provider'> & { retries: number; retryUnreachable: boolean },
   ): Promise<ProviderResponse> {
     for (let attempt = 0; ; attempt++) {
       let response: ProviderResponse
       try {
         // Retries are ours, so that a 429 waits for SendGrid's reset.
-        response = await providerRequest({ ...request, retries: 0 }, log)
+        response = await providerRequest({ ...request, provider: 'sendgrid', retries: 0 }, log)
       } catch (error) {
         if (!(error instanceof ProviderUnreachable)) throw error
         if (!request.retryUnreachable || attempt >= request.retries) throw UNREACHABLE()
@@ -193,7 +194,7 @@ export function createSendgridClient(
 
   async function settingsCall(
     onBehalfOf: string,
-    request: Omit<ProviderRequest, 'url' | 'headers'> & { path: string },
+    request: Omit<ProviderRequest, 'provider' | 'url' | 'headers'> & { path: string },
   ): Promise<ProviderResponse> {
     if (!options.parentApiKey) throw MISCONFIGURED()
     const { path, ...rest } = request
@@ -223,7 +224,7 @@ export function createSendgridClient(
         url: `${base}/v3/mail/send`,
         headers: { authorization: `Bearer ${apiKey}` },
         body,
-        timeoutMs: MAIL_SEND_TIMEOUT_MS,
+        timeoutMs: mailSendTimeoutMs(),
         retries: 2,
         retryUnreachable: false,
       })

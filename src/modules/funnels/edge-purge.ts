@@ -27,11 +27,11 @@ export async function purgeEdgeTags(settings: EdgePurgeSettings, tags: string[],
     try {
       response = await providerRequest(
         {
+          provider: 'edge',
           method: 'POST',
           url: purgeUrl,
           headers: apiToken ? { authorization: `Bearer ${apiToken}` } : {},
           body: { tags: tags.slice(at, at + PURGE_BATCH_SIZE) },
-          timeoutMs: 10_000,
           retries: 2,
         },
         log,

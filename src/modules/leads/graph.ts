@@ -134,12 +134,12 @@ async function graphCall(
       : undefined
   const response = await providerRequest(
     {
+      provider: 'graph',
       method,
       url,
       query: method === 'GET' ? call.params : undefined,
       headers: form === undefined ? undefined : { 'content-type': 'application/x-www-form-urlencoded' },
       body: form,
-      timeoutMs: 10_000,
       // Graph's writes are not idempotent everywhere; its reads are retried on 5xx by the shared client.
       retries: method === 'GET' ? 2 : 0,
     },

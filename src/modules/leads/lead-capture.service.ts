@@ -5,6 +5,7 @@ import type { CursorPagination, Pagination } from '../../platform/http/envelope.
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginateList } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
+import { ProviderUnavailable } from '../../platform/providers/provider-circuits.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import { findCampaign } from './campaigns.repository.js'
 import { CAMPAIGN_NOT_FOUND } from './campaigns.service.js'
@@ -52,8 +53,11 @@ export const THROTTLED = 'throttled'
 export const FETCH_FAILED = 'fetch_failed'
 export const NO_CONTACT_DETAILS = 'no_contact_details'
 
-/** Fetches of one lead, throttled or failed, before it is left `failed` for the sync to retry. */
-export const MAX_CAPTURE_ATTEMPTS = 8
+/**
+ * Fetches of one lead, throttled or failed, before it is left `failed` for the sync to retry: their delays
+ * (captureBackoffMs) add up to 3 hours, so that a lead outlives Graph failing for an hour and more.
+ */
+export const MAX_CAPTURE_ATTEMPTS = 10
 const FIRST_BACKOFF_MS = 30_000
 const MAX_BACKOFF_MS = 3_600_000
 
@@ -196,6 +200,9 @@ export async function captureLead(deps: CaptureJobDeps, accountId: string, leadI
       fetchLead(deps.graph, lead.leadgenId, pageToken, deps.log),
     )
   } catch (error) {
+    // Refused before reaching Graph (its circuit is open): no attempt was made; the queue runs the job again
+    // when Graph may be called.
+    if (error instanceof ProviderUnavailable) throw error
     await recordFailedFetch(deps, accountId, lead.id, failureOf(error))
     return
   }

@@ -68,6 +68,7 @@ async function requestAccounts(
   try {
     return await providerRequest(
       {
+        provider: 'listings',
         url: `${settings.apiUrl}/v2/accounts`,
         query: { ...callerQuery(query), v: settings.version },
         headers: { 'api-key': settings.apiKey },

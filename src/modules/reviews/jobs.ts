@@ -1,6 +1,7 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
+import { PROVIDER_JOB_RETRIES } from '../../platform/providers/provider-circuits.js'
 import { sendDepsOf } from '../email/send.service.js'
 import { applyAccountEvent } from './account-events.service.js'
 import { applyOrderEvent } from './order-webhook.service.js'
@@ -86,15 +87,13 @@ export function defineReviewsJobs(platform: Platform): void {
   queue.define({
     name: SEND_REQUEST_JOB,
     handle: (data: RequestJob) => sendDueRequest(sending, requestOf(data)),
-    retryLimit: 5,
-    retryDelaySeconds: 30,
+    ...PROVIDER_JOB_RETRIES,
     batchSize: 4,
   })
   queue.define({
     name: FOLLOW_UP_JOB,
     handle: (data: RequestJob) => sendFollowUp(sending, requestOf(data)),
-    retryLimit: 5,
-    retryDelaySeconds: 30,
+    ...PROVIDER_JOB_RETRIES,
   })
   platform.retention.register(webhookEventsRetention(config.retention.reviewWebhookEvents))
 }

@@ -94,6 +94,7 @@ async function squareRead(
 ): Promise<JsonFields | null> {
   const response = await providerRequest(
     {
+      provider: 'square',
       url: `${settings.baseUrl}${path}`,
       headers: {
         authorization: `Bearer ${settings.accessToken ?? ''}`,

@@ -49,7 +49,11 @@ export async function findTwilioSms(
   const from = message.from ?? settings.from
   if (from) query.set('From', from)
   const response = await providerRequest(
-    { url: `${messagesUrl(settings)}?${query}`, headers: { authorization: basicAuthorization(settings) } },
+    {
+      provider: 'twilio',
+      url: `${messagesUrl(settings)}?${query}`,
+      headers: { authorization: basicAuthorization(settings) },
+    },
     log,
   )
   const body = (response.body ?? {}) as {
@@ -76,6 +80,7 @@ export async function sendTwilioSms(
   })
   const response = await providerRequest(
     {
+      provider: 'twilio',
       method: 'POST',
       url: messagesUrl(settings),
       headers: {

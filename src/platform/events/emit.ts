@@ -36,6 +36,7 @@ export function createEvents(options: EventsOptions): Events {
   async function deliver(message: EmittedEvent, { id: jobId }: { id: string }): Promise<void> {
     const response = await providerRequest(
       {
+        provider: 'socket_service',
         method: 'POST',
         url: `${socketUrl}/emit`,
         headers: {

@@ -9,6 +9,8 @@ export interface MetricsSources {
   jobCounts(): Promise<{ queue: string; state: string; count: number }[]>
   /** The API's database connections; undefined on the embedded database, which has no pool. */
   databasePool(): { total: number; idle: number; waiting: number } | undefined
+  /** Each outside provider's circuit: 0 closed, 1 half-open, 2 open (CIRCUIT_STATE_VALUES). */
+  providerCircuits(): { provider: string; state: number }[]
 }
 
 export interface MetricsSettings {
@@ -53,6 +55,15 @@ function createRegistry(sources: MetricsSources, app: FastifyInstance): Registry
       this.set({ state: 'idle' }, pool.idle)
       this.set({ state: 'in_use' }, pool.total - pool.idle)
       this.set({ state: 'waiting' }, pool.waiting)
+    },
+  })
+  new Gauge({
+    name: 'provider_circuit_state',
+    help: "Each outside provider's circuit in this instance: 0 closed, 1 half-open (a call is testing it), 2 open (calls refused)",
+    labelNames: ['provider'],
+    registers: [registry],
+    collect() {
+      for (const { provider, state } of sources.providerCircuits()) this.set({ provider }, state)
     },
   })
   return registry

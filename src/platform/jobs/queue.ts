@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import PgBoss from 'pg-boss'
 import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
+import { ProviderUnavailable } from '../providers/provider-circuits.js'
 import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 
@@ -73,6 +74,26 @@ const ENQUEUE_SOON_MS = 5
 /** What pg-boss stores as a failed job's output (it serializes an Error's name, message and stack). */
 const failure = (reason: unknown): object =>
   typeof reason === 'object' && reason !== null ? reason : { message: String(reason) }
+
+/**
+ * Seconds until a job refused by a provider's open circuit or full bulkhead runs again, or undefined for a
+ * failure pg-boss retries as usual. The refusal says when the provider may be called again; up to as long
+ * again at random spreads the jobs refused together, so that they do not all come back at once.
+ */
+function deferralOf(reason: unknown): number | undefined {
+  if (!(reason instanceof ProviderUnavailable)) return undefined
+  return reason.retryAfterSeconds * (1 + Math.random())
+}
+
+/**
+ * Puts an active job back to wait `seconds` without spending one of its retries: pg-boss counts a retry
+ * when it fetches a job that has started before (`started_on` set), so the job is made as if never started.
+ * pg-boss has no call for this; its `fail` would count the refusal as an attempt, and an hour's outage
+ * would use up every job's retries on calls that were never made.
+ */
+const DEFER_JOB = `update pgboss.job
+  set state = 'retry', started_on = null, start_after = now() + $3 * interval '1 second'
+  where name = $1 and id = $2 and state = 'active'`
 
 /** Runs `run` on every item, at most `concurrency` at a time; each outcome as `Promise.allSettled` gives it. */
 async function settleEach<T>(
@@ -189,7 +210,10 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         await definition.handle(data, { id: job.id })
         log.debug('job done')
       } catch (error) {
-        log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
+        // The provider's circuit logs its opening once; a line per refused job would flood the log.
+        if (error instanceof ProviderUnavailable)
+          log.debug({ err: error }, 'job deferred: provider unavailable')
+        else log.warn({ err: error }, 'job failed; pg-boss retries it while attempts remain')
         throw error
       }
     })
@@ -221,7 +245,10 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         if (done.length > 0) await boss.complete(name, done)
         for (const [i, outcome] of outcomes.entries()) {
           const job = jobs[i]
-          if (outcome.status === 'rejected' && job) await boss.fail(name, job.id, failure(outcome.reason))
+          if (outcome.status !== 'rejected' || !job) continue
+          const deferSeconds = deferralOf(outcome.reason)
+          if (deferSeconds === undefined) await boss.fail(name, job.id, failure(outcome.reason))
+          else await boss.getDb().executeSql(DEFER_JOB, [name, job.id, deferSeconds])
         }
         if (jobs.length === batchSize) fetchAgainAtOnce()
       },

@@ -97,7 +97,7 @@ describe('providerRequest', () => {
 
   it('parses a JSON answer and returns status and headers', async () => {
     provider.answer(json({ ok: true, items: [1, 2] }))
-    const response = await providerRequest({ url: `${provider.url}/items` })
+    const response = await providerRequest({ provider: 'listings', url: `${provider.url}/items` })
     expect(response.status).toBe(200)
     expect(response.body).toEqual({ ok: true, items: [1, 2] })
     expect(response.headers['content-type']).toBe('application/json')
@@ -105,12 +105,15 @@ describe('providerRequest', () => {
 
   it('returns a body that is not JSON as text, and an empty one as null', async () => {
     provider.answer({ status: 200, body: 'plain words' }, { status: 204 })
-    expect((await providerRequest({ url: `${provider.url}/text` })).body).toBe('plain words')
-    expect((await providerRequest({ url: `${provider.url}/empty` })).body).toBeNull()
+    expect((await providerRequest({ provider: 'listings', url: `${provider.url}/text` })).body).toBe(
+      'plain words',
+    )
+    expect((await providerRequest({ provider: 'listings', url: `${provider.url}/empty` })).body).toBeNull()
   })
 
   it('adds query parameters to those of the URL and leaves undefined ones out', async () => {
     await providerRequest({
+      provider: 'listings',
       url: `${provider.url}/search?v=20200525`,
       query: { q: 'coffee shop', page: 2, exact: false, offset: undefined },
     })
@@ -125,7 +128,12 @@ describe('providerRequest', () => {
   })
 
   it('sends an object body as JSON with its content type', async () => {
-    await providerRequest({ method: 'POST', url: `${provider.url}/emit`, body: { event: 'x', data: [1] } })
+    await providerRequest({
+      provider: 'listings',
+      method: 'POST',
+      url: `${provider.url}/emit`,
+      body: { event: 'x', data: [1] },
+    })
     const [request] = provider.received
     expect(request?.method).toBe('POST')
     expect(request?.headers['content-type']).toBe('application/json')
@@ -134,6 +142,7 @@ describe('providerRequest', () => {
 
   it("keeps the caller's content type and accept whatever their letter case", async () => {
     await providerRequest({
+      provider: 'listings',
       method: 'POST',
       url: `${provider.url}/form`,
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/xml' },
@@ -148,7 +157,7 @@ describe('providerRequest', () => {
   it('retries a 503 and returns the answer that finally succeeded', async () => {
     const unavailable = { status: 503, headers: { 'retry-after': '0' } }
     provider.answer(unavailable, unavailable, json({ attempt: 3 }))
-    const response = await providerRequest({ url: `${provider.url}/flaky`, retries: 2 })
+    const response = await providerRequest({ provider: 'listings', url: `${provider.url}/flaky`, retries: 2 })
     expect(response).toMatchObject({ status: 200, body: { attempt: 3 } })
     expect(provider.received).toHaveLength(3)
   })
@@ -161,7 +170,11 @@ describe('providerRequest', () => {
     })
     provider.answer(limited(1), limited(2), limited(3), json({ attempt: 4 }))
     const started = Date.now()
-    const response = await providerRequest({ url: `${provider.url}/limited`, retries: 2 })
+    const response = await providerRequest({
+      provider: 'listings',
+      url: `${provider.url}/limited`,
+      retries: 2,
+    })
     expect(response).toMatchObject({ status: 429, body: { attempt: 3 } })
     expect(provider.received).toHaveLength(3)
     // Without Retry-After the backoff would wait 200 ms, then 400 ms.
@@ -170,7 +183,7 @@ describe('providerRequest', () => {
 
   it('does not retry a 400', async () => {
     provider.answer({ status: 400, body: 'bad field' }, json({ ok: true }))
-    const response = await providerRequest({ url: `${provider.url}/bad`, retries: 3 })
+    const response = await providerRequest({ provider: 'listings', url: `${provider.url}/bad`, retries: 3 })
     expect(response).toMatchObject({ status: 400, body: 'bad field' })
     expect(provider.received).toHaveLength(1)
   })
@@ -178,7 +191,7 @@ describe('providerRequest', () => {
   it('throws ProviderUnreachable when the provider does not answer in time', async () => {
     const started = Date.now()
     await expect(
-      providerRequest({ url: `${provider.url}/hang`, timeoutMs: 200, retries: 0 }),
+      providerRequest({ provider: 'listings', url: `${provider.url}/hang`, timeoutMs: 200, retries: 0 }),
     ).rejects.toThrow(ProviderUnreachable)
     expect(Date.now() - started).toBeLessThan(5_000)
     expect(provider.received).toHaveLength(1)
@@ -188,6 +201,7 @@ describe('providerRequest', () => {
     const { log, calls } = fakeLogger()
     await providerRequest(
       {
+        provider: 'listings',
         url: `${provider.url}/accounts`,
         query: {
           api_key: 'sk-query-secret',

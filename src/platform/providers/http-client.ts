@@ -1,16 +1,25 @@
 import type { Logger } from '../log/logger.js'
 import type { Span } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
+import {
+  callProvider,
+  type ProviderName,
+  ProviderUnavailable,
+  providerTimeoutMs,
+} from './provider-circuits.js'
 
 export interface ProviderRequest {
+  /** Whose circuit and bulkhead the call goes through (provider-circuits.ts). */
+  provider: ProviderName
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   url: string
   query?: Record<string, string | number | boolean | undefined>
   headers?: Record<string, string>
   /** Sent as JSON unless it is already a string. */
   body?: unknown
+  /** How long an attempt may take; PROVIDER_TIMEOUT_MS unless told. */
   timeoutMs?: number
-  /** Attempts after the first, on network errors, 429 and 5xx. */
+  /** Attempts after the first, on network errors, 429 and 5xx, each only after a short wait. */
   retries?: number
   /** Connects instead of fetch's own (OutboundAddressPolicy's, which refuses non-public addresses). */
   dispatcher?: RequestInit['dispatcher']
@@ -58,11 +67,21 @@ function lowerCaseNames(headers: Record<string, string> = {}): Record<string, st
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function retryDelayMs(attempt: number, retryAfter: string | null): number {
+/**
+ * The longest wait before retrying within a call. A provider asking for longer is answered as it answered:
+ * a job fails and the queue retries it later, instead of sleeping in a worker through a provider's outage.
+ */
+const MAX_RETRY_WAIT_MS = 1_000
+
+/** How long to wait before the next attempt, or null when the wait would be longer than a call may hold. */
+function retryDelayMs(attempt: number, retryAfter: string | null): number | null {
   const seconds = retryAfter ? Number(retryAfter) : Number.NaN
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, 10_000)
-  return Math.min(200 * 2 ** attempt, 5_000)
+  const wait = Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : 200 * 2 ** attempt
+  return wait > MAX_RETRY_WAIT_MS ? null : wait
 }
+
+/** An answer that counts as the provider failing, towards opening its circuit; a 4xx is the caller's. */
+const providerFailed = (response: Response) => response.status >= 500
 
 function buildUrl(request: ProviderRequest): URL {
   const url = new URL(request.url)
@@ -102,9 +121,11 @@ function responded(span: Span, response: Response): Response {
 }
 
 /**
- * The one outbound HTTP call of every provider client: a timeout, bounded retries with backoff on
- * network errors, 429 and 5xx, and a log line per attempt with secrets redacted.
- * Answers every HTTP status; throws ProviderUnreachable only when no response came at all.
+ * The one outbound HTTP call of every provider client: each attempt through the provider's circuit and
+ * bulkhead (provider-circuits.ts) with a timeout, bounded retries after short waits on network errors, 429
+ * and 5xx, and a log line per attempt with secrets redacted. Answers every HTTP status; throws
+ * ProviderUnreachable when no response came at all, and ProviderUnavailable when the circuit or the
+ * bulkhead refused the attempt (never retried here: the refusal says when to come back).
  */
 export async function providerRequest(request: ProviderRequest, log?: Logger): Promise<ProviderResponse> {
   const url = buildUrl(request)
@@ -121,27 +142,34 @@ export async function providerRequest(request: ProviderRequest, log?: Logger): P
   for (let attempt = 0; ; attempt++) {
     const started = Date.now()
     try {
-      const response = await inSpan(method, clientSpan(url, logged.url, method, attempt), async (span) =>
-        responded(
-          span,
-          await fetch(url, {
-            method,
-            // The callee continues the trace when it takes part in it.
-            headers: { ...headers, ...currentTraceHeaders() },
-            body,
-            signal: AbortSignal.timeout(request.timeoutMs ?? 10_000),
-            ...(request.dispatcher && { dispatcher: request.dispatcher }),
-          }),
-        ),
+      const response = await callProvider(
+        request.provider,
+        () =>
+          inSpan(method, clientSpan(url, logged.url, method, attempt), async (span) =>
+            responded(
+              span,
+              await fetch(url, {
+                method,
+                // The callee continues the trace when it takes part in it.
+                headers: { ...headers, ...currentTraceHeaders() },
+                body,
+                signal: AbortSignal.timeout(request.timeoutMs ?? providerTimeoutMs()),
+                ...(request.dispatcher && { dispatcher: request.dispatcher }),
+              }),
+            ),
+          ),
+        providerFailed,
       )
       const retryable = response.status === 429 || response.status >= 500
       log?.info(
         { provider: logged, status: response.status, ms: Date.now() - started, attempt },
         'provider call',
       )
-      if (retryable && attempt < retries) {
+      const delay =
+        retryable && attempt < retries ? retryDelayMs(attempt, response.headers.get('retry-after')) : null
+      if (delay !== null) {
         await response.body?.cancel()
-        await sleep(retryDelayMs(attempt, response.headers.get('retry-after')))
+        await sleep(delay)
         continue
       }
       return {
@@ -150,12 +178,14 @@ export async function providerRequest(request: ProviderRequest, log?: Logger): P
         body: await readBody(response),
       }
     } catch (error) {
+      if (error instanceof ProviderUnavailable) throw error
       log?.warn({ provider: logged, ms: Date.now() - started, attempt, err: error }, 'provider call failed')
-      if (attempt >= retries)
+      const delay = attempt < retries ? retryDelayMs(attempt, null) : null
+      if (delay === null)
         throw new ProviderUnreachable(`${method} ${url.origin}${url.pathname} failed: ${error}`, {
           cause: error,
         })
-      await sleep(retryDelayMs(attempt, null))
+      await sleep(delay)
     }
   }
 }
