@@ -1,8 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Logger } from '../log/logger.js'
 import { ProviderUnreachable, providerRequest } from './http-client.js'
+import {
+  CIRCUIT_STATE_VALUES,
+  configureProviderCircuits,
+  ProviderUnavailable,
+  providerCircuitStates,
+} from './provider-circuits.js'
 
 interface ReceivedRequest {
   method: string
@@ -226,5 +232,81 @@ describe('providerRequest', () => {
     expect(logged.headers.authorization).toBe('[REDACTED]')
     expect(logged.headers['x-trace']).toBe('visible')
     expect(JSON.stringify(calls)).not.toMatch(/sk-query-secret|user-token-secret|header-secret|4155550100/)
+  })
+})
+
+describe("a provider's circuit and bulkhead", () => {
+  const provider = new FakeProvider()
+  const settings = { failures: 2, halfOpenAfterMs: 200, concurrency: 2, timeoutMs: 1000 }
+  const call = (path = '/ok', retries = 0) =>
+    providerRequest({ provider: 'square', url: `${provider.url}${path}`, retries })
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+  beforeAll(() => provider.start())
+  afterAll(() => provider.stop())
+  beforeEach(() => {
+    provider.reset()
+    configureProviderCircuits(settings)
+  })
+  const stateOf = () => providerCircuitStates().find((circuit) => circuit.provider === 'square')?.state
+
+  it('opens after consecutive 5xx, refuses with when to retry and no call, and closes when a test call succeeds', async () => {
+    const { log, calls } = fakeLogger()
+    configureProviderCircuits(settings, log)
+    provider.answer({ status: 500 }, { status: 503 })
+    expect((await call()).status).toBe(500)
+    expect((await call()).status).toBe(503)
+    expect(stateOf()).toBe(CIRCUIT_STATE_VALUES.open)
+    const refused = await refusal(call())
+    expect(refused).toBeInstanceOf(ProviderUnavailable)
+    expect(refused).toMatchObject({ statusCode: 503, reason: 'circuit_open', retryAfterSeconds: 1 })
+    expect(provider.received).toHaveLength(2)
+    await vi.waitFor(async () => expect((await call()).status).toBe(200), { interval: 50 })
+    expect(stateOf()).toBe(CIRCUIT_STATE_VALUES.closed)
+    // Opening and closing are logged once each, the refused calls not at all.
+    expect(
+      calls.filter((line) => line.message.startsWith('provider circuit')).map((line) => line.level),
+    ).toEqual(['warn', 'info'])
+  })
+
+  it("does not count a 4xx, the caller's fault, and a success resets the count", async () => {
+    provider.answer(
+      { status: 500 },
+      { status: 400 },
+      { status: 404 },
+      { status: 500 },
+      { status: 200 },
+      { status: 500 },
+    )
+    for (let i = 0; i < 6; i++) await call()
+    expect(stateOf()).toBe(CIRCUIT_STATE_VALUES.closed)
+  })
+
+  it('counts timeouts, and a failing test call opens the circuit again', async () => {
+    configureProviderCircuits({ ...settings, timeoutMs: 100 })
+    for (let i = 0; i < 2; i++) expect(await refusal(call('/hang'))).toBeInstanceOf(ProviderUnreachable)
+    expect(await refusal(call('/hang'))).toBeInstanceOf(ProviderUnavailable)
+    await vi.waitFor(async () => expect(await refusal(call('/hang'))).toBeInstanceOf(ProviderUnreachable), {
+      interval: 50,
+    })
+    expect(stateOf()).toBe(CIRCUIT_STATE_VALUES.open)
+    expect(provider.received).toHaveLength(3)
+  })
+
+  it('refuses a call beyond PROVIDER_CONCURRENCY in flight at once, without waiting', async () => {
+    configureProviderCircuits({ ...settings, timeoutMs: 300 })
+    const inFlight = [call('/hang'), call('/hang')].map(refusal)
+    expect(await refusal(call())).toMatchObject({ reason: 'busy', retryAfterSeconds: 1 })
+    await Promise.all(inFlight)
+    expect(provider.received.filter((request) => request.url === '/ok')).toHaveLength(0)
+  })
+
+  it('answers a 5xx asking to retry later than a call may wait as it is, without waiting for it', async () => {
+    provider.answer({ status: 503, headers: { 'retry-after': '120' } })
+    expect((await call('/ok', 2)).status).toBe(503)
+    expect(provider.received).toHaveLength(1)
   })
 })
