@@ -62,6 +62,33 @@ async function adminQuery(
   }
 }
 
+/**
+ * A database of the test file's own with nothing in it, not even Drizzle's table of applied migrations: an
+ * in-memory PGlite, or a PostgreSQL database of this run (its teardown drops what a failing file left).
+ */
+export async function createEmptyTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.DATABASE_URL
+  if (!serverUrl) {
+    const handle = await openDatabase({})
+    return { handle, url: undefined, drop: () => handle.close() }
+  }
+  const name = `${inject('testDatabasePrefix')}empty_${randomBytes(6).toString('hex')}`
+  await adminQuery(serverUrl, `create database ${name}`)
+  const url = databaseOnServer(serverUrl, name)
+  const handle = await openDatabase({ databaseUrl: url, poolSize: 2 })
+  return {
+    handle,
+    url,
+    drop: async () => {
+      try {
+        await handle.close()
+      } finally {
+        await dropWhenDisconnected(serverUrl, name)
+      }
+    },
+  }
+}
+
 /** Creates the PostgreSQL database `name` and migrates it; returns its name. */
 export async function createMigratedTemplate(serverUrl: string, name: string): Promise<string> {
   await adminQuery(serverUrl, `create database ${name}`)

@@ -1,12 +1,16 @@
-import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.js'
-import { type DatabaseHandle, migrateDatabase, openDatabase, pendingMigrationsOf } from './connection.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createEmptyTestDatabase,
+  createTestDatabase,
+  type TestDatabase,
+} from '../../../test/helpers/database.js'
+import { type DatabaseHandle, migrateDatabase, pendingMigrationsOf } from './connection.js'
 import {
   MIGRATIONS_FOLDER,
   type MigrationLog,
@@ -16,33 +20,6 @@ import {
 
 const serverUrl = process.env.DATABASE_URL
 const projectTags = readMigrations().map(({ tag }) => tag)
-
-/** A database with nothing in it: PGlite in memory, or a PostgreSQL database of its own beside the tests'. */
-async function emptyDatabase(): Promise<TestDatabase> {
-  if (!serverUrl) {
-    const handle = await openDatabase({})
-    return { handle, url: undefined, drop: () => handle.close() }
-  }
-  const name = `${inject('testDatabasePrefix')}empty_${randomBytes(4).toString('hex')}`
-  await onServer(`create database ${name}`)
-  const url = new URL(serverUrl)
-  url.pathname = `/${name}`
-  const handle = await openDatabase({ databaseUrl: url.toString(), poolSize: 2 })
-  return {
-    handle,
-    url: url.toString(),
-    drop: async () => {
-      await handle.close()
-      await onServer(`drop database ${name} with (force)`)
-    },
-  }
-}
-
-async function onServer(statement: string) {
-  const client = new pg.Client({ connectionString: serverUrl })
-  await client.connect()
-  await client.query(statement).finally(() => client.end())
-}
 
 /** Drizzle's own migrator, as the code before this runner migrated with: all pending in one transaction. */
 async function migrateWithDrizzle(handle: DatabaseHandle, migrationsFolder: string) {
@@ -88,7 +65,7 @@ async function rows<T>(database: TestDatabase, text: string): Promise<T[]> {
 
 describe('the migration runner', () => {
   it("takes on a database that Drizzle's migrator brought to an older release, applying only what it lacks", async () => {
-    const database = await emptyDatabase()
+    const database = await createEmptyTestDatabase()
     try {
       await migrateWithDrizzle(database.handle, projectUpTo('0030_room_list_by_member_activity'))
       const options = { databaseUrl: database.url }
@@ -116,13 +93,32 @@ describe('the migration runner', () => {
   })
 
   it('applies up to a given migration, and says what is pending beyond it', async () => {
-    const database = await emptyDatabase()
+    const database = await createEmptyTestDatabase()
     try {
       const options = { databaseUrl: database.url }
       expect(await migrateDatabase(database.handle, options, { to: '0002_email' })).toEqual(
         projectTags.slice(0, 3),
       )
       expect(await pendingMigrationsOf(database.handle, options)).toEqual(projectTags.slice(3))
+    } finally {
+      await database.drop()
+    }
+  })
+
+  it('applies the safe forms README and .squawk.toml point to (docs/migration-examples) on a migrated database', async () => {
+    const database = await createTestDatabase()
+    try {
+      const examples = fileURLToPath(new URL('../../../docs/migration-examples', import.meta.url))
+      expect(
+        await migrateDatabase(database.handle, { databaseUrl: database.url }, { folders: [examples] }),
+      ).toEqual(['0001_expand', '0002_validate', '0003_concurrent_index'])
+      expect(
+        await rows(
+          database,
+          `select (select convalidated from pg_constraint where conname = 'contacts_preferred_name_length') as validated,
+             (select indisvalid from pg_index where indexrelid = 'contacts_account_preferred_name'::regclass) as indexed`,
+        ),
+      ).toEqual([{ validated: true, indexed: true }])
     } finally {
       await database.drop()
     }

@@ -104,10 +104,12 @@ export async function pendingMigrations(
 }
 
 async function pending(session: SqlSession, migrations: Migration[]): Promise<Migration[]> {
-  const { rows } = await session(
-    `select case when to_regclass('${APPLIED_TABLE}') is not null
-       then (select max(created_at)::text from ${APPLIED_TABLE}) end as newest`,
-  )
+  // A statement naming a table that does not exist fails to parse, whatever branch it would take: two.
+  const table = await session(`select to_regclass('${APPLIED_TABLE}') is not null as present`)
+  const { present } = table.rows[0] as { present: boolean }
+  const { rows } = present
+    ? await session(`select max(created_at)::text as newest from ${APPLIED_TABLE}`)
+    : { rows: [{ newest: null }] }
   const newest = Number((rows[0] as { newest: string | null }).newest ?? Number.NEGATIVE_INFINITY)
   return migrations.filter((migration) => migration.when > newest)
 }
