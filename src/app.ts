@@ -81,7 +81,7 @@ import { createPlatformTokens } from './platform/auth/platform-jwt.js'
 import { registerAuth } from './platform/auth/plugin.js'
 import { createRevokedGrants } from './platform/auth/revoked-grants.js'
 import type { Platform } from './platform/context.js'
-import { type DatabaseHandle, migrateDatabase, openDatabase } from './platform/db/connection.js'
+import { type DatabaseHandle, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
 import { vacuumsItself } from './platform/db/vacuum.js'
 import { createChanges } from './platform/events/changes.js'
@@ -116,6 +116,7 @@ import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 import { registerRequestSpans } from './platform/tracing/request-spans.js'
 import { startTracing, stopTracing, tracingEnabled } from './platform/tracing/tracing.js'
+import { prepareSchema } from './start-checks.js'
 
 export interface BuildOptions {
   /** An already open database (tests share one per file); otherwise opened from the config. */
@@ -180,7 +181,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
     }))
-  if (ownsDatabase) await migrateDatabase(database, { databaseUrl: config.databaseUrl })
+  if (ownsDatabase) await prepareSchema(config, database, app.log)
   const redis = config.redisUrl ? createRedis(config.redisUrl, app.log) : undefined
 
   const tokens = createPlatformTokens(config.jwt)

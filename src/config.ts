@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
+import { MIGRATION_DEFAULTS, type MigrationSettings } from './platform/db/migrations.js'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import {
   PROVIDER_CIRCUIT_DEFAULTS,
@@ -21,6 +22,8 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections the API and the jobs' handlers share on PostgreSQL (pg-boss keeps 4 of its own). */
   databasePoolSize: number
+  /** How a migration waits for its locks (docs/decisions.md, "Migrations that never take a table offline"). */
+  migrations: MigrationSettings
   redisUrl: string | undefined
   /** OpenTelemetry, on when an OTLP endpoint is set (src/platform/tracing); the SDK reads the other OTEL_*. */
   tracing: { enabled: boolean; protocol: TracingProtocol }
@@ -225,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    migrations: migrationSettings(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     tracing: tracing(env),
     publicBaseUrl,
@@ -374,6 +378,14 @@ function providerCircuits(env: Env): ProviderCircuitSettings {
     halfOpenAfterMs: integer(env, 'PROVIDER_CIRCUIT_HALF_OPEN_AFTER_MS', halfOpenAfterMs, 100, HOUR_MS),
     concurrency: integer(env, 'PROVIDER_CONCURRENCY', concurrency, 1, 10_000),
     timeoutMs: integer(env, 'PROVIDER_TIMEOUT_MS', timeoutMs, 50, 300_000),
+  }
+}
+
+function migrationSettings(env: Env): MigrationSettings {
+  const defaults = MIGRATION_DEFAULTS
+  return {
+    lockTimeoutMs: integer(env, 'MIGRATION_LOCK_TIMEOUT_MS', defaults.lockTimeoutMs, 10, 60_000),
+    lockAttempts: integer(env, 'MIGRATION_LOCK_ATTEMPTS', defaults.lockAttempts, 1, 1000),
   }
 }
 

@@ -1,6 +1,12 @@
 import { createServer } from 'node:net'
 import type { Config } from './config.js'
-import { probePostgres } from './platform/db/connection.js'
+import {
+  type DatabaseHandle,
+  migrateDatabase,
+  pendingMigrationsOf,
+  probePostgres,
+} from './platform/db/connection.js'
+import type { MigrationLog } from './platform/db/migrations.js'
 import { probeRedis } from './platform/redis.js'
 import { StartError } from './platform/start-error.js'
 
@@ -119,5 +125,31 @@ function reason(error: unknown): string {
     default:
       // pg's own message on a timeout; otherwise the server's answer (a missing database, a refused password).
       return /timeout/i.test(message) ? `no answer within ${CHECK_TIMEOUT_MS / 1000} s` : message
+  }
+}
+
+/**
+ * Brings the database's schema to the code's, or refuses to start on an older one. A production server on
+ * PostgreSQL never migrates: deploying applies the migrations first (`npm run db:migrate`, README's
+ * Deploying), while the release before serves. A development server, and any on the embedded database (one
+ * process, which nothing else serves from), migrate as they start. A database newer than the code (the next
+ * release's migrations applied while this one serves) has nothing pending and starts.
+ */
+export async function prepareSchema(
+  config: Config,
+  database: DatabaseHandle,
+  log: MigrationLog,
+): Promise<void> {
+  const options = { databaseUrl: config.databaseUrl }
+  if (config.nodeEnv !== 'production' || !config.databaseUrl) {
+    await migrateDatabase(database, options, { ...config.migrations, log })
+    return
+  }
+  const pending = await pendingMigrationsOf(database, options)
+  if (pending.length > 0) {
+    const named = pending.length > 2 ? `${pending[0]} to ${pending.at(-1)}` : pending.join(' and ')
+    throw new StartError(
+      `the database lacks ${pending.length} migration(s) of this release (${named}): apply them with \`npm run db:migrate\` before starting it`,
+    )
   }
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe } from 'vitest'
+import { readMigrations } from '../src/platform/db/migrations.js'
 import { adminHeaders, bearer, freePort, TEST_ADMIN_TOKEN, type TestApp } from './helpers/app.js'
 import { addUser, createAccount } from './helpers/fixtures.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
@@ -577,6 +578,11 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     const redisDown = { REDIS_URL: `redis://127.0.0.1:${await freePort()}` }
     const run = await runScript('db:migrate', [], { ...env, ...redisDown, NODE_ENV: 'test' })
     expect(run.stderr).toBe('')
-    expect(run.json()).toEqual({ migrated: true, database: t.database.url ? 'postgres' : 'pglite' })
+    expect(run.json()).toEqual({
+      migrated: true,
+      database: t.database.url ? 'postgres' : 'pglite',
+      // The test's PostgreSQL database is migrated already; the embedded one is new.
+      applied: t.database.url ? [] : readMigrations().map(({ tag }) => tag),
+    })
   })
 })

@@ -3,12 +3,16 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
 import { afterAll, describe, expect, it } from 'vitest'
+import { pendingMigrationsOf } from '../src/platform/db/connection.js'
+import { readMigrations } from '../src/platform/db/migrations.js'
 import { eventWebhookKeys } from './fakes/sendgrid.js'
 import { freePort } from './helpers/app.js'
-import { createTestDatabase } from './helpers/database.js'
+import { createEmptyTestDatabase, createTestDatabase } from './helpers/database.js'
 import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
 import { type WatchedProcess, watchProcess } from './helpers/processes.js'
+import { PRODUCTION_ENV } from './helpers/production.js'
 
 const startCommand = npmScriptCommand('start')
 
@@ -205,5 +209,90 @@ describe('npm start in production', () => {
       .match(/DATABASE_URL is not set: production runs on the embedded database/g)
     expect(warnings ?? []).toHaveLength(database ? 0 : 1)
     expect(existsSync(join(cwd, 'data', 'secrets.json'))).toBe(false)
+  }, 120_000)
+})
+
+describe.skipIf(!process.env.DATABASE_URL)('npm start and the migrations of its PostgreSQL database', () => {
+  const running: ChildProcess[] = []
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL')
+  })
+
+  /** `npm run <entry>` run to its end with `settings` over a bare machine's environment. */
+  function runToEnd(entry: 'start' | 'worker' | 'db:migrate', settings: Record<string, string>) {
+    const { command, args } = npmScriptCommand(entry)
+    return spawnSync(command, args, {
+      cwd: tmpdir(),
+      env: bareEnv(settings),
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+  }
+
+  async function productionSettings(databaseUrl: string | undefined) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
+    return {
+      ...PRODUCTION_ENV,
+      DATABASE_URL: databaseUrl ?? '',
+      DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+    }
+  }
+
+  async function startsAndIsReady(settings: Record<string, string>) {
+    const server = await spawnServer(tmpdir(), bareEnv(settings))
+    running.push(server.child)
+    const ready = await fetch(`http://127.0.0.1:${settings.PORT}/status/ready`)
+    expect(ready.status).toBe(200)
+    expect(await stop(server.child)).toBe(0)
+    return server
+  }
+
+  it('in production, refuses a database that lacks migrations in one line naming npm run db:migrate, and starts once that ran', async () => {
+    const database = await createEmptyTestDatabase()
+    try {
+      const settings = await productionSettings(database.url)
+      const tags = readMigrations().map(({ tag }) => tag)
+      for (const entry of ['start', 'worker'] as const) {
+        const refused = runToEnd(entry, settings)
+        expect(refused.status, refused.stderr).toBe(1)
+        expect(refused.stdout + refused.stderr).toBe(
+          `Cannot start: the database lacks ${tags.length} migration(s) of this release (${tags[0]} to ${tags.at(-1)}): apply them with \`npm run db:migrate\` before starting it\n`,
+        )
+      }
+      // Refused, it applied nothing.
+      expect(await pendingMigrationsOf(database.handle, { databaseUrl: database.url })).toEqual(tags)
+
+      const migrated = runToEnd('db:migrate', settings)
+      expect(migrated.status, migrated.stderr).toBe(0)
+      await startsAndIsReady(settings)
+    } finally {
+      await database.drop()
+    }
+  }, 120_000)
+
+  it('in production, starts on a database newer than its code (the next release migrated while it serves)', async () => {
+    const database = await createTestDatabase()
+    try {
+      const newest = Math.max(...readMigrations().map(({ when }) => when))
+      await database.handle.db.execute(
+        sql`insert into drizzle.__drizzle_migrations (hash, created_at) values ('next release', ${newest + 1})`,
+      )
+      await startsAndIsReady(await productionSettings(database.url))
+    } finally {
+      await database.drop()
+    }
+  }, 120_000)
+
+  it('in development, migrates the database as it starts', async () => {
+    const database = await createEmptyTestDatabase()
+    try {
+      const { NODE_ENV, ...production } = await productionSettings(database.url)
+      const server = await startsAndIsReady({ ...production, LOG_LEVEL: 'info' })
+      expect(server.output()).toContain('migration 0034_')
+      expect(await pendingMigrationsOf(database.handle, { databaseUrl: database.url })).toEqual([])
+    } finally {
+      await database.drop()
+    }
   }, 120_000)
 })
