@@ -180,9 +180,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
+      waits: config.databaseWaits,
+      log: app.log,
     }))
   if (ownsDatabase) await prepareSchema(config, database, app.log)
-  const redis = config.redisUrl ? createRedis(config.redisUrl, app.log) : undefined
+  const redis = config.redisUrl
+    ? createRedis(config.redisUrl, app.log, config.redisCommandTimeoutMs)
+    : undefined
 
   const tokens = createPlatformTokens(config.jwt)
   const revokedGrants = await createRevokedGrants({

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 import { MIGRATION_DEFAULTS, type MigrationSettings } from './platform/db/migrations.js'
+import { DATABASE_WAIT_DEFAULTS, type DatabaseWaits } from './platform/db/waits.js'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import {
   PROVIDER_CIRCUIT_DEFAULTS,
@@ -24,7 +25,11 @@ export interface Config {
   databasePoolSize: number
   /** How a migration waits for its locks (docs/decisions.md, "Migrations that never take a table offline"). */
   migrations: MigrationSettings
+  /** How long the service waits on PostgreSQL (docs/decisions.md, "Every wait has a bound"). */
+  databaseWaits: DatabaseWaits
   redisUrl: string | undefined
+  /** REDIS_COMMAND_TIMEOUT_MS: how long a Redis command may take, reconnection included, before it fails. */
+  redisCommandTimeoutMs: number
   /** OpenTelemetry, on when an OTLP endpoint is set (src/platform/tracing); the SDK reads the other OTEL_*. */
   tracing: { enabled: boolean; protocol: TracingProtocol }
   publicBaseUrl: string
@@ -229,7 +234,9 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
     migrations: migrationSettings(env),
+    databaseWaits: databaseWaits(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 1000, 10, 60_000),
     tracing: tracing(env),
     publicBaseUrl,
     trustProxy: trustProxy(env.TRUST_PROXY),
@@ -369,6 +376,16 @@ function tracing(env: Env): Config['tracing'] {
   if (enabled && protocol !== 'http/protobuf' && protocol !== 'http/json')
     throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json')
   return { enabled, protocol: protocol as TracingProtocol }
+}
+
+function databaseWaits(env: Env): DatabaseWaits {
+  const { statementMs, lockMs, idleInTransactionMs, connectionMs } = DATABASE_WAIT_DEFAULTS
+  return {
+    statementMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', statementMs, 100, HOUR_MS),
+    lockMs: integer(env, 'DATABASE_LOCK_TIMEOUT_MS', lockMs, 10, HOUR_MS),
+    idleInTransactionMs: integer(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', idleInTransactionMs, 100),
+    connectionMs: integer(env, 'DATABASE_CONNECTION_WAIT_MS', connectionMs, 100, MINUTE_MS),
+  }
 }
 
 function providerCircuits(env: Env): ProviderCircuitSettings {

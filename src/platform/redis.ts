@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import type { Logger } from './log/logger.js'
+import { createOutageLog } from './log/outage-log.js'
 import { traceRedisCommands } from './tracing/redis-spans.js'
 
 /**
@@ -7,23 +8,23 @@ import { traceRedisCommands } from './tracing/redis-spans.js'
  * emits an error at every attempt, which without a listener it prints to stderr itself.
  */
 function logOutages(client: Redis, log: Logger, name: string): Redis {
-  let down = false
-  client.on('error', (error: Error) => {
-    if (down) return
-    down = true
-    log.warn({ err: error }, `${name}: Redis connection lost; reconnecting`)
-  })
-  client.on('ready', () => {
-    if (!down) return
-    down = false
-    log.info(`${name}: Redis connection back`)
-  })
+  const outage = createOutageLog(log, `${name}: Redis`)
+  client.on('error', outage.failed)
+  client.on('ready', outage.recovered)
   return client
 }
 
-/** The service's Redis connection (REDIS_URL): a command waits through two reconnections, then fails. */
-export function createRedis(url: string, log: Logger): Redis {
-  return traceRedisCommands(logOutages(new Redis(url, { maxRetriesPerRequest: 2 }), log, 'commands'))
+/**
+ * The service's Redis connection (REDIS_URL): a command waits through two reconnections and at most
+ * `commandTimeoutMs` (REDIS_COMMAND_TIMEOUT_MS) in all, then fails; what needs it answers 503 meanwhile.
+ */
+export function createRedis(url: string, log: Logger, commandTimeoutMs: number): Redis {
+  const client = new Redis(url, {
+    maxRetriesPerRequest: 2,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: commandTimeoutMs,
+  })
+  return traceRedisCommands(logOutages(client, log, 'commands'))
 }
 
 /**
@@ -79,4 +80,16 @@ export async function closeRedis(client: Redis): Promise<void> {
   // unhandled whatever the caller catches: only a ready connection is asked to quit.
   if (client.status === 'ready') await client.quit().catch(() => client.disconnect())
   else client.disconnect()
+}
+
+/**
+ * Whether a command failed because Redis did not answer: down past the command's reconnections
+ * (MaxRetriesPerRequestError), slower than REDIS_COMMAND_TIMEOUT_MS, or its connection closed.
+ */
+export function isRedisUnavailable(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error.name === 'MaxRetriesPerRequestError' ||
+      /^(Command timed out|Connection is closed\.|Stream isn't writeable)/.test(error.message))
+  )
 }

@@ -44,7 +44,10 @@ export async function buildTestApp(
     JOBS_POLLING_INTERVAL_SECONDS: '0.5',
     ...env,
   })
-  const database = await createTestDatabase()
+  const database = await createTestDatabase({
+    waits: config.databaseWaits,
+    ...(env.DATABASE_POOL_SIZE && { poolSize: config.databasePoolSize }),
+  })
   let app: FastifyInstance
   try {
     app = await buildApp(config, { ...options, database: database.handle })

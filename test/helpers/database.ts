@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { type DatabaseHandle, migrateDatabase, openDatabase } from '../../src/platform/db/connection.js'
+import { DATABASE_WAIT_DEFAULTS, type DatabaseWaits } from '../../src/platform/db/waits.js'
 
 export interface TestDatabase {
   handle: DatabaseHandle
@@ -16,7 +17,9 @@ export interface TestDatabase {
  * in-memory PGlite by default, or, when DATABASE_URL is set, a PostgreSQL database created beside it, so
  * that files run in parallel.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase(
+  options: { waits?: DatabaseWaits; poolSize?: number } = {},
+): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL
   const template = inject('migratedTemplate')
   if (!serverUrl) {
@@ -27,7 +30,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`
   await adminQuery(serverUrl, `create database ${name} template ${template}`)
   const url = databaseOnServer(serverUrl, name)
-  const handle = await openDatabase({ databaseUrl: url, poolSize: 5 })
+  // Bounded as the server's are (by default its defaults), so that the tests meet the timeouts production does.
+  const handle = await openDatabase({
+    databaseUrl: url,
+    poolSize: options.poolSize ?? 5,
+    waits: options.waits ?? DATABASE_WAIT_DEFAULTS,
+  })
   return {
     handle,
     url,

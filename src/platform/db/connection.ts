@@ -6,8 +6,11 @@ import type { PGlite } from '@electric-sql/pglite'
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import pg from 'pg'
+import type { Logger } from '../log/logger.js'
+import { createOutageLog } from '../log/outage-log.js'
 import { lockDataDir } from './data-dir-lock.js'
 import { type MigrateOptions, migrate, pendingMigrations, type SqlSession } from './migrations.js'
+import { type ConnectionSettings, connectionSettings, type DatabaseWaits } from './waits.js'
 
 /** A Drizzle database or transaction: every repository function takes one as its executor. */
 export type Database = PgDatabase<PgQueryResultHKT>
@@ -16,7 +19,7 @@ export interface DatabaseHandle {
   kind: 'pglite' | 'postgres'
   db: Database
   /** What pg-boss connects with: its own pool on PostgreSQL, the shared embedded instance on PGlite. */
-  jobsConnection: { connectionString: string } | { executeSql: RawExecutor }
+  jobsConnection: ({ connectionString: string } & Partial<ConnectionSettings>) | { executeSql: RawExecutor }
   ping(): Promise<void>
   /** The API's connections on PostgreSQL (metrics); the embedded database has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number }
@@ -38,26 +41,108 @@ export interface DatabaseOptions {
    */
   pgliteDump?: Blob
   poolSize?: number
+  /** The bounds on waiting for PostgreSQL (the server's; unset, nothing is bounded: seeding and benches). */
+  waits?: DatabaseWaits
+  /** Where a lost connection is told, once an outage (PostgreSQL only). */
+  log?: Logger
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize ?? 10)
+    ? openPostgres(options.databaseUrl, options)
     : openPglite(options.dataDir, options.pgliteDump)
 }
 
-async function openPostgres(connectionString: string, max: number): Promise<DatabaseHandle> {
-  const pool = new pg.Pool({ connectionString, max })
+/** A logger for handles opened without one (tests, benches): outages still never end the process. */
+const SILENT: Logger = {
+  error: () => undefined,
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+}
+
+/**
+ * pg-boss's own statements (fetching, maintenance, archiving) may run longer than the API's: its maintenance
+ * deletes and moves finished jobs in bulk. Bounded still, so that nothing waits forever.
+ */
+const JOB_QUEUE_STATEMENT_TIMEOUT_MS = 60_000
+
+async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const settings = connectionSettings(options.waits)
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, keepAlive: true, ...settings })
+  survivesLostConnections(pool, createOutageLog(options.log ?? SILENT, 'PostgreSQL'))
   const db = drizzleNodePg(pool) as unknown as Database
+  const ping = readinessPing(connectionString, settings)
   return {
     kind: 'postgres',
     db,
-    jobsConnection: { connectionString },
-    ping: async () => {
-      await pool.query('select 1')
+    jobsConnection: {
+      connectionString,
+      ...settings,
+      // No lock_timeout: pg-boss serialises its maintenance and singletons on advisory locks it waits for.
+      lock_timeout: undefined,
+      ...(options.waits && { statement_timeout: JOB_QUEUE_STATEMENT_TIMEOUT_MS }),
     },
+    ping: ping.run,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => pool.end(),
+    close: async () => {
+      await ping.close()
+      await pool.end()
+    },
+  }
+}
+
+/**
+ * pg emits 'error' when a connection dies (PostgreSQL stopped, failed over, or killed it): on the pool for
+ * an idle connection, on the client for one checked out between two statements. An 'error' event with no
+ * listener ends the process, so both are listened to; the pool drops the dead connection and makes new ones
+ * as requests need them, and the request that was using it fails with the error (a 503).
+ */
+function survivesLostConnections(pool: pg.Pool, outage: ReturnType<typeof createOutageLog>): void {
+  pool.on('error', outage.failed)
+  pool.on('connect', (client) => {
+    client.on('error', outage.failed)
+    outage.recovered()
+  })
+}
+
+/**
+ * Readiness asks PostgreSQL itself on a connection of its own, outside the pool: a pool whose connections
+ * all wait on a lock held on one table says nothing of the database, and a load balancer that read it so
+ * would take every instance out of rotation for one lock. A connection that fails or is lost is dropped at
+ * once, and the next ping makes another.
+ */
+function readinessPing(connectionString: string, settings: ConnectionSettings) {
+  let current: Promise<pg.Client> | undefined
+  let closed = false
+  const connect = () => {
+    // pg's own read timeout too: a database cut off without a reset would otherwise hold the ping forever.
+    const client = new pg.Client({ connectionString, ...settings, query_timeout: settings.statement_timeout })
+    const connected = client.connect().then(() => client)
+    const drop = () => {
+      if (current === connected) current = undefined
+      client.end().catch(() => undefined)
+    }
+    client.on('error', drop)
+    connected.catch(drop)
+    return connected
+  }
+  return {
+    run: async () => {
+      if (closed) throw new Error('the database handle is closed')
+      current ??= connect()
+      const client = await current
+      await client.query('select 1').catch((error: unknown) => {
+        client.emit('error', error)
+        throw error
+      })
+    },
+    close: async () => {
+      closed = true
+      const client = await current?.catch(() => undefined)
+      current = undefined
+      await client?.end().catch(() => undefined)
+    },
   }
 }
 

@@ -9,6 +9,7 @@ import {
   StatusErrorEnvelope,
 } from './envelope.js'
 import { DomainError, ServiceUnavailable, TooManyRequests } from './errors.js'
+import { type Unavailability, unavailabilityOf } from './unavailable.js'
 import { validationMessage } from './validation-message.js'
 
 declare module 'fastify' {
@@ -34,6 +35,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       const { message, details } = validationMessage(error.validation, error.validationContext)
       return send(400, message, details)
     }
+    const unavailable = unavailabilityOf(error)
+    if (unavailable) return sendUnavailable(request, reply, unavailable, error)
     const status = error.statusCode ?? (isMalformedMultipart(request, error) ? 400 : 500)
     if (status >= 400 && status < 500) return send(status, error.message)
     request.log.error({ err: error }, 'unhandled error')
@@ -41,6 +44,31 @@ export function registerErrorHandling(app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler(routeNotFound('success'))
+}
+
+/**
+ * A dependency that did not answer in time (a held lock, a busy pool, PostgreSQL or Redis down): 503 with
+ * Retry-After, which a client may act on, instead of a 500; logged once, with what the request waited for.
+ */
+function sendUnavailable(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { dependency, waitedFor, retryAfterSeconds }: Unavailability,
+  error: Error,
+) {
+  request.log.warn(
+    { err: error, dependency, waitedFor },
+    `${dependency} unavailable (${waitedFor}): answered 503`,
+  )
+  const envelope = request.routeOptions.config.errorEnvelope ?? 'success'
+  return reply
+    .status(503)
+    .header('retry-after', String(retryAfterSeconds))
+    .send(
+      errorBodyIn(envelope, 503, `Service unavailable: the ${dependency} did not answer in time`, {
+        retry_after: retryAfterSeconds,
+      }),
+    )
 }
 
 /**

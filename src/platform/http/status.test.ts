@@ -48,6 +48,7 @@ describe('GET /status/ready', () => {
       await down.database.handle.close()
       const response = await down.app.inject({ url: '/status/ready' })
       expect(response.statusCode).toBe(503)
+      expect(response.headers['retry-after']).toBe('5')
       expect(response.json()).toMatchObject({ success: false, errno: 503 })
       expect(response.json().message).toMatch(/^Not ready: database(, jobs)? unavailable$/)
       expect((await down.app.inject({ url: '/status' })).statusCode).toBe(200)

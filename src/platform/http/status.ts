@@ -26,6 +26,9 @@ function withinTimeout(check: Check): Promise<void> {
 
 const Ok = Type.Literal('ok')
 
+/** Retry-After of a readiness 503: an instance that stops or waits for a dependency is back in seconds, if at all. */
+const READINESS_RETRY_AFTER_SECONDS = 5
+
 /** Liveness (`/status`, as the spec) and readiness (`/status/ready`: its dependencies answer). */
 export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> = async (
   app,
@@ -59,7 +62,13 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
       errors: [400, 503],
     }),
     async (request, reply) => {
-      if (readiness.shuttingDown) return reply.status(503).send(errorBody(503, 'Shutting down'))
+      // A load balancer or a client polling readiness is told when to ask again, as any other 503 does.
+      const notReady = (message: string, additionalInfo?: unknown) =>
+        reply
+          .status(503)
+          .header('retry-after', String(READINESS_RETRY_AFTER_SECONDS))
+          .send(errorBody(503, message, additionalInfo))
+      if (readiness.shuttingDown) return notReady('Shutting down')
       const checks = Object.entries(readiness.checks)
       const failed: string[] = []
       await Promise.all(
@@ -74,9 +83,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
         const ok = 'ok' as const
         return { status: ok, database: ok, jobs: ok, ...(readiness.checks.redis && { redis: ok }) }
       }
-      return reply
-        .status(503)
-        .send(errorBody(503, `Not ready: ${failed.sort().join(', ')} unavailable`, { unavailable: failed }))
+      return notReady(`Not ready: ${failed.sort().join(', ')} unavailable`, { unavailable: failed })
     },
   )
 }

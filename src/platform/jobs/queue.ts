@@ -168,7 +168,7 @@ const maintenanceIntervalOf = (lockSeconds: number) => Math.max(1, Math.min(120,
 export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions): JobQueue {
   const connection =
     'connectionString' in handle.jobsConnection
-      ? { connectionString: handle.jobsConnection.connectionString, max: 4 }
+      ? { ...handle.jobsConnection, max: 4 }
       : { db: { executeSql: handle.jobsConnection.executeSql } }
   const boss = new PgBoss({
     ...connection,
