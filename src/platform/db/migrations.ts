@@ -39,7 +39,12 @@ export interface MigrationSettings {
   lockAttempts: number
 }
 
-export const MIGRATION_DEFAULTS: MigrationSettings = { lockTimeoutMs: 2000, lockAttempts: 20 }
+/**
+ * Half a second: below the service's own lock_timeout (DATABASE_LOCK_TIMEOUT_MS, 1 s), so that a request
+ * queued behind a migration waiting for its lock gets its own when the migration gives up, instead of failing.
+ * 20 tries, with the waits between them, span 4 to 7 minutes.
+ */
+export const MIGRATION_DEFAULTS: MigrationSettings = { lockTimeoutMs: 500, lockAttempts: 20 }
 
 export interface MigrateOptions extends Partial<MigrationSettings> {
   /** Folders of drizzle-kit migrations, merged in the order of their journals' `when`; the project's by default. */
