@@ -14,8 +14,14 @@ export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
     let limiter = limiters.get(perHour)
     if (!limiter) {
       const options = { keyPrefix: `${keyPrefix}:${perHour}`, points: perHour, duration: 3600 }
+      // While Redis does not answer, each instance counts on its own (its insurance): the quota fails
+      // open by the number of instances, never to no limit, nor to refusing every call.
       limiter = redis
-        ? new RateLimiterRedis({ ...options, storeClient: redis })
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: redis,
+            insuranceLimiter: new RateLimiterMemory(options),
+          })
         : new RateLimiterMemory(options)
       limiters.set(perHour, limiter)
     }
@@ -35,6 +41,8 @@ export function createHourlyLimit(redis: Redis | undefined, keyPrefix: string) {
 /**
  * Counts failures per key (e.g. a client's wrong secrets, or wrong passwords for one email from one IP)
  * and blocks the key once `failures` pile up within `seconds` of the first; a success clears the count.
+ * Without Redis it fails closed: a lockout that each instance counted alone would give a guesser N times
+ * the tries, so the call fails and the request answers 503 with Retry-After until Redis is back.
  */
 export function createFailureLimit(
   redis: Redis | undefined,

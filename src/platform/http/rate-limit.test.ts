@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
+import { unreachableRedis } from '../../../test/helpers/unreachable-redis.js'
 import { registerErrorHandling } from './error-handler.js'
 import { registerRateLimit } from './rate-limit.js'
 
@@ -78,5 +79,18 @@ describe.runIf(process.env.REDIS_URL)('rate limits in Redis', () => {
     }
     expect(await statuses(apps, '/limited', 4)).toEqual([200, 200, 200, 429])
     for (const app of apps) await app.close()
+  })
+})
+
+describe('rate limits while Redis does not answer', () => {
+  it('count in each instance’s memory: the limit holds, no request fails', async () => {
+    const down = await unreachableRedis()
+    try {
+      const app = await limitedApp(down, `down-${randomBytes(6).toString('hex')}`)
+      expect(await statuses([app], '/limited', 4)).toEqual([200, 200, 200, 429])
+      await app.close()
+    } finally {
+      down.disconnect()
+    }
   })
 })
