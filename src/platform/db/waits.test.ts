@@ -134,7 +134,7 @@ describe('what a database error means', () => {
     [{ message: 'timeout exceeded when trying to connect' }, 'connection'],
     [{ code: '23505' }, undefined],
     [{ code: '22P02' }, undefined],
-  ])('%o waited for %s', (fields, wait) => {
+  ] as [{ code?: string; message?: string }, string | undefined][])('%o waited for %s', (fields, wait) => {
     const cause = Object.assign(new Error(fields.message ?? 'failed'), fields)
     // As Drizzle wraps it.
     expect(databaseWaitOf(new Error('Failed query', { cause }))).toBe(wait)
