@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream'
 import type { Database } from '../../platform/db/connection.js'
+import { inTransactionWithTimeout } from '../../platform/db/transaction.js'
+import { EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS } from '../../platform/db/waits.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import { type CatalogTable, listAccountFamily, listCatalogTables } from './account-catalog.repository.js'
 import {
@@ -71,13 +73,10 @@ async function* tableLines(
   let limit = EXPORT_BATCH
   let rows = 0
   for (;;) {
-    const batch = await readExportBatch(db, {
-      ...table,
-      accountIds,
-      after,
-      limit,
-      maxBytes: EXPORT_BATCH_BYTES,
-    })
+    const query = { ...table, accountIds, after, limit, maxBytes: EXPORT_BATCH_BYTES }
+    const batch = await inTransactionWithTimeout(db, EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS, (tx) =>
+      readExportBatch(tx, query),
+    )
     rows += batch.lines.length
     if (batch.lines.length > 0) yield `${batch.lines.join('\n')}\n`
     if (!batch.more) return rows

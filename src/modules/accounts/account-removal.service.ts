@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { SQL } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { inTransaction } from '../../platform/db/transaction.js'
+import { inTransaction, inTransactionWithTimeout } from '../../platform/db/transaction.js'
+import { EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS } from '../../platform/db/waits.js'
 import type { Changes } from '../../platform/events/changes.js'
 import { Conflict, NotFound } from '../../platform/http/errors.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
@@ -225,12 +226,16 @@ async function deleteScope(
   const { db, settings } = deps
   for (;;) {
     if (Date.now() >= endsAt) return false
-    const deleted = await inTransaction(db, async (tx) => {
-      const count = await deleteTableBatch(tx, table, where, settings.batchSize)
-      if (count > 0) await recordProgress(tx, root, table, { rowsDeleted: count, done: false })
-      return count
-    })
-    if (deleted < settings.batchSize && !(await anyRowLeft(db, table, where))) return true
+    const finished = await inTransactionWithTimeout(
+      db,
+      EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS,
+      async (tx) => {
+        const count = await deleteTableBatch(tx, table, where, settings.batchSize)
+        if (count > 0) await recordProgress(tx, root, table, { rowsDeleted: count, done: false })
+        return count < settings.batchSize && !(await anyRowLeft(tx, table, where))
+      },
+    )
+    if (finished) return true
     if (settings.pauseMs > 0) await delay(settings.pauseMs)
   }
 }

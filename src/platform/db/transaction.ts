@@ -18,3 +18,20 @@ export function inTransaction<T>(db: Database, work: (tx: Database) => Promise<T
 export async function commitWithoutFlushWait(tx: Database): Promise<void> {
   await tx.execute(sql`set local synchronous_commit = off`)
 }
+
+/**
+ * Runs `work` in one transaction whose statements may each take up to `ms` instead of the API's
+ * DATABASE_STATEMENT_TIMEOUT_MS (`statement_timeout` set for this transaction only). For the work that goes
+ * through all of an account's rows batch by batch (EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS): a batch of the
+ * largest account may take longer than a request's statement, and a failed batch would fail the whole run.
+ */
+export function inTransactionWithTimeout<T>(
+  db: Database,
+  ms: number,
+  work: (tx: Database) => Promise<T>,
+): Promise<T> {
+  return inTransaction(db, async (tx) => {
+    await tx.execute(sql`select set_config('statement_timeout', ${String(ms)}, true)`)
+    return work(tx)
+  })
+}

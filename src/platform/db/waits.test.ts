@@ -5,7 +5,8 @@ import { describe, expect } from 'vitest'
 import { adminHeaders } from '../../../test/helpers/app.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { rowsOf } from './rows.js'
-import { databaseWaitOf } from './waits.js'
+import { inTransactionWithTimeout } from './transaction.js'
+import { databaseWaitOf, EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS } from './waits.js'
 
 const onPostgres = Boolean(process.env.DATABASE_URL)
 
@@ -61,6 +62,21 @@ describe.skipIf(!onPostgres)('every wait on PostgreSQL has a bound (PostgreSQL o
   test('a statement past DATABASE_STATEMENT_TIMEOUT_MS is cancelled', async ({ t }) => {
     const error = await t.app.platform.db.execute(sql`select pg_sleep(2)`).catch((e: unknown) => e)
     expect(databaseWaitOf(error)).toBe('statement')
+  })
+
+  test('exports and removals give their batches EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS instead', async ({
+    t,
+  }) => {
+    const sleepy = sql`select pg_sleep(1.2), current_setting('statement_timeout') as timeout`
+    const result = await inTransactionWithTimeout(
+      t.app.platform.db,
+      EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS,
+      (tx) => tx.execute(sleepy),
+    )
+    expect(rowsOf<{ timeout: string }>(result)[0]?.timeout).toBe('1min')
+    // The connection goes back to the pool with the API's bound.
+    const after = await t.app.platform.db.execute(sql`select current_setting('statement_timeout') as timeout`)
+    expect(rowsOf<{ timeout: string }>(after)[0]?.timeout).toBe('800ms')
   })
 
   test('a request that finds every pool connection taken answers 503 after DATABASE_CONNECTION_WAIT_MS', async ({

@@ -28,6 +28,12 @@ export const DATABASE_WAIT_DEFAULTS: DatabaseWaits = {
 }
 
 /**
+ * An account's export and removal read or delete all of its rows, batch by batch, in the background of one
+ * long request or job: each batch's statements get a minute, named here, instead of a request's 3 s.
+ */
+export const EXPORT_AND_REMOVAL_STATEMENT_TIMEOUT_MS = 60_000
+
+/**
  * The server settings that carry the waits, sent when each connection starts (pg's connection options), and
  * JIT off: the planner's estimates at a large account's volume pass `jit_above_cost`, and compiling costs a
  * query that runs in 0.1 ms 14 ms or more (docs/decisions.md, "PostgreSQL's JIT on the service's connections").
