@@ -133,7 +133,8 @@ describe.skipIf(!onPostgres)('the service through PostgreSQL and Redis failing (
     await redis?.stop()
     postgres?.destroy()
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-    if (figures.length > 0) console.log(formatFigures(figures))
+    if (figures.length > 0)
+      console.log(`${formatFigures(figures)}\n${acknowledged.length} writes acknowledged`)
   })
 
   /** One request of the steady load, timed, never throwing: a reset or a hang is recorded as 'no answer'. */
