@@ -157,8 +157,8 @@ function transactionLocks(
 
 /**
  * Every lock of the run: those of the transactions, then the samples, but for a hold a transaction's own
- * already counts (the same table and mode, seen while it ran: a sample's time is when it was asked for, a
- * little before PostgreSQL answered it, so overlapping is enough).
+ * already counts (the same table and mode, seen while it ran: a sample's time is when it was asked for, up to
+ * an interval before PostgreSQL answered it on a busy machine, hence the margin).
  */
 function lockRowsOf(judged: Judged): LockRow[] {
   const committed = transactionLocks(judged.measurement)
@@ -166,7 +166,10 @@ function lockRowsOf(judged: Judged): LockRow[] {
     span.granted &&
     committed.some(
       (t) =>
-        t.table === span.table && t.mode === span.mode && span.lastMs >= t.startMs && span.firstMs <= t.endMs,
+        t.table === span.table &&
+        t.mode === span.mode &&
+        span.lastMs + judged.sampleMs >= t.startMs &&
+        span.firstMs - judged.sampleMs <= t.endMs,
     )
   const sampled = judged.measurement.locks.spans
     .filter((span) => !covered(span))
