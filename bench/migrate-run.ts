@@ -42,6 +42,12 @@ export interface MeasureOptions {
   sampleMs: number
   /** The runner's lock_timeout and tries (MIGRATION_LOCK_TIMEOUT_MS, MIGRATION_LOCK_ATTEMPTS). */
   settings: MigrationSettings
+  /**
+   * A transaction that has read `table` and stays open for `seconds` from a second before the migration (a
+   * report, an export, a backup's dump): the migration's strong lock cannot be had until it ends, and each
+   * try queues the requests behind it for up to lock_timeout.
+   */
+  longRead?: { table: string; seconds: number }
 }
 
 export interface AppliedMigration {
@@ -88,6 +94,22 @@ async function applyEach(
   return { migrations }
 }
 
+const LONG_READ_LEAD_MS = 1_000
+
+/** `longRead`'s transaction, opened now, ended after its seconds; resolves when it has read the table. */
+async function startLongRead(databaseUrl: string, { table, seconds }: { table: string; seconds: number }) {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'bench:migrate-long-read' })
+  client.on('error', () => undefined)
+  await client.connect()
+  await client.query('begin')
+  await client.query(`select 1 from "${table.replace(/"/g, '""')}" limit 1`)
+  const ended = delay(seconds * 1000).then(async () => {
+    await client.query('commit')
+    await client.end()
+  })
+  return { ended }
+}
+
 /** A session of the runner, named so that the lock sampler finds it. */
 async function migrationClient(databaseUrl: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: MIGRATION_APPLICATION })
@@ -112,6 +134,13 @@ export async function checkPending(session: SqlSession, folder: string): Promise
   return tags
 }
 
+/** `longRead` started a second before the migration is due. */
+async function startLongReadBefore(databaseUrl: string, options: MeasureOptions) {
+  if (!options.longRead) return undefined
+  await delay(Math.max(0, options.beforeSeconds * 1000 - LONG_READ_LEAD_MS))
+  return startLongRead(databaseUrl, options.longRead)
+}
+
 export async function measureMigration(
   baseUrl: string,
   databaseUrl: string,
@@ -125,7 +154,8 @@ export async function measureMigration(
     const running = startMix(baseUrl, mix, options.rate)
     await delay(options.warmupSeconds * 1000)
     const countedFromMs = running.now()
-    await delay(options.beforeSeconds * 1000)
+    const longRead = await startLongReadBefore(databaseUrl, options)
+    await delay(Math.max(0, options.beforeSeconds * 1000 - (running.now() - countedFromMs)))
     const statements: StatementTime[] = []
     const session = timedSession(client, statements, running.now)
     const sampler = await startLockSampler(databaseUrl, running.now, options.sampleMs)
@@ -133,6 +163,7 @@ export async function measureMigration(
     const { migrations, error } = await applyEach(session, folder, tags, options.settings, running.now)
     const endMs = running.now()
     const locks = await sampler.stop()
+    await longRead?.ended
     await delay(options.afterSeconds * 1000)
     const answers = await running.stop()
     return {

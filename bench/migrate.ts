@@ -1,6 +1,6 @@
 /**
  * `npm run bench:migrate -- [--migration FOLDER]... [--seeded NAME] [--scale 1] [--rate 80] [--warmup 10]
- * [--before 10] [--after 10] [--sample 20]`: a migration applied while the service serves an agency's traffic
+ * [--before 10] [--after 10] [--sample 20] [--long-read TABLE:SECONDS]`: a migration applied while the service serves an agency's traffic
  * (issue 42, section 1). For each folder of migrations (drizzle-kit's layout: SQL files and meta/_journal.json;
  * by default the two of bench/migrations/ that show the safe forms), on a copy of a database seeded at
  * `--scale` and brought to the migration before the folder's first: the server started as `npm start` does
@@ -42,6 +42,15 @@ function positive(raw: string, flag: string): number {
   return value
 }
 
+/** `--long-read room_messages:5`: a table and the seconds a transaction that read it stays open. */
+function longReadOf(raw: string): { table: string; seconds: number } {
+  const [table, seconds] = raw.split(':')
+  if (!table || !/^[a-z_][a-z0-9_]*$/.test(table) || seconds === undefined) {
+    throw new UsageError(`--long-read must be TABLE:SECONDS, not ${raw}`)
+  }
+  return { table, seconds: positive(seconds, '--long-read') }
+}
+
 function parseOptions(args: string[]): Options {
   const { values } = parseArgs({
     args,
@@ -54,6 +63,7 @@ function parseOptions(args: string[]): Options {
       before: { type: 'string', default: '10' },
       after: { type: 'string', default: '10' },
       sample: { type: 'string', default: '20' },
+      'long-read': { type: 'string' },
     },
   })
   if (values.seeded !== undefined && !/^[a-z_][a-z0-9_]*$/.test(values.seeded)) {
@@ -68,6 +78,7 @@ function parseOptions(args: string[]): Options {
     beforeSeconds: positive(values.before, '--before'),
     afterSeconds: positive(values.after, '--after'),
     sampleMs: positive(values.sample, '--sample'),
+    ...(values['long-read'] && { longRead: longReadOf(values['long-read']) }),
     // As `npm run db:migrate` reads them: MIGRATION_LOCK_TIMEOUT_MS, MIGRATION_LOCK_ATTEMPTS.
     settings: loadConfig({
       MIGRATION_LOCK_TIMEOUT_MS: process.env.MIGRATION_LOCK_TIMEOUT_MS,
@@ -79,7 +90,7 @@ function parseOptions(args: string[]): Options {
 function usage(): string {
   return (
     'usage: npm run bench:migrate -- [--migration FOLDER]... [--seeded DATABASE] [--scale 1] [--rate 80] ' +
-    '[--warmup 10] [--before 10] [--after 10] [--sample 20]'
+    '[--warmup 10] [--before 10] [--after 10] [--sample 20] [--long-read TABLE:SECONDS]'
   )
 }
 
@@ -194,7 +205,10 @@ async function bench(options: Options): Promise<boolean> {
     [
       `bench:migrate: on copies of ${seeded.name} (--scale ${seeded.marker.scale}), ${options.rate} requests/s, ` +
         `${options.beforeSeconds} s before the migration and ${options.afterSeconds} s after counted; ` +
-        `lock_timeout ${options.settings.lockTimeoutMs} ms, ${options.settings.lockAttempts} tries`,
+        `lock_timeout ${options.settings.lockTimeoutMs} ms, ${options.settings.lockAttempts} tries` +
+        (options.longRead
+          ? `; a transaction that read ${options.longRead.table} open for ${options.longRead.seconds} s from 1 s before`
+          : ''),
       '',
       formatSummary(runs.map((run) => run.judged)),
       '',
