@@ -141,7 +141,7 @@ function transactionLocks(
     const statements = statementsOf(measurement, migration)
     const transaction = transactionOf(statements)
     if (!transaction) return []
-    const own = statements.map((s) => shortStatement(s.text)).filter(isOwn)
+    const own = [...new Set(statements.map((s) => shortStatement(s.text)).filter(isOwn))]
     return transaction.locks.map(({ table, mode }) => ({
       table,
       mode,
