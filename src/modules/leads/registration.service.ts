@@ -1,6 +1,7 @@
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { ProviderUnreachable } from '../../platform/providers/http-client.js'
+import { ProviderUnavailable } from '../../platform/providers/provider-circuits.js'
 import { findCampaign, setSubscriptionStatus } from './campaigns.repository.js'
 import { pageTokenOf, requireConnection } from './connection.service.js'
 import type { LeadsDeps } from './deps.js'
@@ -67,7 +68,9 @@ async function withGraphFailures<T>(steps: () => Promise<T>): Promise<T> {
     return await steps()
   } catch (error) {
     if (error instanceof GraphError) throw registrationFailed(error.providerError)
-    if (error instanceof ProviderUnreachable)
+    // Not reached, or not called while its circuit is open after failures: the spec answers both as a
+    // failed registration, which the seller may try again.
+    if (error instanceof ProviderUnreachable || error instanceof ProviderUnavailable)
       throw registrationFailed({ message: `${GRAPH_UNREACHABLE}: ${error.message}` })
     throw error
   }
