@@ -115,33 +115,35 @@ function survivesLostConnections(pool: pg.Pool, outage: ReturnType<typeof create
 function readinessPing(connectionString: string, settings: ConnectionSettings) {
   let current: Promise<pg.Client> | undefined
   let closed = false
+  const forget = (connection: Promise<pg.Client>) => {
+    if (current === connection) current = undefined
+    connection.then((client) => client.end()).catch(() => undefined)
+  }
   const connect = () => {
     // pg's own read timeout too: a database cut off without a reset would otherwise hold the ping forever.
     const client = new pg.Client({ connectionString, ...settings, query_timeout: settings.statement_timeout })
-    const connected = client.connect().then(() => client)
-    const drop = () => {
-      if (current === connected) current = undefined
-      client.end().catch(() => undefined)
-    }
-    client.on('error', drop)
-    connected.catch(drop)
-    return connected
+    const connection = client.connect().then(() => client)
+    client.on('error', () => forget(connection))
+    connection.catch(() => forget(connection))
+    return connection
   }
   return {
     run: async () => {
       if (closed) throw new Error('the database handle is closed')
       current ??= connect()
-      const client = await current
-      await client.query('select 1').catch((error: unknown) => {
-        client.emit('error', error)
+      const connection = current
+      try {
+        await (await connection).query('select 1')
+      } catch (error) {
+        forget(connection)
         throw error
-      })
+      }
     },
     close: async () => {
       closed = true
-      const client = await current?.catch(() => undefined)
+      const connection = current
       current = undefined
-      await client?.end().catch(() => undefined)
+      await connection?.then((client) => client.end()).catch(() => undefined)
     },
   }
 }
