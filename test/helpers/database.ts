@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import { inject } from 'vitest'
-import { type DatabaseHandle, migrateDatabase, openDatabase } from '../../src/platform/db/connection.js'
+import {
+  type DatabaseHandle,
+  type DatabaseOptions,
+  migrateDatabase,
+  openDatabase,
+} from '../../src/platform/db/connection.js'
 import { DATABASE_WAIT_DEFAULTS, type DatabaseWaits } from '../../src/platform/db/waits.js'
 
 export interface TestDatabase {
@@ -29,13 +34,21 @@ export async function createTestDatabase(
   // Named after the run, so that the run's teardown (database-run.ts) finds whatever a failing file left.
   const name = `${inject('testDatabasePrefix')}${randomBytes(6).toString('hex')}`
   await adminQuery(serverUrl, `create database ${name} template ${template}`)
-  const url = databaseOnServer(serverUrl, name)
   // Bounded as the server's are (by default its defaults), so that the tests meet the timeouts production does.
-  const handle = await openDatabase({
-    databaseUrl: url,
+  return openOwnDatabase(serverUrl, name, {
     poolSize: options.poolSize ?? 5,
     waits: options.waits ?? DATABASE_WAIT_DEFAULTS,
   })
+}
+
+/** Database `name` of this run, opened, and dropped by its `drop` even when closing it fails. */
+async function openOwnDatabase(
+  serverUrl: string,
+  name: string,
+  options: Pick<DatabaseOptions, 'poolSize' | 'waits'>,
+): Promise<TestDatabase> {
+  const url = databaseOnServer(serverUrl, name)
+  const handle = await openDatabase({ databaseUrl: url, ...options })
   return {
     handle,
     url,
@@ -82,19 +95,7 @@ export async function createEmptyTestDatabase(): Promise<TestDatabase> {
   }
   const name = `${inject('testDatabasePrefix')}empty_${randomBytes(6).toString('hex')}`
   await adminQuery(serverUrl, `create database ${name}`)
-  const url = databaseOnServer(serverUrl, name)
-  const handle = await openDatabase({ databaseUrl: url, poolSize: 2 })
-  return {
-    handle,
-    url,
-    drop: async () => {
-      try {
-        await handle.close()
-      } finally {
-        await dropWhenDisconnected(serverUrl, name)
-      }
-    },
-  }
+  return openOwnDatabase(serverUrl, name, { poolSize: 2 })
 }
 
 /** Creates the PostgreSQL database `name` and migrates it; returns its name. */
