@@ -297,66 +297,80 @@ describe.skipIf(!onPostgres)('the service through PostgreSQL and Redis failing (
     return { outcomes, readyDuring }
   }
 
-  it('PostgreSQL stopped for 15 s and started again', async () => {
-    const { readyDuring } = await throughFault('PostgreSQL stopped 15 s', async (sampleReadiness) => {
-      postgres.stop('fast')
-      await sleep(7_500)
+  /** A fault: `takeAway` the dependency, readiness sampled halfway through `ms`, then `bringBack`. */
+  const awayFor =
+    (ms: number, takeAway: () => unknown, bringBack: () => unknown) =>
+    async (sampleReadiness: () => Promise<void>) => {
+      await takeAway()
+      await sleep(ms / 2)
       await sampleReadiness()
-      await sleep(7_500)
-      postgres.start()
-    })
+      await sleep(ms / 2)
+      await bringBack()
+    }
+
+  it('PostgreSQL stopped for 15 s and started again', async () => {
+    const stopped = awayFor(
+      15_000,
+      () => postgres.stop('fast'),
+      () => postgres.start(),
+    )
+    const { readyDuring } = await throughFault('PostgreSQL stopped 15 s', stopped)
     expect(readyDuring).toEqual([503])
   }, 90_000)
 
   it('PostgreSQL killed hard (immediate) for 10 s', async () => {
-    const { readyDuring } = await throughFault('PostgreSQL killed 10 s', async (sampleReadiness) => {
-      postgres.stop('immediate')
-      await sleep(5_000)
-      await sampleReadiness()
-      await sleep(5_000)
-      postgres.start()
-    })
+    const killed = awayFor(
+      10_000,
+      () => postgres.stop('immediate'),
+      () => postgres.start(),
+    )
+    const { readyDuring } = await throughFault('PostgreSQL killed 10 s', killed)
     expect(readyDuring).toEqual([503])
   }, 90_000)
 
   it('a lock held on contacts for 20 s: other tables and readiness keep answering', async () => {
     const holder = new pg.Client({ connectionString: postgres.url })
     await holder.connect()
-    const { outcomes, readyDuring } = await throughFault('lock on contacts 20 s', async (sampleReadiness) => {
-      await holder.query('begin')
-      await holder.query('lock table contacts in access exclusive mode')
-      await sleep(10_000)
-      await sampleReadiness()
-      await sleep(10_000)
-      await holder.query('rollback')
-      await holder.end()
-    })
+    const locked = awayFor(
+      20_000,
+      async () => {
+        await holder.query('begin')
+        await holder.query('lock table contacts in access exclusive mode')
+      },
+      async () => {
+        await holder.query('rollback')
+        await holder.end()
+      },
+    )
+    const { outcomes, readyDuring } = await throughFault('lock on contacts 20 s', locked)
     expect(readyDuring).toEqual([200])
     expect(outcomes.filter((o) => o.kind === 'other-table' && o.status !== 200)).toEqual([])
   }, 90_000)
 
   it('Redis stopped for 15 s: reads and writes go on', async () => {
-    const { outcomes, readyDuring } = await throughFault('Redis stopped 15 s', async (sampleReadiness) => {
-      await redis.stop()
-      await sleep(7_500)
-      await sampleReadiness()
-      await sleep(7_500)
-      await redis.start()
-    })
+    const stopped = awayFor(
+      15_000,
+      () => redis.stop(),
+      () => redis.start(),
+    )
+    const { outcomes, readyDuring } = await throughFault('Redis stopped 15 s', stopped)
     expect(readyDuring).toEqual([503])
     expect(outcomes.filter((o) => o.status !== 200 && o.status !== 201)).toEqual([])
   }, 90_000)
 
   it('PostgreSQL and Redis stopped together for 15 s', async () => {
-    const { readyDuring } = await throughFault('both stopped 15 s', async (sampleReadiness) => {
-      await redis.stop()
-      postgres.stop('fast')
-      await sleep(7_500)
-      await sampleReadiness()
-      await sleep(7_500)
-      postgres.start()
-      await redis.start()
-    })
+    const stopped = awayFor(
+      15_000,
+      async () => {
+        await redis.stop()
+        postgres.stop('fast')
+      },
+      async () => {
+        postgres.start()
+        await redis.start()
+      },
+    )
+    const { readyDuring } = await throughFault('both stopped 15 s', stopped)
     expect(readyDuring).toEqual([503])
   }, 90_000)
 
