@@ -294,6 +294,25 @@ describe('grants of suspended accounts and of former members', () => {
     expect((await exchange(code)).statusCode).toBe(200)
   })
 
+  test('revokes an access token while its account is suspended (RFC 7009 2.1): after reactivation neither it nor its refresh token works', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh } = callsOf(t, client)
+    const { accountId, tokens } = await grantInNewAccount(t, client)
+    expect((await setStatus(t.app, accountId, 'suspended')).statusCode).toBe(200)
+    const revoked = await postAsClient(t.app, 'revoke', { token: tokens.access_token }, client)
+    expect(revoked.statusCode).toBe(200)
+
+    expect((await setStatus(t.app, accountId, 'active')).statusCode).toBe(200)
+    const refused = await contacts(t.app, tokens.access_token)
+    expect(refused.json()).toMatchObject({ errno: 401, additional_info: 'access token revoked' })
+    expect((await refresh(tokens.refresh_token)).json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'The refresh token is unknown, revoked or expired',
+    })
+  })
+
   test('refuses the refresh of a user no longer a member of the account and revokes the grant (RFC 6749 6); refuses their code too', async ({
     t,
     oauthApp: client,

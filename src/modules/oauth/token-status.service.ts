@@ -16,15 +16,22 @@ import {
   type TokenDeps,
 } from './token.service.js'
 
-type StatusDeps = TokenDeps & { verifyAccessToken: (token: string) => Promise<AuthContext> }
+type StatusDeps = TokenDeps & {
+  /** An access token's caller as long as its account may act (introspection: is it active now). */
+  verifyAccessToken: (token: string) => Promise<AuthContext>
+  /** An access token's caller, whatever its account's standing (revocation: whose token is it). */
+  readAccessToken: (token: string) => Promise<AuthContext>
+}
 
 /**
  * The grant a token belongs to, if the token is one of ours: a refresh token, whatever its state, or an
- * access token that verifies (signature, lifetime, grant not revoked). The grant's id is the code's.
+ * access token that verifies (signature, lifetime, grant not revoked), whatever its account's standing: a
+ * suspended account's grant is revoked too, not kept to work again on its reactivation. The grant's id is
+ * the code's.
  */
 async function grantOfToken(deps: StatusDeps, token: string): Promise<Grant | undefined> {
   if (isAccessToken(token)) {
-    const auth = await deps.verifyAccessToken(token).catch(() => undefined)
+    const auth = await deps.readAccessToken(token).catch(() => undefined)
     if (!auth?.oauth) return undefined
     const { grant_id } = decodeJwt(token)
     return grantOf(grant_id as string, {

@@ -3,7 +3,7 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
+import { createAccessTokenReader, createAccessTokenVerifier } from '../../platform/auth/access-tokens.js'
 import type { ModuleOptions } from '../../platform/context.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { createFailureLimit } from '../../platform/http/limits.js'
@@ -56,6 +56,12 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     platform.revokedGrants,
     platform.accountAccess,
   )
+  const readAccessToken = createAccessTokenReader(
+    platform.oauthKeys,
+    platform.config.publicBaseUrl,
+    platform.revokedGrants,
+  )
+  const statusDeps = (request: FastifyRequest) => ({ ...withIp(request), verifyAccessToken, readAccessToken })
   await app.register(formbody)
   // Browser apps call /token from their own origin; revocation and introspection stay same-origin.
   await app.register(cors, {
@@ -160,7 +166,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      return introspectToken({ ...deps, verifyAccessToken }, request.oauthClient as AppRow, body(request))
+      return introspectToken(statusDeps(request), request.oauthClient as AppRow, body(request))
     },
   )
 
@@ -188,11 +194,7 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await revokeToken(
-        { ...withIp(request), verifyAccessToken },
-        request.oauthClient as AppRow,
-        body(request),
-      )
+      await revokeToken(statusDeps(request), request.oauthClient as AppRow, body(request))
       return reply.status(200).send()
     },
   )

@@ -34,16 +34,19 @@ function typOf(header: string): unknown {
   }
 }
 
+/** The caller an access token names, verified, whatever its account's standing now. */
+export type AccessTokenCaller = AuthContext & { oauth: NonNullable<AuthContext['oauth']> }
+
 /**
- * Verifies OAuth access tokens against the published keys, and refuses those of a revoked grant, of a
- * suspended account and of a user no longer a member of it: the caller, with the app and its scopes.
+ * Verifies OAuth access tokens against the published keys (signature, issuer, audience, lifetime, claims)
+ * and refuses those of a revoked grant: whose token it is, as RFC 7009 2.1 judges a token to revoke, without
+ * asking whether its account may still act.
  */
-export function createAccessTokenVerifier(
+export function createAccessTokenReader(
   keys: OAuthKeys,
   issuer: string,
   revokedGrants: Pick<RevokedGrants, 'isRevoked'>,
-  accountAccess: Pick<AccountAccess, 'refusalFor'>,
-): (token: string) => Promise<AuthContext & { oauth: NonNullable<AuthContext['oauth']> }> {
+): (token: string) => Promise<AccessTokenCaller> {
   const keySet = createLocalJWKSet(keys.jwks)
   return async (token) => {
     let payload: Record<string, unknown>
@@ -71,12 +74,28 @@ export function createAccessTokenVerifier(
       isId(grant_id)
     if (!valid) throw new Unauthorized('invalid access token')
     if (await revokedGrants.isRevoked(grant_id)) throw new Unauthorized('access token revoked')
-    const caller = {
+    return {
       uid,
       account_id,
       parent_account: parent_account as string | null,
       oauth: { client_id: client_id as string, scopes: (scope as string).split(' ').filter(Boolean) },
     }
+  }
+}
+
+/**
+ * Verifies OAuth access tokens as `createAccessTokenReader` does, and refuses those of a suspended account
+ * and of a user no longer a member of it: the caller, with the app and its scopes.
+ */
+export function createAccessTokenVerifier(
+  keys: OAuthKeys,
+  issuer: string,
+  revokedGrants: Pick<RevokedGrants, 'isRevoked'>,
+  accountAccess: Pick<AccountAccess, 'refusalFor'>,
+): (token: string) => Promise<AccessTokenCaller> {
+  const read = createAccessTokenReader(keys, issuer, revokedGrants)
+  return async (token) => {
+    const caller = await read(token)
     const refusal = await accountAccess.refusalFor(caller)
     if (refusal) throw refusal
     return caller
