@@ -313,6 +313,19 @@ describe('grants of suspended accounts and of former members', () => {
     })
   })
 
+  test('refuses the refresh and the code exchange of a removed account saying it is removed', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const { refresh, exchange } = callsOf(t, client)
+    const { accountId, tokens, code } = await grantInNewAccount(t, client)
+    // As `DELETE /v1/admin/accounts/:id` leaves it until its job reaches the tokens' table.
+    await t.app.platform.db.execute(sql`update accounts set status = 'removed' where id = ${accountId}`)
+    const removed = { error: 'invalid_grant', error_description: 'Account is removed' }
+    expect((await refresh(tokens.refresh_token)).json()).toEqual(removed)
+    expect((await exchange(code)).json()).toEqual(removed)
+  })
+
   test('refuses the refresh of a user no longer a member of the account and revokes the grant (RFC 6749 6); refuses their code too', async ({
     t,
     oauthApp: client,

@@ -7,7 +7,7 @@ import { upToEntries } from '../../platform/cache-bounds.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import type { FailureLimit } from '../../platform/http/limits.js'
-import { getAccount } from '../accounts/accounts.service.js'
+import { getAccount, getAccountStatus } from '../accounts/accounts.service.js'
 import type { AppRow } from './apps.repository.js'
 import { APP_IN_DEV_MODE } from './apps.service.js'
 import type { AuditEventName } from './audit.schemas.js'
@@ -259,7 +259,7 @@ async function exchangeCode(deps: TokenDeps, app: AppRow, body: OAuthForm): Prom
     }
     const ownUsable = row.usable && row.clientId === app.id
     // Nothing changes while the account is suspended: the code stays for a retry after its reactivation.
-    if (ownUsable && !row.accountActive) return { refused: ACCOUNT_SUSPENDED }
+    if (ownUsable && !row.accountActive) return { refused: await accountRefusal(tx, row.accountId) }
     // Used by this attempt, whatever follows: a refused code cannot be tried again.
     await markCodeUsed(tx, row.id, now)
     if (!ownUsable) return { refused: unusable }
@@ -327,8 +327,12 @@ export const refreshClock = (deps: TokenDeps) => ({
   graceSeconds: deps.refreshGraceSeconds,
 })
 
-/** The refusal of a suspended account's apps, in the API's words for a suspended account. */
-const ACCOUNT_SUSPENDED = 'Account is suspended'
+/**
+ * The refusal of the apps of an account that may not act, in the API's words for its status: `Account is
+ * suspended`, or `Account is removed` (also once the removal has deleted its row).
+ */
+const accountRefusal = async (db: Database, accountId: string) =>
+  `Account is ${(await getAccountStatus(db, accountId)) ?? 'removed'}`
 
 const NO_LONGER_MEMBER = 'The user is no longer a member of the account'
 
@@ -383,7 +387,7 @@ async function refreshTokens(deps: TokenDeps, app: AppRow, body: OAuthForm): Pro
       return { refused: invalidGrant('The refresh token is unknown, revoked or expired') }
     }
     // Nothing changes while the account is suspended: its reactivation lets the same token refresh.
-    if (!row.accountActive) return { refused: invalidGrant(ACCOUNT_SUSPENDED) }
+    if (!row.accountActive) return { refused: invalidGrant(await accountRefusal(tx, row.accountId)) }
     const grant = grantOf(row.codeId, row)
     const revokeGrant = async (reason: string, description: string) => {
       await revokeGrantOfCode(deps, tx, row.codeId, grant, reason)
