@@ -92,6 +92,21 @@ export async function expectListRefusals(
   expect(await messageOf(`limit=${maxLimit}&page=${lastPage}`)).toBe('200')
 }
 
+/**
+ * A cursor of the list `name` itself, naming a time PostgreSQL does not have (year 0000, which JavaScript
+ * has): refused 400 naming `cursor`, not passed on to the database to fail as a 500.
+ */
+export async function expectYearZeroCursorRefused(
+  app: FastifyInstance,
+  url: string,
+  headers: Record<string, string>,
+  name: string,
+) {
+  const cursor = cursorFor(name, '0000-01-01T00:00:00.000000Z', '0123456789abcdef01234567')
+  const response = await app.inject({ url: withQuery(url, `cursor=${cursor}`), headers })
+  expect(`${response.statusCode} ${response.json().message}`).toBe('400 cursor is not a cursor of this list')
+}
+
 /** A list holding more than LIST_TOTAL_CAP rows answers the cap as its total, labelled not exact. */
 export async function expectCappedTotal(
   app: FastifyInstance,

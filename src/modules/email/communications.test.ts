@@ -6,6 +6,7 @@ import {
   expectCappedTotal,
   expectCursorWalk,
   expectListRefusals,
+  expectYearZeroCursorRefused,
   walkWithCursors,
 } from '../../../test/helpers/lists.js'
 import { test } from '../../../test/helpers/tenant-test.js'
@@ -197,6 +198,7 @@ describe('communications read API', () => {
     const replies = await walkWithCursors(t.app, `${url}?type=INCOMING`, tenant.headers, 3)
     expect(replies).toEqual(newestFirst.filter((n) => n % 3 === 0).map(idOf))
     await expectListRefusals(t.app, url, tenant.headers, 100)
+    await expectYearZeroCursorRefused(t.app, url, tenant.headers, 'communications')
     await insertRecords('0001', LIST_TOTAL_CAP)
     await expectCappedTotal(t.app, url, tenant.headers, 100)
   })

@@ -5,6 +5,7 @@ import {
   expectCappedTotal,
   expectCursorWalk,
   expectListRefusals,
+  expectYearZeroCursorRefused,
   walkWithCursors,
 } from '../../../test/helpers/lists.js'
 import {
@@ -94,6 +95,7 @@ describe('the OAuth audit record', () => {
     )) as unknown as { rows: { id: string }[] }
     expect(await walkWithCursors(t.app, url, adminHeaders, 7)).toEqual(rows.map((row) => row.id))
     await expectListRefusals(t.app, byAccount, adminHeaders, 200)
+    await expectYearZeroCursorRefused(t.app, byAccount, adminHeaders, 'oauth_audit_events')
     await insert('00a1', LIST_TOTAL_CAP, stranger.accountId)
     await expectCappedTotal(t.app, byAccount, adminHeaders, 200)
   })

@@ -6,6 +6,7 @@ import {
   expectCappedTotal,
   expectCursorWalk,
   expectListRefusals,
+  expectYearZeroCursorRefused,
   walkWithCursors,
 } from '../../../test/helpers/lists.js'
 import {
@@ -119,6 +120,7 @@ describe('GET /reviews/requests', () => {
       ),
     ).toEqual(newestFirst.filter((n) => n % 3 === 0).map((n) => insertedId('00b1', n)))
     await expectListRefusals(t.app, '/reviews/requests', tenant.headers, 100)
+    await expectYearZeroCursorRefused(t.app, '/reviews/requests', tenant.headers, 'review_requests')
     await insert('00b2', LIST_TOTAL_CAP)
     await expectCappedTotal(t.app, '/reviews/requests', tenant.headers, 100)
   })

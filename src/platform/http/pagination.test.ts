@@ -251,6 +251,7 @@ describe('list pages: a capped total, a bounded offset, keyset cursors', () => {
       ['test_items', at],
       ['test_items', at, id, 'more'],
       ['test_items', '2025-02-30T00:00:00.000000Z', id],
+      ['test_items', '0000-01-01T00:00:00.000000Z', id],
       ['test_items', '2025-01-01T00:00:00.123Z', id],
       ['test_items', at, 'not-an-id'],
       ['test_items', 1, id],

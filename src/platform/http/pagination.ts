@@ -106,8 +106,11 @@ function cursorOf(list: KeysetList, place: Place): string {
   return Buffer.from(JSON.stringify(fields)).toString('base64url')
 }
 
-/** A sort key as `placeField` writes a timestamp: UTC, to the microsecond, a date that exists. */
-const TIMESTAMP_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
+/**
+ * A sort key as `placeField` writes a timestamp: UTC, to the microsecond, a date that exists in PostgreSQL,
+ * years 0001 to 9999: JavaScript has a year 0, PostgreSQL none (1 BC precedes AD 1) and refuses it.
+ */
+const TIMESTAMP_KEY = /^(?!0000)\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
 const isTimestampKey = (key: unknown): key is string =>
   typeof key === 'string' &&
   TIMESTAMP_KEY.test(key) &&
