@@ -142,6 +142,14 @@ describe('configuration', () => {
     )
   })
 
+  it('refuses production with an ADMIN_TOKEN shorter than 32 characters, and starts it with 32', () => {
+    const env = { ...PRODUCTION, DATA_DIR: tempDir() }
+    expect(() => loadConfig({ ...env, ADMIN_TOKEN: 'a'.repeat(31) })).toThrow(
+      new ConfigError('ADMIN_TOKEN must be at least 32 characters in production (e.g. openssl rand -hex 24)'),
+    )
+    expect(loadConfig({ ...env, ADMIN_TOKEN: 'a'.repeat(32) }).adminToken).toBe('a'.repeat(32))
+  })
+
   it('starts production without a SendGrid key when SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true says so', () => {
     const env = { ...PRODUCTION, DATA_DIR: tempDir(), SENDGRID_WEBHOOK_PUBLIC_KEY: '' }
     expect(loadConfig({ ...env, SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'true' }).mail).toMatchObject({

@@ -194,6 +194,9 @@ interface DevSecrets {
   edgeSigningSecret: string
 }
 
+/** The shortest ADMIN_TOKEN production starts with, as JWT_SECRET's: random, that many is beyond guessing. */
+const ADMIN_TOKEN_MIN_LENGTH = 32
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = oneOf(env, 'NODE_ENV', ['development', 'production', 'test'], 'development')
   const production = nodeEnv === 'production'
@@ -208,6 +211,12 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN')
   }
   if (production) requireProductionSettings(env)
+  // The admin API answers anyone who can reach it: in production a token short enough to guess is refused.
+  if (production && (env.ADMIN_TOKEN ?? '').length < ADMIN_TOKEN_MIN_LENGTH) {
+    throw new ConfigError(
+      `ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters in production (e.g. openssl rand -hex 24)`,
+    )
+  }
   if (env.JWT_SECRET && env.JWT_SECRET.length < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 characters')
   }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest'
 import { probePostgres } from '../src/platform/db/connection.js'
 import { freePort } from './helpers/app.js'
 import { npmScriptCommand } from './helpers/npm-scripts.js'
+import { PRODUCTION_ENV } from './helpers/production.js'
 
 /** Generous: a start that fails should take about a second, but the machine may be busy. */
 const EXIT_WITHIN_MS = 20_000
@@ -84,6 +85,12 @@ const cases: Case[] = [
     entry: 'start',
     names: ['TRUST_PROXY', '"maybe"', 'loopback'],
     env: () => ({ TRUST_PROXY: 'maybe' }),
+  },
+  {
+    tried: 'ADMIN_TOKEN=pw in production',
+    entry: 'start',
+    names: ['ADMIN_TOKEN must be at least 32 characters in production'],
+    env: () => ({ ...PRODUCTION_ENV, ADMIN_TOKEN: 'pw' }),
   },
   {
     tried: 'PORT=abc',

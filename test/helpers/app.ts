@@ -8,7 +8,8 @@ import { type Config, loadConfig } from '../../src/config.js'
 import { createTestDatabase, type TestDatabase } from './database.js'
 
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123'
-export const TEST_ADMIN_TOKEN = 'test-admin-token'
+/** As long as production requires (config.ts), so that production-mode tests start with it. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789abcdef'
 
 /**
  * How a test app is built besides its environment: `logStream` receives its log lines (see captureLogs),

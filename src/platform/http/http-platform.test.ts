@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
 import { API_SECURITY_HEADERS, DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { registerErrorHandling } from './error-handler.js'
@@ -31,7 +32,7 @@ describe('the service shell', () => {
     const response = await t.app.inject({
       method: 'POST',
       url: '/v1/admin/accounts',
-      headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      headers: { ...adminHeaders, 'content-type': 'application/json' },
       payload: '{"name":',
     })
     expect(response.statusCode).toBe(400)
