@@ -294,6 +294,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await apiRequestsPerHour(database.db, auth.account_id),
       ),
     adminToken: config.adminToken,
+    redis,
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
     accountAccess,
   })

@@ -89,7 +89,11 @@ ${options.next ? html`<input type="hidden" name="next" value="${options.next}">`
   )
 }
 
-const ERROR_TITLES: Record<number, string> = { 400: 'Bad request', 404: 'Not found' }
+const ERROR_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  429: 'Too many requests',
+}
 
 export function errorPage(frame: PageFrame, status: number, message: string): string {
   const title = ERROR_TITLES[status] ?? 'Refused'

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
-import { DomainError, Unauthorized } from '../../platform/http/errors.js'
+import { DomainError, TooManyRequests, Unauthorized } from '../../platform/http/errors.js'
 import { sendsDocument } from '../../platform/http/response-headers.js'
 import { type RouteSpec, routeOptions } from '../../platform/http/route-options.js'
 import { validationMessage } from '../../platform/http/validation-message.js'
@@ -30,13 +30,7 @@ import {
   PageOrEnvelope,
   SignInForm,
 } from './outbox-page.schemas.js'
-import {
-  endSession,
-  isAdminToken,
-  isLiveSession,
-  newSession,
-  SESSION_SECONDS,
-} from './outbox-page.service.js'
+import { endSession, isLiveSession, newSession, SESSION_SECONDS } from './outbox-page.service.js'
 
 const SESSION_COOKIE = 'outbox_session'
 /** The pages: their own styles, the message frame from this origin, forms back here, never framed. */
@@ -52,6 +46,7 @@ const MESSAGE_CSP =
 const refusals = {
   400: PageOrEnvelope('A parameter is not valid, named by the message'),
   401: PageOrEnvelope('No admin token, a wrong one, or no live session: for a browser, the sign-in page'),
+  429: PageOrEnvelope('Too many wrong admin tokens from this address: wait Retry-After seconds'),
 }
 const pageResponses = (description: string) => ({
   200: Page(description),
@@ -115,6 +110,15 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         401,
         signInPage(frame, { next: request.method === 'GET' ? nextOf(request.url) : undefined }),
       )
+    if (error instanceof TooManyRequests) {
+      reply.header('retry-after', String(error.retryAfterSeconds))
+      const wait = `Try again in ${error.retryAfterSeconds} seconds.`
+      return sendPage(
+        reply,
+        429,
+        errorPage(frame, 429, `Too many wrong admin tokens from this address. ${wait}`),
+      )
+    }
     if (error instanceof DomainError && error.statusCode < 500)
       return sendPage(reply, error.statusCode, errorPage(frame, error.statusCode, error.message))
     if (!(error instanceof DomainError) && error.validation) {
@@ -140,7 +144,8 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       errors: [],
     }),
     async (request, reply) => {
-      if (!isAdminToken(config.adminToken, request.body.token)) {
+      // The admin API's check, which counts wrong tokens per address and blocks it past a limit (429).
+      if (!(await app.isAdminToken(request, request.body.token))) {
         request.log.warn('outbox sign-in refused')
         if (!wantsPage(request)) throw new Unauthorized('invalid admin token')
         const next = nextOf(request.body.next)

@@ -1,5 +1,4 @@
 import { createHmac, randomBytes } from 'node:crypto'
-import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import {
@@ -48,6 +47,3 @@ export async function isLiveSession(
 export async function endSession(db: Database, adminToken: string, value: string | undefined): Promise<void> {
   if (value && SESSION_ID.test(value)) await deleteSession(db, sessionHash(adminToken, value))
 }
-
-/** The sign-in form's check, in constant time. */
-export const isAdminToken = (adminToken: string, given: string) => isSameSecret(given, adminToken)

@@ -17,6 +17,7 @@ import { chargeFor, reviewingTenant, sendRequestOfCharge } from '../../../test/h
 import { DOCUMENT_SECURITY_HEADERS } from '../../../test/helpers/security-headers.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { buildApp } from '../../app.js'
+import { ADMIN_AUTH_FAILURES } from '../../platform/auth/plugin.js'
 import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { SESSION_SECONDS } from './outbox-page.service.js'
 
@@ -476,6 +477,31 @@ describe('the outbox pages', () => {
     const list = await api(OUTBOX, adminHeaders)
     expect(list.statusCode).toBe(200)
     expect(list.headers['content-type']).toBe('text/html; charset=utf-8')
+  })
+
+  test('counts wrong sign-ins with wrong admin bearers per address: past the limit a 429 page with Retry-After, the right token too; another address signs in', async ({
+    t,
+  }) => {
+    const guesser = { 'x-forwarded-for': '198.51.100.23' }
+    for (let guess = 1; guess < ADMIN_AUTH_FAILURES; guess++) {
+      expect((await signInPost(t, { token: 'guess' }, guesser)).statusCode).toBe(401)
+    }
+    expect((await get(t, OUTBOX, { ...bearer('guess'), ...guesser })).statusCode).toBe(401)
+
+    const blocked = await signInPost(t, { token: TEST_ADMIN_TOKEN }, guesser)
+    expect(blocked.statusCode).toBe(429)
+    const seconds = Number(blocked.headers['retry-after'])
+    expect(seconds).toBeGreaterThan(0)
+    expect(blocked.body).toContain(
+      `<p class="error" role="alert">Too many wrong admin tokens from this address. Try again in ${seconds} seconds.</p>`,
+    )
+    expect(blocked.cookies).toEqual([])
+    const asApi = await t.app.inject({ url: OUTBOX, headers: { ...adminHeaders, ...guesser } })
+    expect(asApi.statusCode).toBe(429)
+    expect(asApi.json()).toMatchObject({ errno: 429, additional_info: { retry_after: seconds } })
+
+    const operator = { 'x-forwarded-for': '198.51.100.24' }
+    expect((await signInPost(t, { token: TEST_ADMIN_TOKEN }, operator)).statusCode).toBe(303)
   })
 
   test('answers a bad parameter with a page naming the field', async ({ t }) => {

@@ -154,6 +154,7 @@ describe('account-status check', () => {
       verifyAccessToken: () => Promise.reject(new Error('no OAuth access tokens in this test')),
       limitOAuthApp: async () => {},
       adminToken: 'admin',
+      redis: undefined,
       accountStatus: async (accountId) => statuses[accountId] ?? null,
       // The preHandler alone, without the check every call gets (account-access.test.ts).
       accountAccess: { refusalFor: () => undefined },

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { Redis } from 'ioredis'
 import { isSameSecret } from '../crypto/constant-time.js'
-import { type DomainError, Forbidden, Unauthorized } from '../http/errors.js'
+import { type DomainError, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js'
+import { createFailureLimit, sourceOf } from '../http/limits.js'
 import { isAccessToken } from './access-tokens.js'
 import type { AccountAccess } from './account-access.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
@@ -23,6 +25,11 @@ declare module 'fastify' {
     requireActiveAccount: (request: FastifyRequest) => Promise<void>
     /** onRequest hook: admin API bearer token. */
     authenticateAdmin: (request: FastifyRequest) => Promise<void>
+    /**
+     * Whether `token` is the admin token, a wrong one counted against the caller's address; throws 429
+     * (TooManyRequests) while the address is blocked (see ADMIN_AUTH_FAILURES).
+     */
+    isAdminToken: (request: FastifyRequest, token: string) => Promise<boolean>
   }
 }
 
@@ -33,6 +40,8 @@ export interface AuthOptions {
   /** Counts an app's call in the account against its hourly allowance; throws past it. */
   limitOAuthApp: (auth: AuthContext) => Promise<void>
   adminToken: string
+  /** Where failed admin credentials are counted, so that every instance counts them together. */
+  redis: Redis | undefined
   /** The account's status, or null when there is no such account. */
   accountStatus: (accountId: string) => Promise<string | null>
   /** Refuses platform JWTs of suspended accounts and of users no longer members, whatever their lifetime. */
@@ -40,6 +49,10 @@ export interface AuthOptions {
 }
 
 const BEARER = 'bearer '
+
+/** Wrong admin credentials (bearer or outbox sign-in) an address may send in 15 minutes. */
+export const ADMIN_AUTH_FAILURES = 20
+const ADMIN_AUTH_WINDOW_SECONDS = 15 * 60
 
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization
@@ -115,7 +128,27 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (status !== 'active') throw new Forbidden(`Account is ${status}`)
   })
 
+  const adminFailures = createFailureLimit(options.redis, 'admin-auth', {
+    failures: ADMIN_AUTH_FAILURES,
+    seconds: ADMIN_AUTH_WINDOW_SECONDS,
+  })
+
+  /**
+   * Wrong tokens are counted per address (an IPv6 /64), on every instance together. A blocked address is
+   * refused whatever it sends, the right token too: were the right one let through, a guesser would still be
+   * told the right guess (200, not 429), and the limit would stop nothing. Other addresses are not affected.
+   */
+  async function isAdminToken(request: FastifyRequest, token: string): Promise<boolean> {
+    const source = sourceOf(request.ip)
+    const secondsBlocked = await adminFailures.secondsBlocked(source)
+    if (secondsBlocked > 0) throw new TooManyRequests(secondsBlocked)
+    if (isSameSecret(token, options.adminToken)) return true
+    await adminFailures.failed(source)
+    return false
+  }
+  app.decorate('isAdminToken', isAdminToken)
+
   app.decorate('authenticateAdmin', async (request: FastifyRequest) => {
-    if (!isSameSecret(bearerToken(request), options.adminToken)) throw new Unauthorized('invalid admin token')
+    if (!(await isAdminToken(request, bearerToken(request)))) throw new Unauthorized('invalid admin token')
   })
 }
