@@ -5,6 +5,7 @@ export interface ServerResponse {
   statusCode: number
   headers: Record<string, string>
   body: string
+  // biome-ignore lint/suspicious/noExplicitAny: as light-my-request types `inject`'s, which the helpers read
   json(): any
 }
 
