@@ -16,6 +16,11 @@ export interface AuthContext {
 
 export interface PlatformTokens {
   verify(token: string): Promise<AuthContext>
+  /**
+   * When a token verified before stops being accepted (its `exp` and the clock skew, ms since the epoch;
+   * Infinity for a token without `exp`); undefined for a token not remembered.
+   */
+  acceptedUntil(token: string): number | undefined
   /** The caller of a token verified before and not yet expired, without a promise; else undefined. */
   remembered(token: string): AuthContext | undefined
   sign(context: AuthContext, ttlSeconds: number): Promise<string>
@@ -107,6 +112,10 @@ export function createPlatformTokens(jwt: Config['jwt']): PlatformTokens {
 
   return {
     remembered,
+    acceptedUntil(token) {
+      const hit = verified.get(signatureOf(token))
+      return hit?.token === token ? hit.expiresAt : undefined
+    },
     async verify(token) {
       const known = remembered(token)
       if (known) return known

@@ -4,6 +4,7 @@ import { adminHeaders, anotherInstance, TEST_JWT_SECRET } from '../../../test/he
 import { addUser, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { type RealtimeClient, realtimeClients } from '../../../test/helpers/realtime.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { CLOCK_SKEW_SECONDS } from '../auth/platform-jwt.js'
 import { Forbidden } from '../http/errors.js'
 import {
   type ChatCaller,
@@ -133,6 +134,28 @@ describe('connecting', () => {
       },
       { timeout: 2_000, interval: 20 },
     )
+  })
+
+  test('disconnects a client when its platform JWT expires, as HTTP then answers 401', async ({
+    t,
+    owner,
+  }) => {
+    const claims = {
+      uid: owner.userId,
+      account_id: owner.accountId,
+      conversation: { id: owner.conversationId },
+    }
+    // Accepted for 1 to 2 s more: expired 298 s ago, within the 300 s of clock skew every check allows.
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) - CLOCK_SKEW_SECONDS + 2)
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET))
+    const expiring = await connect({ token })
+    const lasting = await connect({ token: owner.token })
+    await vi.waitFor(() => expect(expiring.socket.connected).toBe(false), { timeout: 5_000, interval: 50 })
+    expect(lasting.socket.connected).toBe(true)
+    const http = await t.app.inject({ url: '/v1/contacts', headers: { authorization: `Bearer ${token}` } })
+    expect(http.statusCode).toBe(401)
   })
 
   test('accepts the platform JWT of a chat identity', async ({ owner }) => {

@@ -54,6 +54,8 @@ interface SocketData {
   caller: ChatCaller
   /** When each client event name was last accepted, oldest first, within the rate-limit window. */
   accepted: Map<string, number[]>
+  /** When the handshake's token stops being accepted (ms since the epoch): the socket ends then. */
+  acceptedUntil: number
 }
 
 type GatewaySocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap, SocketData>
@@ -72,6 +74,20 @@ function withinLimit(accepted: number[], now: number): boolean {
   if (accepted.length >= CLIENT_EVENT_LIMIT) return false
   accepted.push(now)
   return true
+}
+
+/** The longest delay a timer takes (about 24.8 days); a longer one would fire at once. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Ends a socket when its platform JWT does, as HTTP then answers 401: a socket must not go on receiving
+ * what its token no longer allows. The client connects again with a fresh token.
+ */
+function disconnectAtExpiry(socket: GatewaySocket): void {
+  const msLeft = socket.data.acceptedUntil - Date.now()
+  if (msLeft > LONGEST_TIMER_MS) return
+  const timer = setTimeout(() => socket.disconnect(true), msLeft)
+  socket.once('disconnect', () => clearTimeout(timer))
 }
 
 /**
@@ -111,6 +127,7 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
           )
         socket.data.caller = auth as ChatCaller
         socket.data.accepted = new Map()
+        socket.data.acceptedUntil = options.tokens.acceptedUntil(token) ?? Date.now()
         next()
       },
       (error: unknown) =>
@@ -143,6 +160,7 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
       accountRoom(socket.data.caller.account_id),
     ])
     socket.onAny((event: string, ...args: unknown[]) => void handleClientEvent(socket, event, args))
+    disconnectAtExpiry(socket)
   })
 
   if (options.server) io.attach(options.server)
