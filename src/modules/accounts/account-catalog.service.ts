@@ -23,6 +23,16 @@ export const REACHED_THROUGH: Record<string, Ownership> = {
 }
 
 /**
+ * The users an account's export holds: its members. A former member's chat identity stays with the account's
+ * history (the messages they wrote), but their user (email, name, phone, as they are now) is no longer the
+ * account's to hand out; a removal still takes them when no other account holds them (REACHED_THROUGH).
+ */
+export const EXPORTED_USERS: Ownership = {
+  column: 'id',
+  referencedBy: [{ table: 'memberships', column: 'user_id' }],
+}
+
+/**
  * Tables without `account_id` that hold no account's rows, and why. A table with neither an `account_id`
  * column nor an entry here or in REACHED_THROUGH fails the catalog tests of the export and the removal,
  * so none is forgotten.

@@ -8,6 +8,7 @@ import {
   type AccountTable,
   accountTables,
   BY_ACCOUNT_ID,
+  EXPORTED_USERS,
   REACHED_THROUGH,
 } from './account-catalog.service.js'
 import { readExportBatch } from './account-export.repository.js'
@@ -46,7 +47,8 @@ function exportedTables(catalog: CatalogTable[]): ExportedTable[] {
   const exported = accountTables(catalog).map((table) => {
     if (table.keyColumns.length === 0) throw new Error(`${table.name} has no primary key to export by`)
     const secrets = SECRETS_LEFT_OUT[table.name] ?? []
-    return { ...table, columns: table.columns.filter((column) => !secrets.includes(column)) }
+    const ownership = table.name === 'users' ? EXPORTED_USERS : table.ownership
+    return { ...table, ownership, columns: table.columns.filter((column) => !secrets.includes(column)) }
   })
   const first = Object.keys(REACHED_THROUGH)
   const rank = (table: ExportedTable) =>

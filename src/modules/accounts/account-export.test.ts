@@ -122,6 +122,29 @@ describe('GET /v1/admin/accounts/:id/export', () => {
     expect(end).toEqual({ rows: rows.length, rows_by_table: counted })
   })
 
+  test("holds its members, and of a former member only the chat identity of the account's history", async ({
+    t,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Former members' })
+    const [staying, leaving] = [
+      await addUser(t.app, accountId, 'Ada'),
+      await addUser(t.app, accountId, 'Grace'),
+    ]
+    const removed = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/admin/accounts/${accountId}/users/${leaving.userId}`,
+      headers: adminHeaders,
+    })
+    expect(removed.statusCode, removed.body).toBeLessThan(300)
+    const { rows } = await exportOf(t, accountId)
+    expect(rowsIn(rows, 'users').map((user) => user.id)).toEqual([staying.userId])
+    expect(
+      rowsIn(rows, 'chat_identities')
+        .map((identity) => identity.user_id)
+        .sort(),
+    ).toEqual([staying.userId, leaving.userId].sort())
+  })
+
   test('pages through more rows than a batch holds, each row once, in key order', async ({ t }) => {
     const accountId = await createAccount(t.app, { name: 'Many contacts' })
     const written = Array.from({ length: 2 * EXPORT_BATCH + 1 }, (_, i) => ({
