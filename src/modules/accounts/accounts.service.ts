@@ -127,6 +127,24 @@ export async function getAccountStatus(db: Database, accountId: string): Promise
   return (await findAccount(db, accountId))?.status ?? null
 }
 
+/**
+ * What a public route (a visitor's link or form, a provider's event: no token of the account) does for
+ * the account it found: `visit` shows or records (a page, a click, an unsubscribe); `share` also hands
+ * what it received on, to the account's apps (`contact.created`) or to whom the account sends to.
+ */
+export type PublicUse = 'visit' | 'share'
+
+/**
+ * Whether a public route still serves the account, read from the database at each call so that it holds
+ * from the commit of a removal on, on every instance. A removed account (status `removed` from its DELETE,
+ * no row once its removal is done) is served by none, so that it is answered as an unknown one; a
+ * suspended account only by `visit`, as it may no longer send data out.
+ */
+export async function isAccountServing(db: Database, accountId: string, use: PublicUse): Promise<boolean> {
+  const status = await getAccountStatus(db, accountId)
+  return status === 'active' || (status === 'suspended' && use === 'visit')
+}
+
 /** Told of committed changes to who may use an account, so that tokens follow them within seconds. */
 export type AccessChanges = Pick<AccountAccess, 'changed'>
 

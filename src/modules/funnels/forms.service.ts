@@ -8,6 +8,7 @@ import type { CursorPagination, Pagination } from '../../platform/http/envelope.
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { paginateList } from '../../platform/http/pagination.js'
 import { EMAIL_MAX_LENGTH } from '../../platform/http/schemas.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { saveContactFromSource } from '../accounts/contacts.service.js'
 import {
   findFunnelForSubmission,
@@ -91,16 +92,27 @@ function formFields(fields: Record<string, unknown>): Record<string, string> {
  * The account of the live funnel the step belongs to (404 otherwise). Pages post to steps that exist, so
  * found ones are kept in the step cache, which every write to the funnel or its steps clears.
  */
-async function funnelOfStep(db: Database, stepCache: StepCache<string>, funnelId: string, stepId: string) {
+async function accountOfStep(db: Database, stepCache: StepCache<string>, funnelId: string, stepId: string) {
   const key = `form-step:${funnelId}:${stepId}`
   const cached = stepCache.get(key)
-  if (cached) return { accountId: cached }
+  if (cached) return cached
   const generation = stepCache.generation()
   const funnel = await findFunnelForSubmission(db, funnelId, stepId)
   if (!funnel) throw new NotFound(FUNNEL_NOT_FOUND)
   if (!funnel.hasStep) throw new NotFound(STEP_NOT_FOUND)
   stepCache.set(key, funnelId, funnel.accountId, generation)
-  return { accountId: funnel.accountId }
+  return funnel.accountId
+}
+
+/**
+ * The account a form post is for, if it still takes posts. A post hands the visitor's details to the
+ * account's apps (`contact.created`), so a removed or suspended account's funnel is answered as an unknown
+ * one: checked past the step cache, which may keep the step for minutes after the funnel's rows are gone.
+ */
+async function funnelOfStep(db: Database, stepCache: StepCache<string>, funnelId: string, stepId: string) {
+  const accountId = await accountOfStep(db, stepCache, funnelId, stepId)
+  if (!(await isAccountServing(db, accountId, 'share'))) throw new NotFound(FUNNEL_NOT_FOUND)
+  return { accountId }
 }
 
 /**

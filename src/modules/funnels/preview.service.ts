@@ -1,6 +1,7 @@
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { FUNNEL_NOT_FOUND, INVALID_FUNNEL_ID } from './funnel-access.service.js'
 import { findLiveFunnelById, findStepsInOrder, findTagIds } from './preview.repository.js'
 import type { FunnelPreview } from './preview.schemas.js'
@@ -13,7 +14,9 @@ import { stepView } from './steps.service.js'
 export async function previewFunnel(db: Database, funnelId: string): Promise<FunnelPreview> {
   if (!isId(funnelId)) throw new Invalid(INVALID_FUNNEL_ID)
   const funnel = await findLiveFunnelById(db, funnelId)
-  if (!funnel) throw new NotFound(FUNNEL_NOT_FOUND)
+  // A removed account's funnel is answered as no funnel at all (its rows go later, table by table).
+  if (!funnel || !(await isAccountServing(db, funnel.accountId, 'visit')))
+    throw new NotFound(FUNNEL_NOT_FOUND)
   const steps = await findStepsInOrder(db, funnel.accountId, funnel.id)
   const tags = await findTagIds(db, funnel.accountId, funnel.id)
   return {

@@ -3,6 +3,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { Invalid, NotFound } from '../../platform/http/errors.js'
 import { isBotVisit } from '../../platform/http/visits.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { FUNNEL_NOT_FOUND, fullStepPath, requireFunnel } from './funnel-access.service.js'
 import {
   dailyClicks,
@@ -92,7 +93,9 @@ export async function followShortLink(
   visit: Visit,
 ): Promise<string> {
   const target = CODE.test(code) ? await findLinkTarget(db, code) : undefined
-  if (!target) throw new NotFound(SHORT_LINK_NOT_FOUND)
+  // A removed account's link leads nowhere and counts nothing, as an unknown code.
+  if (!target || !(await isAccountServing(db, target.accountId, 'visit')))
+    throw new NotFound(SHORT_LINK_NOT_FOUND)
   await insertClick(db, target.accountId, {
     linkId: target.linkId,
     at: new Date(),
