@@ -99,6 +99,7 @@ import { openApiOptions } from './platform/http/openapi.js'
 import { refuseCursorWithPage } from './platform/http/pagination.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import {
+  boundFormFields,
   guardEveryQuery,
   guardedValidatorBuilder,
   registerJsonParser,
@@ -275,6 +276,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   registerErrorHandling(app)
   registerJsonParser(app)
+  boundFormFields(app)
   guardEveryQuery(app)
   refuseCursorWithPage(app)
   registerResponseHeaders(app)

@@ -194,6 +194,20 @@ describe('inbound reply webhook forms', () => {
     )
   })
 
+  test('takes a reply of 2 MB as SendGrid posts it (multipart), and JSON only up to 1 MB', async ({ t }) => {
+    const long = 'x'.repeat(2 * 1024 * 1024)
+    const form = replyForm({ inReplyTo: 'unknown@example.com' })
+    form.set('text', long)
+    expect((await post(t, form)).statusCode).toBe(200)
+    const json = await t.app.inject({
+      method: 'POST',
+      url: `/v1/e${INBOUND_PATH}`,
+      payload: { from: 'jane@example.com', text: long },
+    })
+    expect(json.statusCode).toBe(413)
+    expect(json.json()).toMatchObject({ success: false, errno: 413 })
+  })
+
   test('refuses a reply without a sender, naming the field, one past 30 MB and one neither form nor object', async ({
     t,
   }) => {

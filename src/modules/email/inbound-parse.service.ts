@@ -3,6 +3,11 @@ import { Invalid } from '../../platform/http/errors.js'
 
 /** SendGrid's Inbound Parse posts messages of up to 30 MB. */
 export const INBOUND_BODY_LIMIT = 30 * 1024 * 1024
+/**
+ * The same fields as JSON come from a relay or a test, never from SendGrid, and carry no files: the
+ * service's usual limit. 30 MB of JSON would cost the parser seconds (docs/decisions.md).
+ */
+export const INBOUND_JSON_BODY_LIMIT = 1024 * 1024
 
 export interface InboundAttachment {
   filename: string

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
@@ -8,6 +9,7 @@ import { Received } from './inbound.schemas.js'
 import { type InboundDeps, receiveInboundEmail } from './inbound.service.js'
 import {
   INBOUND_BODY_LIMIT,
+  INBOUND_JSON_BODY_LIMIT,
   type InboundAttachment,
   parseInboundForm,
   readInboundJson,
@@ -32,8 +34,9 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
   app.post(
     '/mailprovider/webhook/inbound',
     {
-      // Multipart bodies are streamed past Fastify's body limit; the reader counts them against it.
-      bodyLimit: INBOUND_BODY_LIMIT,
+      // Fastify's body limit binds JSON only (a relay's: SendGrid posts multipart). Multipart bodies are
+      // streamed past it, and the reader counts them against SendGrid's 30 MB.
+      bodyLimit: INBOUND_JSON_BODY_LIMIT,
       preValidation: async (request) => {
         const length = Number(request.headers['content-length'])
         if (length > INBOUND_BODY_LIMIT + 1024 * 1024) throw new PayloadTooLarge()
@@ -84,6 +87,9 @@ async function readMultipart(request: FastifyRequest) {
   }
   try {
     for await (const part of request.parts()) {
+      // Reading a part of up to 30 MB, copying it, then decoding the form each take tens of milliseconds,
+      // and would run in one go when one chunk ends them all: other requests get their turn in between.
+      await nextTurn()
       if (part.type === 'file') {
         const data = await part.toBuffer()
         count(data.length)
@@ -95,6 +101,7 @@ async function readMultipart(request: FastifyRequest) {
         fields.set(part.fieldname, bytes)
       }
     }
+    await nextTurn()
   } catch (error) {
     if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
     throw error

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope } from '../../platform/http/envelope.js'
+import { registerJsonParser } from '../../platform/http/request-guards.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import {
   EdgeStep,
@@ -24,27 +25,39 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
   const cache = stepCacheOf(platform)
   app.addHook('onClose', await listenForForgottenFunnels(platform))
 
-  // Before validation, on the fields as sent: what the edge signed, not what coercion makes of it. A
-  // callback hook: the check is synchronous, and the edge's reads are hot.
-  const verifySignature = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+  // On the fields as sent, before validation: what the edge signed, not what coercion makes of it.
+  const verify = (request: FastifyRequest, params: unknown) => {
     const queryAt = request.url.indexOf('?')
-    try {
-      verifyEdgeSignature(config.edge.signingSecret, {
-        method: request.method,
-        path: queryAt === -1 ? request.url : request.url.slice(0, queryAt),
-        params: request.method === 'GET' ? request.query : request.body,
-        nowSeconds: Math.floor(Date.now() / 1000),
-      })
-    } catch (error) {
-      return done(error as Error)
-    }
-    done()
+    verifyEdgeSignature(config.edge.signingSecret, {
+      method: request.method,
+      path: queryAt === -1 ? request.url : request.url.slice(0, queryAt),
+      params,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    })
   }
+  /** A callback hook verifying what `signed` picks: the check is synchronous, and the edge's reads are hot. */
+  const verifying =
+    (signed: (request: FastifyRequest) => unknown) =>
+    (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+      try {
+        verify(request, signed(request))
+      } catch (error) {
+        return done(error as Error)
+      }
+      done()
+    }
+  // A body is verified once parsed, before the JSON guards walk it: an unsigned 5 MB body costs one pass
+  // over its text and the parse (both bounded, see request-guards.ts), never the walk.
+  registerJsonParser(app, { verify })
+  const verifyBody = verifying((request) => request.body)
+  // JSON is the scope's only parser: a POST whose body it did not verify sent none, and is refused here.
+  const verifyUnparsedBody: typeof verifyBody = (request, reply, done) =>
+    request.body === undefined ? verifyBody(request, reply, done) : done()
 
   app.get(
     '/cloudflare/step',
     {
-      preValidation: verifySignature,
+      preValidation: verifying((request) => request.query),
       ...routeOptions({
         operationId: 'edgeDeliveryReadStep',
         summary: 'The published step at a hostname and path, for the edge',
@@ -68,7 +81,7 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
   app.post(
     '/cloudflare/step',
     {
-      preValidation: verifySignature,
+      preValidation: verifyUnparsedBody,
       bodyLimit: MAX_STEP_HTML_BYTES,
       ...routeOptions({
         operationId: 'edgeDeliverySyncStep',

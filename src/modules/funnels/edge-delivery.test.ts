@@ -5,6 +5,7 @@ import { edgeGet, edgePost, nowSeconds, signedBody, signedQuery } from '../../..
 import { seedFunnel, softDeleteFunnel } from '../../../test/helpers/funnels.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
+import { MAX_JSON_DEPTH } from '../../platform/http/request-guards.js'
 import { signEdgeRequest } from './edge-delivery.service.js'
 import { EDGE_STEP_PATH } from './edge-protocol.js'
 import { funnelSteps, funnels } from './tables.js'
@@ -63,6 +64,29 @@ describe('the edge signature', () => {
       expect(response.statusCode).toBe(401)
       expect(response.json()).toMatchObject(UNAUTHORIZED)
     }
+  })
+
+  test('judges a POST by its signature before the JSON guards walk its body', async ({ t }) => {
+    const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`
+    const post = (payload: string, headers = {}) =>
+      t.app.inject({
+        method: 'POST',
+        url: EDGE_STEP_PATH,
+        headers: { 'content-type': 'application/json', ...headers },
+        payload,
+      })
+    for (const unsigned of [
+      `{"html":"a\\u0000b"}`,
+      `{"_ts":${nowSeconds()},"_sig":"${'0'.repeat(64)}","html":"a\\u0000b"}`,
+    ]) {
+      const response = await post(unsigned)
+      expect(response.statusCode).toBe(401)
+      expect(response.json()).toMatchObject(UNAUTHORIZED)
+    }
+    // A POST without a body, which no parser verified, is refused as unsigned too.
+    expect((await t.app.inject({ method: 'POST', url: EDGE_STEP_PATH })).statusCode).toBe(401)
+    // Only the pass over the text comes first: nesting past the limit is refused before anything is parsed.
+    expect((await post(`{"html":${deep}}`)).statusCode).toBe(400)
   })
 
   test('refuses a POST that is badly signed, stale, unsigned or whose body was changed', async ({

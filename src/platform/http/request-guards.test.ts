@@ -2,7 +2,7 @@ import { connect } from 'node:net'
 import { describe, expect } from 'vitest'
 import { adminHeaders, listenTestApp } from '../../../test/helpers/app.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { MAX_JSON_DEPTH } from './request-guards.js'
+import { MAX_FORM_FIELDS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from './request-guards.js'
 
 /** One test per class of bad input the fuzz test (test/fuzz.test.ts) found answered with a 5xx. */
 describe('bad input is a 400 naming the field, never a 5xx', () => {
@@ -75,6 +75,61 @@ describe('bad input is a 400 naming the field, never a 5xx', () => {
       }),
       400,
       /must set at least one of: /,
+    )
+  })
+
+  test('a JSON body of more values than any request needs, or a form of more fields: 413 before parsing', async ({
+    t,
+    owner,
+  }) => {
+    const values = `{"name":"Many","email":"many@example.com","tags":[${'0,'.repeat(MAX_JSON_VALUES)}0]}`
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        headers: { ...owner.headers, 'content-type': 'application/json' },
+        payload: values,
+      }),
+      413,
+      new RegExp(`^The JSON body must hold at most ${MAX_JSON_VALUES} values`),
+    )
+    // Commas and brackets inside strings are text, not values.
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/v1/contacts',
+      headers: owner.headers,
+      payload: { name: `[{${',"]'.repeat(MAX_JSON_VALUES)}`.slice(0, 200), email: 'text@example.com' },
+    })
+    expect(text.statusCode).toBe(201)
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/admin/outbox/sign-in',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `token=x${'&x='.repeat(MAX_FORM_FIELDS)}`,
+      }),
+      413,
+      new RegExp(`^The form must hold at most ${MAX_FORM_FIELDS} fields`),
+    )
+  })
+
+  test('JSON as deep as allowed is read; one level deeper is named by its path', async ({ t, owner }) => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`
+    const post = (name: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        headers: { ...owner.headers, 'content-type': 'application/json' },
+        payload: `{"email":"deep@example.com","name":${name}}`,
+      })
+    // The body is one level: a name of 63 more is as deep as a body may be (and no string: the schema refuses it).
+    refused(await post(nested(MAX_JSON_DEPTH - 1)), 400, /^name must be string/)
+    refused(
+      await post(`[1,"]",${nested(MAX_JSON_DEPTH)}]`),
+      400,
+      new RegExp(
+        `^name\\[2\\]${'\\.a'.repeat(MAX_JSON_DEPTH - 2)} must not nest deeper than ${MAX_JSON_DEPTH} levels`,
+      ),
     )
   })
 

@@ -1,12 +1,15 @@
+import { Readable } from 'node:stream'
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler'
-import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { type DeferredCompilations, validatorCompiledOnFirstUse } from './compiled-on-first-use.js'
+import { DomainError } from './errors.js'
 
 /**
  * Input PostgreSQL cannot take, refused as a 400 naming the field before any route sees it: the NUL
- * character (text and jsonb cannot hold it), JSON nested deeper than any body of the spec, and a PATCH
- * that sets nothing. Clean requests pay one scan of the raw JSON text; the rest runs only when it finds
- * something, or on the few values of a query string and path.
+ * character (text and jsonb cannot hold it), JSON nested deeper than any body of the spec or holding more
+ * values than any request needs, and a PATCH that sets nothing. Clean requests pay one pass over the raw
+ * JSON text, bounded whatever it holds; the rest runs only when it finds something, or on the few values
+ * of a query string and path.
  */
 
 /** Deeper than any body of the spec; far below what JSON.stringify or PostgreSQL's jsonb parser can take. */
@@ -34,27 +37,124 @@ const issue = (keyword: string, instancePath: string, message: string): Validati
 /** The JSON pointer token of a key: built only once a finding is on its path. */
 const token = (key: string) => `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
 
-/** The JSON pointer of the first string or key holding NUL, or undefined. */
-export function findNul(value: unknown): string | undefined {
-  if (typeof value === 'string') return value.includes(NUL) ? '' : undefined
-  if (typeof value !== 'object' || value === null) return undefined
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes(NUL)) return token(key.replaceAll(NUL, '\\0'))
-    const found = findNul(item)
-    if (found !== undefined) return token(key) + found
+/** A value the walk visits: what holds it, under which key, so that a pointer is built only when needed. */
+interface Visit {
+  value: unknown
+  key: string
+  depth: number
+  parent: Visit | undefined
+}
+
+/** The JSON pointer of a visited value: its keys from the root down. */
+function pointerOf(visit: Visit): string {
+  const tokens: string[] = []
+  for (let at: Visit | undefined = visit; at?.parent; at = at.parent) tokens.push(token(at.key))
+  return tokens.reverse().join('')
+}
+
+/**
+ * The first value, depth first, that `found` holds for, or undefined. One explicit stack, no recursion:
+ * the depth of what it walks costs no call stack, and a JSON body reaches it only within MAX_JSON_VALUES.
+ */
+function findVisit(root: unknown, found: (visit: Visit) => boolean): Visit | undefined {
+  const stack: Visit[] = [{ value: root, key: '', depth: 0, parent: undefined }]
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    if (found(visit)) return visit
+    const { value } = visit
+    if (typeof value !== 'object' || value === null) continue
+    const children = Object.entries(value)
+    for (let i = children.length - 1; i >= 0; i--) {
+      const [key, item] = children[i] as [string, unknown]
+      stack.push({ value: item, key, depth: visit.depth + 1, parent: visit })
+    }
   }
   return undefined
 }
 
-/** The JSON pointer of the first value nested deeper than MAX_JSON_DEPTH, or undefined. */
-function findTooDeep(value: unknown, depth = 0): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  if (depth >= MAX_JSON_DEPTH) return ''
-  for (const [key, item] of Object.entries(value)) {
-    const found = findTooDeep(item, depth + 1)
-    if (found !== undefined) return token(key) + found
+/** The JSON pointer of the first string or key holding NUL, or undefined. */
+export function findNul(value: unknown): string | undefined {
+  const holdsNul = ({ value, key }: Visit) =>
+    key.includes(NUL) || (typeof value === 'string' && value.includes(NUL))
+  const visit = findVisit(value, holdsNul)
+  // Only the last key on the path can hold NUL (the walk stops at the first); it is named written out.
+  return visit && pointerOf(visit).replaceAll(NUL, '\\0')
+}
+
+/**
+ * More values than a request is expected to hold (a builder's page, the largest and free-form, would need
+ * 5 MB at 50 bytes a value): a body past it is refused before it is parsed, so that what a body costs is
+ * bounded by this, not by its size.
+ * Parsing 100,000 values takes a few milliseconds; 1 MB of `[{},{},…]` (350,000) took the JSON parser and
+ * the guards' walk 0.3 to 1.2 s (docs/decisions.md, "A body costs a bounded time").
+ */
+export const MAX_JSON_VALUES = 100_000
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const OPEN_ARRAY = 0x5b
+const OPEN_OBJECT = 0x7b
+const CLOSE_ARRAY = 0x5d
+const CLOSE_OBJECT = 0x7d
+
+/** What one pass over JSON text found, before it is parsed. */
+interface JsonShape {
+  /** Containers and separators seen: each value counts at most once (an empty container twice). */
+  values: number
+  /** Where the first container deeper than MAX_JSON_DEPTH opens, if one does... */
+  tooDeepAt?: number
+  /** ...and the brackets that close every container open there, innermost first. */
+  closers?: string
+}
+
+/**
+ * Counts the text's values and finds nesting past MAX_JSON_DEPTH in one pass of its characters, strings
+ * skipped (their commas and brackets are text), stopping at MAX_JSON_VALUES or at the first container too
+ * deep: whatever the body, this costs at most one look at each character. It validates nothing; the JSON
+ * parser does, after it.
+ */
+export function jsonShape(text: string): JsonShape {
+  let values = 1
+  const open: number[] = []
+  for (let at = 0; at < text.length; at++) {
+    const code = text.charCodeAt(at)
+    if (code === QUOTE) at = stringEnd(text, at)
+    else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+      if (open.length === MAX_JSON_DEPTH) return { values, tooDeepAt: at, closers: closersOf(open) }
+      open.push(code)
+      if (++values > MAX_JSON_VALUES) break
+    } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) open.pop()
+    else if (code === COMMA && ++values > MAX_JSON_VALUES) break
   }
-  return undefined
+  return { values }
+}
+
+/** The index of the quote closing the string that opens at `at` (or the text's end). */
+function stringEnd(text: string, at: number): number {
+  let end = at + 1
+  for (; end < text.length; end++) {
+    const code = text.charCodeAt(end)
+    if (code === BACKSLASH) end++
+    else if (code === QUOTE) break
+  }
+  return end
+}
+
+const closersOf = (open: number[]) =>
+  open
+    .map((code) => (code === OPEN_ARRAY ? ']' : '}'))
+    .reverse()
+    .join('')
+
+/**
+ * The pointer of the container nested too deep: the text up to it, that container replaced by `{}` and
+ * every open one closed, is parsed (at most MAX_JSON_VALUES values, MAX_JSON_DEPTH deep), and walked to
+ * its one value at MAX_JSON_DEPTH. Text that was no JSON before that point is refused as such.
+ */
+function tooDeepPointer(text: string, shape: Required<Pick<JsonShape, 'tooDeepAt' | 'closers'>>) {
+  const cut = JSON.parse(`${text.slice(0, shape.tooDeepAt)}{}${shape.closers}`) as unknown
+  const visit = findVisit(cut, ({ value, depth }) => depth === MAX_JSON_DEPTH && typeof value === 'object')
+  return visit ? pointerOf(visit) : ''
 }
 
 const nulIssue = (at: string) => issue('nul', at, 'must not contain the NUL character (\\u0000)')
@@ -68,29 +168,86 @@ function validationError(context: string, issues: ValidationIssue[]) {
   })
 }
 
+const tooManyValues = () =>
+  new DomainError(413, `The JSON body must hold at most ${MAX_JSON_VALUES} values (array items and fields)`)
+
+/** Refuses JSON text by its shape alone: a 413 past MAX_JSON_VALUES, a 400 naming what nests too deep. */
+function refuseByShape(text: string): void {
+  const shape = jsonShape(text)
+  if (shape.values > MAX_JSON_VALUES) throw tooManyValues()
+  if (shape.tooDeepAt === undefined) return
+  const at = tooDeepPointer(text, { tooDeepAt: shape.tooDeepAt, closers: shape.closers ?? '' })
+  throw validationError('body', [issue('depth', at, `must not nest deeper than ${MAX_JSON_DEPTH} levels`)])
+}
+
+export interface JsonParserOptions {
+  /** Checks the parsed body before anything walks it (a signature over its top-level fields). */
+  verify?: (request: FastifyRequest, body: unknown) => void
+}
+
 /**
- * The service's JSON body parser: Fastify's own (prototype-poisoning checks, a byte-order mark ignored),
- * then a refusal of NUL, looked for in the parsed body only when the raw text holds its escape, and of
- * nesting deeper than MAX_JSON_DEPTH. Every scope inherits it; a scope that parses its own bodies (the
- * signed delivery-events webhook) keeps its parser.
+ * The service's JSON body parser. First one pass over the text, which refuses more than MAX_JSON_VALUES
+ * values (413) and nesting deeper than MAX_JSON_DEPTH (400) before the parser builds anything; then
+ * Fastify's own parser (prototype-poisoning checks, a byte-order mark ignored), the scope's `verify`, and
+ * a refusal of NUL, looked for in the parsed body only when the raw text holds its escape. Every scope
+ * inherits it; a scope registers it again to verify its bodies (the edge's), and one that parses its own
+ * bodies (the signed webhooks) keeps its parser.
  */
-export function registerJsonParser(app: FastifyInstance): void {
+export function registerJsonParser(app: FastifyInstance, options: JsonParserOptions = {}): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
+  const { verify } = options
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
+    const refused = thrownBy(() => refuseByShape(text as string))
+    if (refused) return done(refused, undefined)
     parseJson(request, text as string, (error, body) => {
       if (error) return done(error, undefined)
+      const unverified = verify && thrownBy(() => verify(request, body))
+      if (unverified) return done(unverified, undefined)
       const nulAt = (text as string).includes(NUL_ESCAPE) ? findNul(body) : undefined
       if (nulAt !== undefined) return done(validationError('body', [nulIssue(nulAt)]), undefined)
-      const deepAt = findTooDeep(body)
-      if (deepAt !== undefined) {
-        const tooDeep = issue('depth', deepAt, `must not nest deeper than ${MAX_JSON_DEPTH} levels`)
-        return done(validationError('body', [tooDeep]), undefined)
-      }
       if (typeof body === 'object' && body !== null) checkedBodies.add(body)
       done(null, body)
     })
   })
+}
+
+/** What `check` threw, or undefined; JSON.parse's SyntaxError is bad JSON, answered 400 as Fastify's parser does. */
+function thrownBy(check: () => void): Error | undefined {
+  try {
+    check()
+    return undefined
+  } catch (error) {
+    return error instanceof SyntaxError ? Object.assign(error, { statusCode: 400 }) : (error as Error)
+  }
+}
+
+/** More fields than any form the service takes (an OAuth request, Twilio's SMS webhook: some tens). */
+export const MAX_FORM_FIELDS = 1000
+const AMPERSAND = 0x26
+
+const tooManyFields = () => new DomainError(413, `The form must hold at most ${MAX_FORM_FIELDS} fields`)
+
+/**
+ * Counts a form's fields as its bytes arrive (each `&` starts one: it is never part of an encoded name or
+ * value) and ends the request with a 413 past MAX_FORM_FIELDS, before a parser makes an object of them.
+ * The form parsers are the modules' own (@fastify/formbody, the unsubscribe route's): this bounds them all.
+ */
+export function boundFormFields(app: FastifyInstance): void {
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) return payload
+    // Pulled by the parser as it reads, so that the 413 reaches it; a route that reads no body pulls nothing.
+    return Readable.from(countedFields(payload))
+  })
+}
+
+async function* countedFields(payload: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let fields = 1
+  for await (const chunk of payload) {
+    for (let at = chunk.indexOf(AMPERSAND); at !== -1; at = chunk.indexOf(AMPERSAND, at + 1)) fields++
+    if (fields > MAX_FORM_FIELDS) throw tooManyFields()
+    yield chunk
+  }
 }
 
 /**
