@@ -1,5 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Email, Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import {
+  CREDENTIAL_MAX_LENGTH,
+  Email,
+  Id,
+  LABEL_MAX_LENGTH,
+  NAME_MAX_LENGTH,
+  PHONE_MAX_LENGTH,
+  StringEnum,
+  Text,
+  Timestamp,
+  URL_MAX_LENGTH,
+} from '../../platform/http/schemas.js'
 
 /**
  * An account's status: `removed` is set by its removal (`DELETE /v1/admin/accounts/:id`) and never
@@ -33,19 +44,23 @@ export const Account = Type.Object({
 })
 export type Account = Static<typeof Account>
 
+const AccountName = Text(NAME_MAX_LENGTH, { minLength: 1 })
+/** The account's entity id at the listings provider. */
+const ListingsEntity = Text(LABEL_MAX_LENGTH)
+
 export const CreateAccountBody = Type.Object({
-  name: Type.String({ minLength: 1 }),
+  name: AccountName,
   parent_account: Type.Optional(Id()),
   status: Type.Optional(SettableAccountStatus),
   tier: Type.Optional(AccountTier),
-  listings_entity: Type.Optional(Type.String()),
+  listings_entity: Type.Optional(ListingsEntity),
 })
 
 export const UpdateAccountBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1 })),
+  name: Type.Optional(AccountName),
   status: Type.Optional(SettableAccountStatus),
   tier: Type.Optional(AccountTier),
-  listings_entity: Type.Optional(Type.String()),
+  listings_entity: Type.Optional(ListingsEntity),
 })
 
 export const Membership = Type.Object({
@@ -72,12 +87,12 @@ export type User = Static<typeof User>
 
 export const CreateUserBody = Type.Object({
   email: Email(),
-  password: Type.String({ minLength: 8 }),
-  name: Type.String({ minLength: 1 }),
-  first_name: Type.Optional(Type.String()),
-  last_name: Type.Optional(Type.String()),
-  phone: Type.Optional(Type.String()),
-  image: Type.Optional(Type.String()),
+  password: Text(CREDENTIAL_MAX_LENGTH, { minLength: 8 }),
+  name: Text(NAME_MAX_LENGTH, { minLength: 1 }),
+  first_name: Type.Optional(Text(NAME_MAX_LENGTH)),
+  last_name: Type.Optional(Text(NAME_MAX_LENGTH)),
+  phone: Type.Optional(Text(PHONE_MAX_LENGTH)),
+  image: Type.Optional(Text(URL_MAX_LENGTH, { description: "The address of the user's picture" })),
   account_id: Type.Optional(Id()),
   main: Type.Optional(Type.Boolean()),
 })

@@ -1,6 +1,17 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { CursorPageQuery } from '../../platform/http/pagination.js'
-import { Email, Id, Timestamp } from '../../platform/http/schemas.js'
+import {
+  EMAIL_MAX_LENGTH,
+  Email,
+  Id,
+  NAME_MAX_LENGTH,
+  PHONE_MAX_LENGTH,
+  SEARCH_MAX_LENGTH,
+  TEXT_MAX_LENGTH,
+  Text,
+  Timestamp,
+  URL_MAX_LENGTH,
+} from '../../platform/http/schemas.js'
 
 export const Contact = Type.Object({
   _id: Id(),
@@ -15,24 +26,30 @@ export type Contact = Static<typeof Contact>
 
 export const CreateContactBody = Type.Object({
   email: Type.Optional(Email()),
-  name: Type.Optional(Type.String()),
-  phone: Type.Optional(Type.String()),
+  name: Type.Optional(Text(NAME_MAX_LENGTH)),
+  phone: Type.Optional(Text(PHONE_MAX_LENGTH)),
 })
 
 export const UpdateContactBody = Type.Object(CreateContactBody.properties, { minProperties: 1 })
 
-const optionalText = () => Type.Optional(Type.String())
+const optionalText = (maxLength: number) => Type.Optional(Text(maxLength))
+const Url = Text(URL_MAX_LENGTH, { minLength: 1 })
 
 /** Bodies of the records email variables read, per admin path segment. */
 export const VariableSourceBodies = {
-  persons: Type.Object({ first_name: optionalText(), last_name: optionalText(), email: optionalText() }),
-  businesses: Type.Object({
-    name: Type.String({ minLength: 1 }),
-    address: optionalText(),
-    phone: optionalText(),
+  persons: Type.Object({
+    first_name: optionalText(NAME_MAX_LENGTH),
+    last_name: optionalText(NAME_MAX_LENGTH),
+    // Text as the variable shows it, not checked as an address: EMAIL_MAX_LENGTH bounds it all the same.
+    email: optionalText(EMAIL_MAX_LENGTH),
   }),
-  instasites: Type.Object({ url: Type.String({ minLength: 1 }), name: optionalText() }),
-  instareports: Type.Object({ url: Type.String({ minLength: 1 }), link: optionalText() }),
+  businesses: Type.Object({
+    name: Text(NAME_MAX_LENGTH, { minLength: 1 }),
+    address: optionalText(TEXT_MAX_LENGTH),
+    phone: optionalText(PHONE_MAX_LENGTH),
+  }),
+  instasites: Type.Object({ url: Url, name: optionalText(NAME_MAX_LENGTH) }),
+  instareports: Type.Object({ url: Url, link: optionalText(URL_MAX_LENGTH) }),
 }
 /** The kinds of records email variables read: persons, businesses, instasites, instareports. */
 export type VariableSourceKind = keyof typeof VariableSourceBodies
@@ -46,5 +63,5 @@ export type VariableSourceRecord = Static<typeof VariableSource>
 
 export const ContactsQuery = Type.Composite([
   CursorPageQuery(10, 100),
-  Type.Object({ search: Type.Optional(Type.String()) }),
+  Type.Object({ search: Type.Optional(Text(SEARCH_MAX_LENGTH)) }),
 ])

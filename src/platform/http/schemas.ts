@@ -35,6 +35,50 @@ export const EMAIL_MAX_LENGTH = 254
 export const Email = (options: { description?: string } = {}) =>
   Type.String({ format: 'email', maxLength: EMAIL_MAX_LENGTH, ...options })
 
+/*
+ * The longest value each kind of free text a request may carry: a stored field without a bound let 100
+ * contacts with 1 MB names make a list page of 104 MB (issue 43). Each is far above what a person or a
+ * provider sends, so that no real value is refused; content bodies (an email's, a page's HTML) are bounded
+ * by their route's body limit instead.
+ */
+
+/** A name or a title (a contact's, an account's, a sender's). */
+export const NAME_MAX_LENGTH = 256
+/** A phone number, as typed: E.164 is 15 digits, the rest is room for spaces, dashes and an extension. */
+export const PHONE_MAX_LENGTH = 64
+/** An email subject: RFC 5322's limit of a line (2.1.1), which a subject header must fit. */
+export const SUBJECT_MAX_LENGTH = 998
+/** A short label: a tag, a type, a state, a currency, a provider's id of a resource. */
+export const LABEL_MAX_LENGTH = 128
+/** A search term: at most a whole name or email address, which is what a search is for. */
+export const SEARCH_MAX_LENGTH = 256
+/** A URL: what browsers and CDNs reliably carry. */
+export const URL_MAX_LENGTH = 2048
+/** A key of a record of custom fields. */
+export const FIELD_KEY_MAX_LENGTH = 128
+/** A value of a record of custom fields. */
+export const FIELD_VALUE_MAX_LENGTH = 4096
+/** How many entries a record of custom fields may hold. */
+export const FIELD_COUNT_MAX = 200
+/** A credential: a password, a token, a client secret, an API key (a JWT with every scope fits). */
+export const CREDENTIAL_MAX_LENGTH = 8192
+/** A description, a note, an address, a text message. */
+export const TEXT_MAX_LENGTH = 10_000
+
+/** Free text of at most `maxLength` characters: every string a request carries is bounded. */
+export const Text = (maxLength: number, options: { minLength?: number; description?: string } = {}) =>
+  Type.String({ maxLength, ...options })
+
+/** A record of custom fields (string keys to string values), bounded in key, value and count. */
+export const CustomFields = (options: { description?: string } = {}) =>
+  Type.Unsafe<Record<string, string>>({
+    type: 'object',
+    propertyNames: { maxLength: FIELD_KEY_MAX_LENGTH },
+    additionalProperties: Type.String({ maxLength: FIELD_VALUE_MAX_LENGTH }),
+    maxProperties: FIELD_COUNT_MAX,
+    ...options,
+  })
+
 export const IdParams = Type.Object({ id: Id() })
 
 /** A string limited to `values`, as a plain JSON-schema enum (typed as the union of the values). */
