@@ -7,6 +7,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import { Forbidden, Invalid, Unavailable } from '../../platform/http/errors.js'
 import { isJsonObject, type JsonFields, textOf } from '../../platform/http/json-fields.js'
 import type { Logger } from '../../platform/log/logger.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { type CampaignRow, findLiveCampaignOfForm } from './campaigns.repository.js'
 import { claimLead, findLeadByLeadgenId, insertLead, type LeadRow } from './lead-capture.repository.js'
 import type { EnqueueCapture } from './lead-capture.service.js'
@@ -165,6 +166,15 @@ export async function recordLead(
   return claimed ? { lead: claimed, created, filed: true } : { lead: row, created, filed: false }
 }
 
+/**
+ * The live campaign claiming the page and form, if its account still takes leads: a removed account's
+ * campaign claims nothing from its DELETE on (its rows go later), so its leads are kept unclaimed.
+ */
+async function claimingCampaign(tx: Database, pageId: string, formId: string) {
+  const campaign = await findLiveCampaignOfForm(tx, pageId, formId)
+  return campaign && (await isAccountServing(tx, campaign.accountId, 'visit')) ? campaign : undefined
+}
+
 /** A Graph id as a webhook carries it: a string, at times a JSON number. */
 function idOf(value: unknown): string | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? String(value) : undefined
@@ -231,7 +241,7 @@ export async function fileLeadEvent(
       a.leadgenId < b.leadgenId ? -1 : a.leadgenId > b.leadgenId ? 1 : 0,
     )
     for (const change of changes) {
-      const campaign = await findLiveCampaignOfForm(tx, change.pageId, change.formId)
+      const campaign = await claimingCampaign(tx, change.pageId, change.formId)
       const { lead, created, filed } = await recordLead(tx, change, campaign)
       if (filed && campaign) await deps.enqueueCapture(tx, campaign.accountId, lead.id)
       if (created && !campaign)

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto'
 import { count, sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
-import { contactsOf, contactsWithEmail } from '../../../test/helpers/fixtures.js'
+import { contactsOf, contactsWithEmail, createTenant } from '../../../test/helpers/fixtures.js'
 import { eventually, rowsOf } from '../../../test/helpers/jobs.js'
 import {
   emailFor,
@@ -17,6 +17,7 @@ import {
   signedLeadPost,
   storedLead,
 } from '../../../test/helpers/leads.js'
+import { removedInPlace } from '../../../test/helpers/removed-in-place.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { REQUEUE_LEAD_EVENTS_JOB } from './jobs.js'
 import { leadWebhookEvents } from './tables.js'
@@ -306,6 +307,30 @@ describe('POST /webhooks/socialnet/leads', () => {
     expect(createdTime.getTime()).toBeLessThanOrEqual(Date.now())
     expect(fetchesOf(graph, leadgenId)).toHaveLength(0)
     expect(await contactsOf(t.app, owner)).toHaveLength(contactsBefore)
+  })
+
+  test('keeps a lead of a removed account’s page and form as unclaimed, as no campaign’s, from its DELETE on', async ({
+    t,
+    graph,
+  }) => {
+    const leaving = await createTenant(t.app, { name: 'Leaving' })
+    const page = await seller(t, graph, leaving)
+    const leadgenId = graphLead(graph, page, { full_name: 'Ada Visitor', email: emailFor('removed') })
+    await removedInPlace(t, leaving.accountId)
+
+    const post = signedLeadPost(
+      leadEvent([{ leadgen_id: leadgenId, page_id: page.pageId, form_id: page.formId }]),
+    )
+    expect((await t.app.inject(post)).statusCode).toBe(200)
+    await eventually(async () =>
+      expect(await storedLead(t, leadgenId)).toMatchObject({
+        status: 'unclaimed',
+        accountId: null,
+        campaignId: null,
+        contactId: null,
+      }),
+    )
+    expect(fetchesOf(graph, leadgenId)).toHaveLength(0)
   })
 
   test('stores a signed event holding NUL characters (replaced), and files its lead', async ({

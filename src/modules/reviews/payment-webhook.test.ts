@@ -2,17 +2,21 @@ import { describe, expect } from 'vitest'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
+import { removedInPlace } from '../../../test/helpers/removed-in-place.js'
 import {
+  chargeFor,
   putConfiguration,
   REVIEW_CONFIGURATION,
   requestJobs,
   requestsOf,
   reviewingTenant,
+  sendRequestOfCharge,
   storedEvents,
   stripePost,
   waitForRequests,
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { newId } from '../../platform/db/ids.js'
 import { FOLLOW_UP_JOB, SEND_REQUEST_JOB } from './jobs.js'
 import { SOURCE_REF_TOO_LONG } from './scheduling.service.js'
 import { PROVIDER_ID_MAX_LENGTH } from './webhook-events.schemas.js'
@@ -368,5 +372,40 @@ describe('sending, clicks and follow-ups', () => {
     })
     expect(await waitingJobStarts(t, requestJobs(SEND_REQUEST_JOB, moved?._id as string))).toEqual([opening])
     expect(moved?.sent_at).toBeNull()
+  })
+})
+
+describe('a removed account, until its removal reaches its rows', () => {
+  test('its review links are gone and its payments fail as an unknown account’s, scheduling nothing', async ({
+    t,
+  }) => {
+    const tenant = await reviewingTenant(t)
+    await sendRequestOfCharge(t, SECRET, tenant, chargeFor(tenant, { email: 'leaving@example.com' }))
+    const mail = await t.app.inject({ url: '/v1/e/mailprovider/communications', headers: tenant.headers })
+    const code = /\/r\/([A-Za-z0-9_-]{12})/.exec(JSON.stringify(mail.json().data))?.[1]
+    await removedInPlace(t, tenant.accountId)
+
+    const person = { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1' }
+    const click = await t.app.inject({ url: `/r/${code}`, headers: person })
+    const unknown = await t.app.inject({ url: '/r/unknown-code', headers: person })
+    expect({ status: click.statusCode, body: click.json() }).toEqual({
+      status: unknown.statusCode,
+      body: unknown.json(),
+    })
+    expect(click.statusCode).toBe(404)
+
+    const removedCharge = chargeEvent(tenant)
+    const unknownCharge = chargeEvent({ ...tenant, accountId: newId() })
+    for (const charge of [removedCharge, unknownCharge])
+      expect((await t.app.inject(stripePost(SECRET, charge))).statusCode).toBe(200)
+    await eventually(async () => {
+      const outcomes = (await storedEvents(t)).filter((e) =>
+        [removedCharge.id, unknownCharge.id].includes(e.event_id),
+      )
+      expect(outcomes.map((e) => `${e.status} ${e.reason}`)).toEqual([
+        'failed unknown_account',
+        'failed unknown_account',
+      ])
+    })
   })
 })

@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { isBotVisit } from '../../platform/http/visits.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { getAccount } from '../accounts/accounts.service.js'
+import { getAccount, isAccountServing } from '../accounts/accounts.service.js'
 import { findRequestByPublicCode, recordFirstClick } from './requests.repository.js'
 import { reviewUrlFor } from './review-links.service.js'
 
@@ -19,7 +19,9 @@ export async function followTrackedLink(
   visit: { userAgent: string | undefined },
 ): Promise<string> {
   const request = CODE.test(code) ? await findRequestByPublicCode(deps.db, code) : undefined
-  if (!request) throw new NotFound(REVIEW_LINK_GONE)
+  // A removed account's link is gone at once, its click recorded nowhere, though its rows go later.
+  if (!request || !(await isAccountServing(deps.db, request.accountId, 'visit')))
+    throw new NotFound(REVIEW_LINK_GONE)
   const account = await getAccount(deps.db, request.accountId)
   const accounts = account?.parent_account ? [request.accountId, account.parent_account] : [request.accountId]
   const url = await reviewUrlFor(deps.db, accounts, request.platform)

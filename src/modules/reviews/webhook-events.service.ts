@@ -5,7 +5,7 @@ import type { CursorPagination, Pagination } from '../../platform/http/envelope.
 import { Invalid, Unavailable } from '../../platform/http/errors.js'
 import { paginateList } from '../../platform/http/pagination.js'
 import type { Logger } from '../../platform/log/logger.js'
-import { getAccount } from '../accounts/accounts.service.js'
+import { getAccount, isAccountServing } from '../accounts/accounts.service.js'
 import type { TriggerType } from './documents.schemas.js'
 import { type EventOutcome, failed, type ScheduleDeps } from './scheduling.service.js'
 import type { WEBHOOK_SOURCES } from './tables.js'
@@ -108,14 +108,18 @@ export async function requeueReceivedEvents(
   if (ids.length > 0) deps.log.warn({ events: ids.length }, 'review webhook events queued again')
 }
 
-/** The account an event names, with its parent; or the event's failure when it names none that exists. */
+/**
+ * The account an event names, with its parent; or the event's failure when it names none that exists. A
+ * removed account's (its rows still going) fails as an unknown one's: it schedules nothing.
+ */
 export async function accountOfEvent(
   tx: Database,
   accountId: string | undefined,
 ): Promise<{ accountId: string; parentAccount: string | null } | { failure: EventOutcome }> {
   if (!accountId)
     return { failure: failed({ reason: MISSING_ACCOUNT_ID, reasonText: 'The event names no account' }) }
-  const account = isId(accountId) ? await getAccount(tx, accountId) : null
+  const serving = isId(accountId) && (await isAccountServing(tx, accountId, 'visit'))
+  const account = serving ? await getAccount(tx, accountId) : null
   if (!account)
     return {
       failure: failed({
