@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Email, Id, StringEnum, Timestamp } from '../../platform/http/schemas.js'
+import { Email, Id, SEARCH_MAX_LENGTH, StringEnum, Text, Timestamp } from '../../platform/http/schemas.js'
 import { DND_TYPES } from './tables.js'
 
 /** The spec's do-not-disturb entry. */
@@ -23,7 +23,7 @@ export type AddBody = Static<typeof AddBody>
 
 export const ListQuery = Type.Composite([
   PageQuery(10, 100),
-  Type.Object({ search: Type.Optional(Type.String()) }),
+  Type.Object({ search: Type.Optional(Text(SEARCH_MAX_LENGTH)) }),
 ])
 
 export const Removed = Type.Object({ _id: Id(), deleted: Type.Boolean() })

@@ -1,9 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { CREDENTIAL_MAX_LENGTH, Id, NAME_MAX_LENGTH, Text, Timestamp } from '../../platform/http/schemas.js'
 
 export const SetMailSubuserBody = Type.Object({
-  username: Type.String({ minLength: 1 }),
-  api_key: Type.String({ minLength: 1 }),
+  username: Text(NAME_MAX_LENGTH, { minLength: 1 }),
+  api_key: Text(CREDENTIAL_MAX_LENGTH, { minLength: 1 }),
 })
 
 /** The account's SendGrid subuser; the key itself is never shown again. */

@@ -1,9 +1,26 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Email, Id, StringEnum } from '../../platform/http/schemas.js'
+import {
+  Email,
+  FIELD_COUNT_MAX,
+  FIELD_KEY_MAX_LENGTH,
+  Id,
+  NAME_MAX_LENGTH,
+  StringEnum,
+  SUBJECT_MAX_LENGTH,
+  TEXT_MAX_LENGTH,
+  Text,
+  URL_MAX_LENGTH,
+} from '../../platform/http/schemas.js'
+
+/**
+ * The longest content value: the send route's body limit (send.routes.ts), which bounds it anyway. An email's
+ * HTML may be large (inline images, long newsletters), so nothing short of what the route takes is refused.
+ */
+export const CONTENT_MAX_LENGTH = 30 * 1024 * 1024
 
 export const Address = Type.Object({
   email: Email(),
-  name: Type.Optional(Type.String()),
+  name: Type.Optional(Text(NAME_MAX_LENGTH)),
 })
 export type Address = Static<typeof Address>
 
@@ -14,25 +31,38 @@ export const Recipient = Type.Object({
 export type Recipient = Static<typeof Recipient>
 
 export const SendBody = Type.Object({
-  subject: Type.String({ description: 'May contain {{variable}} placeholders' }),
+  subject: Text(SUBJECT_MAX_LENGTH, { description: 'May contain {{variable}} placeholders' }),
   sender: Address,
   recipients: Type.Array(Recipient, { minItems: 1 }),
   cc: Type.Optional(Type.Array(Recipient)),
   bcc: Type.Optional(Type.Array(Recipient)),
   reply_to: Type.Optional(Address),
   content: Type.Optional(
-    Type.Array(Type.Object({ type: StringEnum(['text/html', 'text/plain']), value: Type.String() }), {
-      minItems: 1,
+    Type.Array(
+      Type.Object({ type: StringEnum(['text/html', 'text/plain']), value: Text(CONTENT_MAX_LENGTH) }),
+      {
+        minItems: 1,
+      },
+    ),
+  ),
+  // A label such as `campaign`, or the address of the page the mail was sent from.
+  origin: Text(URL_MAX_LENGTH),
+  // SendGrid's template ids are `d-` and 32 hex characters.
+  template_id: Type.Optional(Text(NAME_MAX_LENGTH, { minLength: 1 })),
+  // Any JSON per variable (a template may loop over a list), so only its names and their count are bounded.
+  dynamic_template_data: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      propertyNames: { maxLength: FIELD_KEY_MAX_LENGTH },
+      maxProperties: FIELD_COUNT_MAX,
     }),
   ),
-  origin: Type.String(),
-  template_id: Type.Optional(Type.String({ minLength: 1 })),
-  dynamic_template_data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   person_id: Type.Optional(Id()),
   business_id: Type.Optional(Id()),
   instasite_id: Type.Optional(Id()),
   instareport_id: Type.Optional(Id()),
-  fallback_values: Type.Optional(Type.String({ description: 'A JSON object, keyed by variable name' })),
+  fallback_values: Type.Optional(
+    Text(TEXT_MAX_LENGTH, { description: 'A JSON object, keyed by variable name' }),
+  ),
 })
 export type SendBody = Static<typeof SendBody>
 

@@ -4,6 +4,7 @@ import { adminHeaders, buildTestApp, type TestApp } from '../../../test/helpers/
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { postInbound, replyForm } from '../../../test/helpers/inbound-email.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { NAME_MAX_LENGTH, SUBJECT_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { creditEntriesFor } from '../accounts/credits.service.js'
 import { messageIdOf } from './sendgrid.js'
 import { emailSendKeys } from './tables.js'
@@ -144,6 +145,29 @@ describe('send email through SendGrid', () => {
     )
     expect(thread).toMatchObject({ channel: 'prospect', title: 'Lea', is_open: true })
     expect(thread.members.find((m) => m.user_id === tenant.userId)?.unread_count).toBeGreaterThanOrEqual(2)
+  })
+
+  // Issue 43: every free-text field the send stores is bounded, the subject by RFC 5322's line.
+  test('refuses a subject or a sender name past its bound, naming the field, and sends nothing', async ({
+    t,
+    owner: tenant,
+    sendgrid,
+  }) => {
+    const before = mailCount(sendgrid)
+    const tooLong = [
+      [message({ subject: 'x'.repeat(SUBJECT_MAX_LENGTH + 1) }), 'subject', SUBJECT_MAX_LENGTH],
+      [
+        message({ sender: { email: 'a@example.com', name: 'x'.repeat(NAME_MAX_LENGTH + 1) } }),
+        'sender.name',
+        NAME_MAX_LENGTH,
+      ],
+    ] as const
+    for (const [payload, field, maxLength] of tooLong) {
+      const response = await send(t, tenant, payload)
+      expect(response.statusCode).toBe(400)
+      expect(response.json().message).toBe(`${field} must be at most ${maxLength} characters long`)
+    }
+    expect(mailCount(sendgrid)).toBe(before)
   })
 
   test('refuses recipients on the do-not-disturb list, charging and sending nothing', async ({
