@@ -156,6 +156,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       return typeof given === 'string' && /^[\w.:-]{1,64}$/.test(given) ? given : newId()
     },
     bodyLimit: 1_048_576,
+    // A client trickling its headers or body is cut off with a 408, so that slow clients cannot hold every
+    // socket. Node checks every tenth of the headers' timeout (its own 30 s would let a cut come that late),
+    // and refuses headers given longer than the request unless it is told the request's timeout too.
+    requestTimeout: config.httpTimeouts.requestMs,
+    keepAliveTimeout: config.httpTimeouts.keepAliveMs,
+    http: {
+      requestTimeout: config.httpTimeouts.requestMs,
+      headersTimeout: config.httpTimeouts.headersMs,
+      connectionsCheckingInterval: Math.ceil(config.httpTimeouts.headersMs / 10),
+    },
     // Refusals made before routing (414, a bad URL) and validation (NUL, a PATCH setting nothing) answer
     // in the error envelope; see request-guards.ts.
     frameworkErrors,

@@ -27,6 +27,8 @@ export interface Config {
   migrations: MigrationSettings
   /** How long the service waits on PostgreSQL (docs/decisions.md, "Every wait has a bound"). */
   databaseWaits: DatabaseWaits
+  /** How long a client may take to send a request (docs/decisions.md, "A slow request is cut off"). */
+  httpTimeouts: HttpTimeouts
   redisUrl: string | undefined
   /** REDIS_COMMAND_TIMEOUT_MS: how long a Redis command may take, reconnection included, before it fails. */
   redisCommandTimeoutMs: number
@@ -161,6 +163,15 @@ export interface Config {
   providers: ProviderCircuitSettings
 }
 
+export interface HttpTimeouts {
+  /** HTTP_REQUEST_TIMEOUT_MS: from a request's first byte to its body's last; past it 408, connection closed. */
+  requestMs: number
+  /** HTTP_HEADERS_TIMEOUT_MS: from a request's first byte to its headers' end (a slowloris client). */
+  headersMs: number
+  /** HTTP_KEEP_ALIVE_TIMEOUT_MS: how long an idle connection is kept for a next request. */
+  keepAliveMs: number
+}
+
 /** How app webhook notifications are sent (docs/decisions.md, "App webhook notifications"). */
 export interface AppWebhookSettings {
   /** APP_WEBHOOK_CONCURRENCY_PER_APP: an app's deliveries in flight at once, across every instance. */
@@ -244,6 +255,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
     migrations: migrationSettings(env),
     databaseWaits: databaseWaits(env),
+    httpTimeouts: httpTimeouts(env),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 1000, 10, 60_000),
     tracing: tracing(env),
@@ -385,6 +397,20 @@ function tracing(env: Env): Config['tracing'] {
   if (enabled && protocol !== 'http/protobuf' && protocol !== 'http/json')
     throw new ConfigError('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json')
   return { enabled, protocol: protocol as TracingProtocol }
+}
+
+/**
+ * A request's body may be SendGrid's 30 MB: a minute is 4 Mbit/s. Headers are a few kilobytes. An idle
+ * connection outlives a load balancer's usual 60 s, so that the balancer, not the service, closes it.
+ */
+function httpTimeouts(env: Env): HttpTimeouts {
+  const requestMs = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, HOUR_MS)
+  const headersMs = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, HOUR_MS)
+  if (headersMs > requestMs) {
+    throw new ConfigError('HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS')
+  }
+  const keepAliveMs = integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, HOUR_MS)
+  return { requestMs, headersMs, keepAliveMs }
 }
 
 function databaseWaits(env: Env): DatabaseWaits {
