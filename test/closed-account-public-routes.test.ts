@@ -9,6 +9,7 @@ import { newId } from '../src/platform/db/ids.js'
 import { adminHeaders, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/fixtures.js'
 import { FUNNELS, funnelCall, seedFunnel } from './helpers/funnels.js'
+import { createUser, obtainTokens, postAsClient, registerApp } from './helpers/oauth.js'
 import { test } from './helpers/tenant-test.js'
 
 // No job runs: a removal stays where its DELETE leaves it, every row of the account still in place, as it
@@ -110,5 +111,20 @@ describe("a closed account's public routes", () => {
     expect(await submissionsOf(t, funnelId)).toBe(1)
     expect((await preview(t, funnelId)).statusCode).toBe(200)
     expect((await follow(t, code)).statusCode).toBe(302)
+  })
+
+  test('a removed account’s grants stop being live at its DELETE: its apps’ refresh tokens introspect as unknown ones', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Granting' })
+    await createUser(t.app, 'owner@granting.example', [tenant.accountId])
+    const client = await registerApp(t.app, { scopes: ['crm.contacts.read'] })
+    const { refresh_token } = await obtainTokens(t.app, client, 'owner@granting.example')
+    const introspect = async (token: string) =>
+      answerOf(await postAsClient(t.app, 'introspect', { token }, client))
+    expect((await introspect(refresh_token)).body).toMatchObject({ active: true })
+    await remove(t, tenant)
+
+    expect(await introspect(refresh_token)).toEqual(await introspect('unknown-refresh-token'))
   })
 })

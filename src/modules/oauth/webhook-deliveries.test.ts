@@ -5,6 +5,7 @@ import { adminHeaders, anotherInstance, type TestApp } from '../../../test/helpe
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
 import { createUser, obtainTokens, registerApp, revokeGrant } from '../../../test/helpers/oauth.js'
+import { removedInPlace } from '../../../test/helpers/removed-in-place.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 const PER_APP = 2
@@ -317,5 +318,22 @@ describe('app webhook deliveries', () => {
     })
     expect(dropped).toMatchObject({ dropped_reason: 'the app no longer holds a grant in the account' })
     expect(received('/revoked')).toHaveLength(1)
+  })
+
+  test('drops a retried delivery once its account is removed, before the removal reaches its rows', async ({
+    t,
+  }) => {
+    const { tenant, app } = await listeningApp(t, '/removed-account')
+    statuses.set('/removed-account', [500])
+    // Removed while the first attempt waits for its answer: the retry comes after.
+    beforeAnswering.set('/removed-account', () => removedInPlace(t, tenant.accountId))
+    await createContact(t, tenant, 'removed@deliveries.example')
+    const [dropped] = await eventually(async () => {
+      const { data } = await listDeliveries(t, app._id, '?status=dropped')
+      expect(data).toHaveLength(1)
+      return data as [Delivery]
+    })
+    expect(dropped).toMatchObject({ dropped_reason: 'the account is removed or suspended' })
+    expect(received('/removed-account')).toHaveLength(1)
   })
 })

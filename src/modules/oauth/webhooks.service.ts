@@ -6,6 +6,7 @@ import { Invalid } from '../../platform/http/errors.js'
 import { OutboundAddressPolicy, outboundRefusalIn } from '../../platform/http/outbound-address.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { inSpan } from '../../platform/tracing/tracing.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { CONTACT_CREATED, CONTACT_UPDATED, CRM_CONTACTS_READ } from '../accounts/contacts.service.js'
 import { LEADS_READ } from '../leads/lead-access.service.js'
 import {
@@ -105,11 +106,14 @@ export type AttemptResult = { attempt: WebhookAttempt; delivered: boolean } | { 
 
 /**
  * Makes an attempt at the delivery, unless the app is no longer to be told: it lost its webhook_url, its
- * grant in the account, or its webhook secret.
+ * grant in the account, or its webhook secret; or the account no longer sends data out (removed, its rows
+ * going later; suspended), so what was pending at its DELETE or suspension is dropped, not sent.
  */
 export async function attemptDelivery(deps: WebhooksDeps, delivery: ClaimedDelivery): Promise<AttemptResult> {
   const { webhookUrl } = delivery.app
   if (!webhookUrl) return { dropped: 'the app has no webhook_url any more' }
+  if (!(await isAccountServing(deps.db, delivery.accountId, 'share')))
+    return { dropped: 'the account is removed or suspended' }
   // Retries can run for hours: an app whose access was taken back meanwhile is told nothing more.
   if (!(await stillGranted(deps, delivery)))
     return { dropped: 'the app no longer holds a grant in the account' }
