@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto'
 import { isSameSecret } from '../../platform/crypto/constant-time.js'
 import type { Database } from '../../platform/db/connection.js'
 import { Invalid } from '../../platform/http/errors.js'
+import { isAccountServing } from '../accounts/accounts.service.js'
 import { addToDoNotDisturb } from './do-not-disturb.service.js'
 
 export const ONE_CLICK_REASON = 'Unsubscribed with the one-click link in the email (RFC 8058)'
@@ -57,8 +58,13 @@ export function oneClickHeaders(
   }
 }
 
-/** The one-click unsubscribe: the address goes on the account's do-not-disturb list, permanently. */
+/**
+ * The one-click unsubscribe: the address goes on the account's do-not-disturb list, permanently. A link of
+ * a removed account (or of one no longer held) writes nothing: the account sends no more mail, and a row
+ * written under it once its removal is done would keep the address with nothing left to delete it.
+ */
 export async function unsubscribeWithLink(db: Database, linkKey: Buffer | undefined, token: string) {
   const { accountId, email } = readToken(linkKey, token)
-  return addToDoNotDisturb(db, accountId, { value: email, type: 'permanent', reason: ONE_CLICK_REASON })
+  if (!(await isAccountServing(db, accountId, 'visit'))) return
+  await addToDoNotDisturb(db, accountId, { value: email, type: 'permanent', reason: ONE_CLICK_REASON })
 }

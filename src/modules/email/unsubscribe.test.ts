@@ -1,20 +1,25 @@
+import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
-import type { Tenant } from '../../../test/helpers/fixtures.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
+import { eventually } from '../../../test/helpers/jobs.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { ONE_CLICK_REASON } from './unsubscribe.service.js'
+import { newId } from '../../platform/db/ids.js'
+import { doNotDisturbEntries } from './tables.js'
+import { ONE_CLICK_REASON, unsubscribeLinkKey, unsubscribeToken } from './unsubscribe.service.js'
 
 test.override('appEnv', { PUBLIC_BASE_URL: 'https://mail.example.com' })
 
 describe('one-click unsubscribe (RFC 8058)', () => {
-  test.beforeAll(async ({ t, owner }) => {
-    await t.app.inject({
+  const giveCredits = (t: TestApp, tenant: Tenant) =>
+    t.app.inject({
       method: 'POST',
-      url: `/v1/admin/accounts/${owner.accountId}/credits`,
+      url: `/v1/admin/accounts/${tenant.accountId}/credits`,
       headers: adminHeaders,
       payload: { amount: 10 },
     })
-  })
+
+  test.beforeAll(({ t, owner }) => giveCredits(t, owner))
 
   const send = (t: TestApp, tenant: Tenant, recipients: { email: string }[]) =>
     t.app.inject({
@@ -72,6 +77,39 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     const response = await oneClick(t, `${base}${forged}.${signature}`)
     expect(response.json()).toMatchObject({ errno: 400, message: 'Invalid unsubscribe link' })
     expect((await oneClick(t, `${base}${payload}.AAAA${signature}`)).statusCode).toBe(400)
+  })
+
+  test('a link of a removed account, its removal done, answers as one of an unknown account and writes nothing', async ({
+    t,
+  }) => {
+    const leaving = await createTenant(t.app, { name: 'Leaving' })
+    await giveCredits(t, leaving)
+    const sent = (await send(t, leaving, [{ email: 'kept@example.com' }])).json().data
+    const link = /^<(.+)>$/.exec(sent.body.headers['List-Unsubscribe'])?.[1] as string
+    const removal = `/v1/admin/accounts/${leaving.accountId}`
+    expect((await t.app.inject({ method: 'DELETE', url: removal, headers: adminHeaders })).statusCode).toBe(
+      202,
+    )
+    await eventually(
+      async () => {
+        const read = await t.app.inject({ url: `${removal}/removal`, headers: adminHeaders })
+        expect(read.json().data.status).toBe('done')
+      },
+      { timeout: 60_000 },
+    )
+
+    const key = unsubscribeLinkKey(t.config.secretsKey, t.config.jwt.secret)
+    const unknown = `${link.slice(0, link.lastIndexOf('=') + 1)}${unsubscribeToken(key, newId(), 'kept@example.com')}`
+    const clicked = await oneClick(t, link)
+    expect({ status: clicked.statusCode, body: clicked.json() }).toEqual({
+      status: 200,
+      body: (await oneClick(t, unknown)).json(),
+    })
+    const kept = await t.app.platform.db
+      .select()
+      .from(doNotDisturbEntries)
+      .where(eq(doNotDisturbEntries.value, 'kept@example.com'))
+    expect(kept).toEqual([])
   })
 
   test('adds no link to a message with several recipients', async ({ t, owner }) => {
