@@ -252,6 +252,19 @@ export function userHasPermission(
   return userHoldsPermission(db, userId, permission)
 }
 
+/**
+ * Whether the parent may write into the account: its sub-account, and active. A removed sub-account (its rows
+ * going) or a suspended one is answered as no sub-account at all.
+ */
+export async function isActiveSubAccountOf(
+  db: Database,
+  accountId: string,
+  parentAccountId: string,
+): Promise<boolean> {
+  const account = await findAccount(db, accountId)
+  return account?.parentAccount === parentAccountId && account.status === 'active'
+}
+
 /** Whether `accountId` is one of the sub-accounts of `parentAccountId` (an agency's client account). */
 export function isSubAccountOf(db: Database, accountId: string, parentAccountId: string): Promise<boolean> {
   return isChildAccount(db, parentAccountId, accountId)

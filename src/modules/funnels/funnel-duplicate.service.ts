@@ -2,7 +2,7 @@ import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { NotFound } from '../../platform/http/errors.js'
-import { isSubAccountOf } from '../accounts/accounts.service.js'
+import { isActiveSubAccountOf } from '../accounts/accounts.service.js'
 import { requireFunnel } from './funnel-access.service.js'
 import { copySteps, copyTags } from './funnel-duplicate.repository.js'
 import { copyPathCandidates } from './funnel-paths.service.js'
@@ -31,8 +31,8 @@ async function freeCopyPath(db: Database, accountId: string, basePath: string): 
 
 /**
  * `POST /:id/duplicate`: a copy named `<name> (Copy)`, `inactive`, without a domain, with the steps and
- * their components; into `subAccountId` when given, which must be a sub-account of the caller's account
- * (404 otherwise). Tags are the account's own, so only a copy within the account keeps them.
+ * their components; into `subAccountId` when given, which must be an active sub-account of the caller's
+ * account (404 otherwise). Tags are the account's own, so only a copy within the account keeps them.
  */
 export async function duplicateFunnel(
   deps: FunnelWriteDeps,
@@ -43,7 +43,7 @@ export async function duplicateFunnel(
   const { db } = deps
   const source = await requireFunnel(db, caller.account_id, funnelId)
   const accountId = subAccountId ?? caller.account_id
-  if (subAccountId && !(await isSubAccountOf(db, subAccountId, caller.account_id)))
+  if (subAccountId && !(await isActiveSubAccountOf(db, subAccountId, caller.account_id)))
     throw new NotFound(SUB_ACCOUNT_NOT_FOUND)
   for (let attempt = 1; ; attempt++) {
     const basePath = await freeCopyPath(db, accountId, source.basePath)

@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
-import type { TestApp } from '../../../test/helpers/app.js'
-import { expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { createFunnel, FUNNELS, funnelCall, uniqueHostname } from '../../../test/helpers/funnels.js'
+import { removedInPlace } from '../../../test/helpers/removed-in-place.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
 import { SUB_ACCOUNT_NOT_FOUND } from './funnel-duplicate.service.js'
@@ -192,6 +193,29 @@ describe('duplicating a funnel', () => {
       errno: 400,
       message: 'subaccountid must be a 24-character hex id',
     })
+  })
+
+  test('refuses a removed or a suspended sub-account as an unknown one', async ({ t, owner }) => {
+    const source = await createWithContent(t, owner)
+    const sub = () => createTenant(t.app, { name: 'Client', parent_account: owner.accountId })
+    const [removed, suspended] = [await sub(), await sub()]
+    await removedInPlace(t, removed.accountId)
+    const suspension = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/admin/accounts/${suspended.accountId}`,
+      headers: adminHeaders,
+      payload: { status: 'suspended' },
+    })
+    expect(suspension.statusCode).toBe(200)
+
+    const answerFor = async (accountId: string) => {
+      const response = await duplicate(t, owner, source._id, `?subaccountid=${accountId}`)
+      return { status: response.statusCode, body: response.json() }
+    }
+    const unknown = await answerFor(newId())
+    expect(unknown.status).toBe(404)
+    for (const accountId of [removed.accountId, suspended.accountId])
+      expect(await answerFor(accountId), accountId).toEqual(unknown)
   })
 
   test('is refused for another account’s funnel, and a malformed id', async ({ t, owner, stranger }) => {
