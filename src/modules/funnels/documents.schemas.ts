@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { StringEnum } from '../../platform/http/schemas.js'
+import { FIELD_COUNT_MAX, FIELD_KEY_MAX_LENGTH, StringEnum } from '../../platform/http/schemas.js'
 
 /**
  * The funnels' enums and the JSON documents their rows keep, each written once: the API validates and
@@ -18,7 +18,15 @@ export type StepType = (typeof STEP_TYPES)[number]
 export const LiveChatWidget = Type.Object({
   enabled: Type.Boolean(),
   provider: Type.String({ maxLength: 100 }),
-  config: Type.Object({}, { additionalProperties: true }),
+  // The provider's own settings, any JSON per key: its keys and their count are bounded, its values by the body limit.
+  config: Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      propertyNames: { maxLength: FIELD_KEY_MAX_LENGTH },
+      maxProperties: FIELD_COUNT_MAX,
+    },
+  ),
 })
 export type LiveChatWidget = Static<typeof LiveChatWidget>
 

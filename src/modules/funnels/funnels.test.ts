@@ -12,6 +12,7 @@ import {
 import { createUser, obtainTokens } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { newId } from '../../platform/db/ids.js'
+import { FIELD_COUNT_MAX, FIELD_KEY_MAX_LENGTH } from '../../platform/http/schemas.js'
 
 describe('creating and reading funnels', () => {
   test('creates a funnel with its steps, a normalised path, its domain and tags, and reads it back', async ({
@@ -110,6 +111,9 @@ describe('creating and reading funnels', () => {
   }) => {
     const foreignDomain = await createThroughApi(t.app, stranger, '/domains', { name: uniqueHostname() })
     const foreignTag = await createThroughApi(t.app, stranger, '/tags', { name: 'theirs' })
+    const widget = { enabled: true, provider: 'crisp' }
+    const manyKeys = (count: number) =>
+      Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]))
     const cases = [
       [{ domain_id: foreignDomain._id }, 'domain_id must be a domain of this account'],
       [{ tags: [foreignTag._id] }, 'tags must be tags of this account'],
@@ -125,6 +129,15 @@ describe('creating and reading funnels', () => {
       [{ name: '' }, 'name must not be empty'],
       [{ status: 'archived' }, 'status must be one of: active, inactive, draft'],
       [{ steps: [{ name: 'A', path: 'a', type: 'popup' }] }, 'steps[0].type must be one of: page, redirect'],
+      // Issue 43: the widget's own settings are any JSON, but their keys and their count are bounded.
+      [
+        { live_chat_widget: { ...widget, config: { ['k'.repeat(FIELD_KEY_MAX_LENGTH + 1)]: 1 } } },
+        `live_chat_widget.config must be at most ${FIELD_KEY_MAX_LENGTH} characters long`,
+      ],
+      [
+        { live_chat_widget: { ...widget, config: manyKeys(FIELD_COUNT_MAX + 1) } },
+        `live_chat_widget.config must NOT have more than ${FIELD_COUNT_MAX} properties`,
+      ],
     ] as const
     for (const [body, message] of cases) {
       const refused = await funnelCall(t.app, owner, 'POST', '/', {
