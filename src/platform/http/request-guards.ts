@@ -101,10 +101,15 @@ const CLOSE_OBJECT = 0x7d
 interface JsonShape {
   /** Containers and separators seen: each value counts at most once (an empty container twice). */
   values: number
-  /** Where the first container deeper than MAX_JSON_DEPTH opens, if one does... */
-  tooDeepAt?: number
-  /** ...and the brackets that close every container open there, innermost first. */
-  closers?: string
+  /** The first container deeper than MAX_JSON_DEPTH, if one is. */
+  tooDeep?: TooDeep
+}
+
+interface TooDeep {
+  /** Where it opens. */
+  at: number
+  /** The brackets that close every container open there, innermost first. */
+  closers: string
 }
 
 /**
@@ -113,14 +118,14 @@ interface JsonShape {
  * deep: whatever the body, this costs at most one look at each character. It validates nothing; the JSON
  * parser does, after it.
  */
-export function jsonShape(text: string): JsonShape {
+function jsonShape(text: string): JsonShape {
   let values = 1
   const open: number[] = []
   for (let at = 0; at < text.length; at++) {
     const code = text.charCodeAt(at)
     if (code === QUOTE) at = stringEnd(text, at)
     else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
-      if (open.length === MAX_JSON_DEPTH) return { values, tooDeepAt: at, closers: closersOf(open) }
+      if (open.length === MAX_JSON_DEPTH) return { values, tooDeep: { at, closers: closersOf(open) } }
       open.push(code)
       if (++values > MAX_JSON_VALUES) break
     } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) open.pop()
@@ -151,8 +156,8 @@ const closersOf = (open: number[]) =>
  * every open one closed, is parsed (at most MAX_JSON_VALUES values, MAX_JSON_DEPTH deep), and walked to
  * its one value at MAX_JSON_DEPTH. Text that was no JSON before that point is refused as such.
  */
-function tooDeepPointer(text: string, shape: Required<Pick<JsonShape, 'tooDeepAt' | 'closers'>>) {
-  const cut = JSON.parse(`${text.slice(0, shape.tooDeepAt)}{}${shape.closers}`) as unknown
+function tooDeepPointer(text: string, { at, closers }: TooDeep): string {
+  const cut = JSON.parse(`${text.slice(0, at)}{}${closers}`) as unknown
   const visit = findVisit(cut, ({ value, depth }) => depth === MAX_JSON_DEPTH && typeof value === 'object')
   return visit ? pointerOf(visit) : ''
 }
@@ -175,8 +180,8 @@ const tooManyValues = () =>
 function refuseByShape(text: string): void {
   const shape = jsonShape(text)
   if (shape.values > MAX_JSON_VALUES) throw tooManyValues()
-  if (shape.tooDeepAt === undefined) return
-  const at = tooDeepPointer(text, { tooDeepAt: shape.tooDeepAt, closers: shape.closers ?? '' })
+  if (shape.tooDeep === undefined) return
+  const at = tooDeepPointer(text, shape.tooDeep)
   throw validationError('body', [issue('depth', at, `must not nest deeper than ${MAX_JSON_DEPTH} levels`)])
 }
 
