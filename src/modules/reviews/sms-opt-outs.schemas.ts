@@ -1,6 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
-import { Id, Timestamp } from '../../platform/http/schemas.js'
+import {
+  Id,
+  LABEL_MAX_LENGTH,
+  PHONE_MAX_LENGTH,
+  TEXT_MAX_LENGTH,
+  Text,
+  Timestamp,
+} from '../../platform/http/schemas.js'
 
 /** A number that replied STOP to the account's review SMS: not texted again until it replies START. */
 export const SmsOptOut = Type.Object({
@@ -12,8 +19,8 @@ export const SmsOptOut = Type.Object({
 })
 export type SmsOptOut = Static<typeof SmsOptOut>
 
-/** The longest phone number kept for a customer, in any format (E.164 has 15 digits): indexes hold it. */
-export const PHONE_MAX_LENGTH = 64
+/** The longest phone number kept for a customer (the API's one bound of a phone), as the scheduler reads it. */
+export { PHONE_MAX_LENGTH }
 
 export const ListQuery = Type.Composite([
   PageQuery(20, 100),
@@ -31,12 +38,15 @@ export type ListQuery = Static<typeof ListQuery>
  */
 export const InboundSmsBody = Type.Object(
   {
-    MessageSid: Type.Optional(Type.String()),
-    AccountSid: Type.Optional(Type.String()),
-    From: Type.Optional(Type.String({ description: "The customer's number" })),
-    To: Type.Optional(Type.String({ description: 'The number the customer replied to' })),
+    // Twilio's sids are 34 characters, a message at most 1,600.
+    MessageSid: Type.Optional(Text(LABEL_MAX_LENGTH)),
+    AccountSid: Type.Optional(Text(LABEL_MAX_LENGTH)),
+    From: Type.Optional(Text(PHONE_MAX_LENGTH, { description: "The customer's number" })),
+    To: Type.Optional(Text(PHONE_MAX_LENGTH, { description: 'The number the customer replied to' })),
     Body: Type.Optional(
-      Type.String({ description: 'STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; START, UNSTOP, YES' }),
+      Text(TEXT_MAX_LENGTH, {
+        description: 'STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT; START, UNSTOP, YES',
+      }),
     ),
   },
   { description: 'Signed: header X-Twilio-Signature (TWILIO_AUTH_TOKEN)' },

@@ -11,6 +11,7 @@ import {
 } from '../../../test/helpers/reviews.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { Forbidden } from '../../platform/http/errors.js'
+import { PHONE_MAX_LENGTH, TEXT_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { EMPTY_TWIML, verifyTwilioRequest } from './sms-opt-outs.service.js'
 import { isTwilioSignatureValid, twilioSignature } from './twilio.js'
 
@@ -127,6 +128,30 @@ describe('POST /reviews/webhook/sms/inbound', () => {
       headers: { ...signed.headers, 'content-type': 'application/json' },
     })
     expect(asJson.statusCode).toBe(415)
+    expect(await phonesOptedOut(t, tenant)).toEqual([])
+  })
+
+  // Issue 43: a signed post is still bounded field by field; Twilio's own are far shorter.
+  test('refuses a signed reply whose number or text is past its bound, naming the field; nothing stored', async ({
+    t,
+  }) => {
+    const phone = '+14155552009'
+    const tenant = await tenantThatTexted(t, ACCOUNT_FROM, [phone])
+    const tooLong = [
+      [
+        reply(`+1${'5'.repeat(PHONE_MAX_LENGTH)}`, 'STOP'),
+        `From must be at most ${PHONE_MAX_LENGTH} characters long`,
+      ],
+      [
+        reply(phone, `STOP${' '.repeat(TEXT_MAX_LENGTH)}`),
+        `Body must be at most ${TEXT_MAX_LENGTH} characters long`,
+      ],
+    ] as const
+    for (const [post, message] of tooLong) {
+      const response = await t.app.inject(post)
+      expect(response.statusCode).toBe(400)
+      expect(response.json().message).toBe(message)
+    }
     expect(await phonesOptedOut(t, tenant)).toEqual([])
   })
 
