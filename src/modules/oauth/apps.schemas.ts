@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { Id, Timestamp } from '../../platform/http/schemas.js'
+import { Id, LABEL_MAX_LENGTH, Timestamp } from '../../platform/http/schemas.js'
 
 export const App = Type.Object({
   _id: Id({ description: 'The client id' }),
@@ -43,7 +43,7 @@ const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), 
   maxItems: 20,
   description: 'Exact strings: https, or http on a loopback address',
 })
-const Scopes = Type.Array(Type.String({ minLength: 1 }), { maxItems: 50 })
+const Scopes = Type.Array(Type.String({ minLength: 1, maxLength: LABEL_MAX_LENGTH }), { maxItems: 50 })
 const Name = Type.String({ minLength: 1, maxLength: 200 })
 
 export const CreateAppBody = Type.Object({

@@ -3,6 +3,7 @@ import { describe, expect } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import { anId } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { LABEL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import { oauthApps } from './tables.js'
 
 const SPEC_SCOPES = [
@@ -147,6 +148,14 @@ describe('OAuth apps and scopes (admin API)', () => {
     expect((await admin(t, 'PATCH', `/apps/${created._id}`, { scopes: ['nope'] })).json().message).toBe(
       'scopes has unknown scopes: nope',
     )
+    // Issue 43: a scope name is a short label, refused past its bound before it is looked up.
+    const longScope = await admin(t, 'PATCH', `/apps/${created._id}`, {
+      scopes: ['s'.repeat(LABEL_MAX_LENGTH + 1)],
+    })
+    expect(longScope.json()).toMatchObject({
+      errno: 400,
+      message: `scopes[0] must be at most ${LABEL_MAX_LENGTH} characters long`,
+    })
     expect((await admin(t, 'PATCH', '/apps/0123456789abcdef01234567', { active: true })).statusCode).toBe(404)
   })
 
