@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest'
+import { adminHeaders } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually, makeJobsDue, waitingJobStarts } from '../../../test/helpers/jobs.js'
 import { randomText } from '../../../test/helpers/long-strings.js'
@@ -376,7 +377,7 @@ describe('sending, clicks and follow-ups', () => {
 })
 
 describe('a removed account, until its removal reaches its rows', () => {
-  test('its review links are gone and its payments fail as an unknown account’s, scheduling nothing', async ({
+  test('its review links are gone and its payments fail as an unknown account’s, scheduling nothing and keeping no customer data', async ({
     t,
   }) => {
     const tenant = await reviewingTenant(t)
@@ -407,5 +408,13 @@ describe('a removed account, until its removal reaches its rows', () => {
         'failed unknown_account',
       ])
     })
+    const listed = await t.app.inject({
+      url: '/v1/admin/reviews/webhook-events?limit=100',
+      headers: adminHeaders,
+    })
+    const payloads = (listed.json().data as { event_id: string; payload: unknown }[])
+      .filter((e) => [removedCharge.id, unknownCharge.id].includes(e.event_id))
+      .map((e) => e.payload)
+    expect(payloads).toEqual([{}, {}])
   })
 })

@@ -13,7 +13,8 @@ import type { TriggerType } from './documents.schemas.js'
 import { reviewWebhookEvents } from './tables.js'
 
 export type WebhookEventRow = typeof reviewWebhookEvents.$inferSelect
-type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'reasonText' | 'accountId' | 'customerKey'>
+type Outcome = Pick<WebhookEventRow, 'status' | 'reason' | 'reasonText' | 'accountId' | 'customerKey'> &
+  Partial<Pick<WebhookEventRow, 'payload'>>
 
 const eventInsert = preparedStatement<{ id: string }>(
   'review_webhook_event_insert',

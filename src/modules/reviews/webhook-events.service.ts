@@ -54,6 +54,8 @@ const REQUEUE_BATCH = 1000
 
 /** The spec: "A missing `account_id` in metadata fails processing". */
 export const MISSING_ACCOUNT_ID = 'missing_account_id'
+/** The failure of an event naming no account this service holds (unknown, or removed). */
+export const UNKNOWN_ACCOUNT = 'unknown_account'
 
 /**
  * Stores the event, then queues its processing; a repeated event stores and queues nothing. The stored row
@@ -123,7 +125,7 @@ export async function accountOfEvent(
   if (!account)
     return {
       failure: failed({
-        reason: 'unknown_account',
+        reason: UNKNOWN_ACCOUNT,
         reasonText: 'The event names an account that does not exist',
       }),
     }
@@ -151,6 +153,9 @@ export async function processWebhookEvent(
       reasonText: outcome.reasonText,
       customerKey: outcome.customerKey,
       accountId: outcome.accountId ?? event.accountId,
+      // An event for no account held keeps no customer's data, only its outcome for the operator: a removed
+      // account's removal never reaches it, and an unknown account has none to remove it with.
+      ...(outcome.reason === UNKNOWN_ACCOUNT && { payload: {} }),
     })
     const log = outcome.status === 'failed' ? deps.log.warn.bind(deps.log) : deps.log.info.bind(deps.log)
     log(
