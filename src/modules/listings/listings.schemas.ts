@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Integer } from '../../platform/http/schemas.js'
+import { Integer, URL_MAX_LENGTH } from '../../platform/http/schemas.js'
 
 // The paging parameters the API documents are typed; any other parameter is passed through as a
 // string (additional properties allowed), so callers can use API filters this service does not know.
@@ -8,9 +8,10 @@ export const ListingsAccountsQuery = Type.Object(
   {
     limit: Type.Optional(Integer({ minimum: 1 })),
     offset: Type.Optional(Integer({ minimum: 0 })),
-    pageToken: Type.Optional(Type.String()),
+    // Opaque tokens and filters that travel on in the listings API's URL: no longer than a URL carries.
+    pageToken: Type.Optional(Type.String({ maxLength: URL_MAX_LENGTH })),
   },
-  { additionalProperties: Type.String() },
+  { additionalProperties: Type.String({ maxLength: URL_MAX_LENGTH }) },
 )
 
 export const ListingsAccount = Type.Object({

@@ -5,6 +5,7 @@ import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import type { Database } from '../../platform/db/connection.js'
 import { newId } from '../../platform/db/ids.js'
+import { URL_MAX_LENGTH } from '../../platform/http/schemas.js'
 import type { Logger } from '../../platform/log/logger.js'
 import { findListingsEntity, getListingsAccount } from './listings.service.js'
 
@@ -75,6 +76,15 @@ describe('listings accounts', () => {
       const response = await t.app.inject({ url: `${URL_PATH}?limit=0`, headers: linked.headers })
       expect(response.statusCode).toBe(400)
       expect(response.json()).toMatchObject({ success: false, errno: 400, message: 'limit must be >= 1' })
+      // Issue 43: what travels on in the listings API's URL is no longer than a URL carries.
+      const longToken = await t.app.inject({
+        url: `${URL_PATH}?pageToken=${'p'.repeat(URL_MAX_LENGTH + 1)}`,
+        headers: linked.headers,
+      })
+      expect(longToken.json()).toMatchObject({
+        errno: 400,
+        message: `pageToken must be at most ${URL_MAX_LENGTH} characters long`,
+      })
     })
 
     test('answers 404 with the message of find when the account has no entity, without calling the API', async ({
