@@ -54,11 +54,9 @@ export const LABEL_MAX_LENGTH = 128
 export const SEARCH_MAX_LENGTH = 256
 /** A URL: what browsers and CDNs reliably carry. */
 export const URL_MAX_LENGTH = 2048
-/** A key of a record of custom fields. */
+/** A key of a record of free keys (a widget's settings, a template's variables). */
 export const FIELD_KEY_MAX_LENGTH = 128
-/** A value of a record of custom fields. */
-export const FIELD_VALUE_MAX_LENGTH = 4096
-/** How many entries a record of custom fields may hold. */
+/** How many entries a record of free keys may hold. */
 export const FIELD_COUNT_MAX = 200
 /** A credential: a password, a token, a client secret, an API key (a JWT with every scope fits). */
 export const CREDENTIAL_MAX_LENGTH = 8192
@@ -68,16 +66,6 @@ export const TEXT_MAX_LENGTH = 10_000
 /** Free text of at most `maxLength` characters: every string a request carries is bounded. */
 export const Text = (maxLength: number, options: { minLength?: number; description?: string } = {}) =>
   Type.String({ maxLength, ...options })
-
-/** A record of custom fields (string keys to string values), bounded in key, value and count. */
-export const CustomFields = (options: { description?: string } = {}) =>
-  Type.Unsafe<Record<string, string>>({
-    type: 'object',
-    propertyNames: { maxLength: FIELD_KEY_MAX_LENGTH },
-    additionalProperties: Type.String({ maxLength: FIELD_VALUE_MAX_LENGTH }),
-    maxProperties: FIELD_COUNT_MAX,
-    ...options,
-  })
 
 export const IdParams = Type.Object({ id: Id() })
 
