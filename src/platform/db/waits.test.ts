@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { sql } from 'drizzle-orm'
 import pg from 'pg'
 import { describe, expect } from 'vitest'
-import { adminHeaders } from '../../../test/helpers/app.js'
+import { adminHeaders, freePort } from '../../../test/helpers/app.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { rowsOf } from './rows.js'
 import { inTransactionWithTimeout } from './transaction.js'
@@ -154,5 +154,11 @@ describe('what a database error means', () => {
     const cause = Object.assign(new Error(fields.message ?? 'failed'), fields)
     // As Drizzle wraps it.
     expect(databaseWaitOf(new Error('Failed query', { cause }))).toBe(wait)
+  })
+
+  test('a provider that refused its connection is not the database', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/`
+    const refused = await fetch(closed).catch((error: unknown) => error)
+    expect(databaseWaitOf(new Error(`GET ${closed} failed`, { cause: refused }))).toBeUndefined()
   })
 })

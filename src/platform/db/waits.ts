@@ -96,6 +96,8 @@ const CONNECTION_MESSAGES: [RegExp, DatabaseWait][] = [
  */
 export function databaseWaitOf(error: unknown): DatabaseWait | undefined {
   for (let e = error; e instanceof Error; e = e.cause) {
+    // fetch (undici) wraps the socket error of a call to an outside provider: that one is not the database's.
+    if (e instanceof TypeError && e.message === 'fetch failed') return undefined
     const { code } = e as { code?: unknown }
     if (typeof code === 'string') {
       if (code in UNAVAILABLE_STATES) return UNAVAILABLE_STATES[code]
