@@ -103,6 +103,22 @@ export function stopOnSignals(): void {
   }
 }
 
+/**
+ * A bench command's whole run: its children stopped on a signal and at the end whatever happened; exit 0
+ * when `run` says it passed, 1 when it did not or failed (its message printed as `<name> failed: …`).
+ */
+export async function benchCommand(name: string, run: () => Promise<boolean>): Promise<number> {
+  stopOnSignals()
+  try {
+    return (await run()) ? 0 : 1
+  } catch (error) {
+    console.error(`${name} failed: ${error instanceof Error ? error.message : String(error)}`)
+    return 1
+  } finally {
+    await stopEverything()
+  }
+}
+
 /** A port free on 127.0.0.1 at the time of asking. */
 export async function freePort(): Promise<number> {
   const server = createServer()

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { loadConfig } from '../src/config.js'
 import { migrate } from '../src/platform/db/migrations.js'
-import { registerStop, stopEverything, stopOnSignals } from './children.js'
+import { benchCommand, registerStop } from './children.js'
 import { loadLine, machineLine, sampleMachine } from './machine.js'
 import { checkMix, migrationMix } from './migrate-load.js'
 import { formatMeasurement, formatSummary, type Judged, judge } from './migrate-report.js'
@@ -222,15 +222,7 @@ async function bench(options: Options): Promise<boolean> {
 async function main(): Promise<number> {
   const options = readOptions(parseOptions, usage)
   if (!options) return 2
-  stopOnSignals()
-  try {
-    return (await bench(options)) ? 0 : 1
-  } catch (error) {
-    console.error(`bench:migrate failed: ${error instanceof Error ? error.message : String(error)}`)
-    return 1
-  } finally {
-    await stopEverything()
-  }
+  return benchCommand('bench:migrate', () => bench(options))
 }
 
 process.exitCode = await main()

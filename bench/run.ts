@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
-import { stopEverything, stopOnSignals } from './children.js'
+import { benchCommand, stopEverything } from './children.js'
 import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
 import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
 import { readOptions, UsageError } from './options.js'
@@ -222,15 +222,7 @@ async function main(): Promise<number> {
   const options = readOptions(parseOptions, usage)
   if (!options) return 2
   armWatchdog(options)
-  stopOnSignals()
-  try {
-    return (await bench(options)) ? 0 : 1
-  } catch (error) {
-    console.error(`bench failed: ${error instanceof Error ? error.message : String(error)}`)
-    return 1
-  } finally {
-    await stopEverything()
-  }
+  return benchCommand('bench', () => bench(options))
 }
 
 process.exitCode = await main()

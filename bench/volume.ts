@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { registerStop, stopEverything, stopOnSignals } from './children.js'
+import { benchCommand, registerStop } from './children.js'
 import { alternate, type Side } from './load.js'
 import { cpuShares, loadLine, machineLine, sampleMachine } from './machine.js'
 import { readOptions, UsageError } from './options.js'
@@ -251,15 +251,7 @@ async function bench(options: Options): Promise<boolean> {
 async function main(): Promise<number> {
   const options = readOptions(parseOptions, usage)
   if (!options) return 2
-  stopOnSignals()
-  try {
-    return (await bench(options)) ? 0 : 1
-  } catch (error) {
-    console.error(`bench:volume failed: ${error instanceof Error ? error.message : String(error)}`)
-    return 1
-  } finally {
-    await stopEverything()
-  }
+  return benchCommand('bench:volume', () => bench(options))
 }
 
 process.exitCode = await main()
