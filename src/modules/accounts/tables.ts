@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   check,
   index,
@@ -37,6 +38,9 @@ export const accounts = pgTable(
     // The spec's `listings.entity`: empty string means the listings link is not initialized.
     listingsEntity: optionalText('listings_entity'),
     listingsStatus: boolean('listings_status').notNull().default(false),
+    // Requests the account may make in a budget window (ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS); null: the
+    // service's ACCOUNT_REQUEST_BUDGET. Set by `PUT /v1/admin/accounts/:id/request-budget`.
+    requestBudget: bigint('request_budget', { mode: 'number' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
