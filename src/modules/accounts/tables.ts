@@ -131,6 +131,14 @@ export const contacts = pgTable(
       'gin',
       sql`contact_search_keys(${t.accountId}, ${t.name}, ${t.email})`,
     ),
+    // A term of one or two characters: keys of the account's own, each one and two characters of the
+    // lowercased name or email (`contact_short_search_keys`, migration 0036), so that a short term found
+    // nowhere is not looked for in every contact of the account (docs/decisions.md, "Searches whose cost
+    // does not grow with the account").
+    index('contacts_account_short_search_keys').using(
+      'gin',
+      sql`contact_short_search_keys(${t.accountId}, ${t.name}, ${t.email})`,
+    ),
   ],
 )
 

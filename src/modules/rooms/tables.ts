@@ -163,5 +163,9 @@ export const roomMessages = pgTable(
     // word common in other accounts nor the account's every message is read (docs/decisions.md, "Search
     // keyed by the account").
     index('room_messages_account_keyed_search').using('gin', t.searchVector),
+    // A search for a common word ranks only the newest hits: it walks the account's messages newest first,
+    // stopping once it has them, instead of reading every hit (docs/decisions.md, "Searches whose cost does
+    // not grow with the account").
+    index('room_messages_account_newest').on(t.accountId, t.createdAt, t.id),
   ],
 )
