@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams, Streamed } from '../../platform/http/schemas.js'
@@ -29,7 +30,8 @@ export const accountExportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
           content: { 'application/x-ndjson': { schema: Streamed(AccountExportLine) } },
         },
       },
-      errors: [400, 401, 404, 409],
+      errors: [400, 401, 404, 409, 429],
+      config: heavy({ account: (request) => (request.params as { id: string }).id }),
     }),
     async (request, reply) => {
       const file = await exportAccount(platform.db, request.params.id)

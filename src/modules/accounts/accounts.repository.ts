@@ -143,10 +143,15 @@ const accountStandingStatement = preparedStatement<AccountStanding>(
       ) as status,
       (not exists (select 1 from ${users} where id = ${sql.placeholder('userId')})
         or ${isMemberOfAccount(sql`${sql.placeholder('accountId')}`, sql`${sql.placeholder('userId')}`)}
-      ) as member`,
+      ) as member,
+      (select request_budget::integer from ${accounts} where id = ${sql.placeholder('accountId')})
+        as "requestBudget"`,
 )
 
-/** The account's status and whether the user is a member of it (a user this service does not hold is). */
+/**
+ * The account's status, whether the user is a member of it (a user this service does not hold is), and the
+ * account's own request budget.
+ */
 export async function findAccountStanding(
   db: Database,
   accountId: string,

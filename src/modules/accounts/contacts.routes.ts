@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
@@ -32,6 +33,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       querystring: ContactsQuery,
       response: { 200: ListEnvelope(Contact) },
       errors: [400, 401, 403, 429],
+      config: heavy({ when: (request) => Boolean((request.query as { search?: string }).search) }),
     }),
     async (request) => {
       const { data, pagination } = await listContactsPage(db, request.auth.account_id, request.query)

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { byIp } from '../../platform/http/rate-limit.js'
@@ -93,6 +94,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       querystring: FormsQuery,
       response: { 200: ListEnvelope(FormSubmission) },
       errors: [400, 401, 403, 404, 429],
+      config: heavy({ when: (request) => Boolean((request.query as { search?: string }).search) }),
     }),
     async (request) => {
       const { data, pagination } = await listForms(
@@ -121,6 +123,7 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         },
       },
       errors: [400, 401, 403, 404, 429],
+      config: heavy(),
     }),
     async (request, reply) => {
       const file = await exportForms(db, request.auth.account_id, request.params.id, request.query)

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { REVIEWS_READ } from './review-access.service.js'
@@ -20,7 +21,8 @@ export const statsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       access: REVIEWS_READ,
       querystring: StatsQuery,
       response: { 200: Envelope(ReviewStats) },
-      errors: [400, 401, 403],
+      errors: [400, 401, 403, 429],
+      config: heavy(),
     }),
     async (request) => ok(await reviewStats(platform.db, request.auth.account_id, request.query)),
   )

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { contentDisposition } from '../../platform/http/content-disposition.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Streamed } from '../../platform/http/schemas.js'
@@ -33,6 +34,7 @@ export const roomExportRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         },
       },
       errors: ROOM_ERRORS,
+      config: heavy(),
     }),
     async (request, reply) => {
       const file = await exportRoom(

@@ -18,6 +18,16 @@ export interface AccountStanding {
    * added. A user it does not hold (a token another platform service minted) counts as a member.
    */
   member: boolean
+  /** The account's own request budget (account-budget.ts); null: the service's default. */
+  requestBudget: number | null
+}
+
+/** Whether a caller is let in, and the budget its requests count against. */
+export interface Admission {
+  /** Why the caller is refused (suspended account, former member); undefined: let in. */
+  refusal: DomainError | undefined
+  /** The account's own request budget; null: the service's default (ACCOUNT_REQUEST_BUDGET). */
+  requestBudget: number | null
 }
 
 export interface AccountAccessOptions {
@@ -38,6 +48,8 @@ export interface AccountAccessOptions {
 export interface AccountAccess {
   /** The refusal for this caller (undefined: allowed), synchronously when known here, else a promise. */
   refusalFor(auth: AuthContext): DomainError | undefined | Promise<DomainError | undefined>
+  /** The refusal and the account's request budget, from the same verdict, kept alike. */
+  admission(auth: AuthContext): Admission | Promise<Admission>
   /** After a change to the account (or to one member) committed: forgets its verdicts everywhere. */
   changed(accountId: string, userId?: string): Promise<void>
   /** Calls `listener` on this instance whenever it hears of such a change (its own, or another's). */
@@ -51,17 +63,17 @@ export const NO_LONGER_A_MEMBER = 'user is no longer a member of the account'
  * The refusal the standing calls for: a suspended account (403), a user who is not a member (401). An
  * account this service does not hold is left to the routes that need one (`requireActiveAccount`).
  */
-function refusalOf(standing: AccountStanding): DomainError | null {
-  if (standing.status === null) return null
+function refusalOf(standing: AccountStanding): DomainError | undefined {
+  if (standing.status === null) return undefined
   if (standing.status !== 'active') return new Forbidden(`Account is ${standing.status}`)
   if (!standing.member) return new Unauthorized(NO_LONGER_A_MEMBER)
-  return null
+  return undefined
 }
 
 const keyOf = (accountId: string, userId: string) => `${accountId} ${userId}`
 
 export async function createAccountAccess(options: AccountAccessOptions): Promise<AccountAccess> {
-  const verdicts = new LRUCache<string, { refusal: DomainError | null }>({
+  const verdicts = new LRUCache<string, Admission>({
     ...upToEntries(100_000),
     ttl: options.liveForMs,
     // The wall clock, as every other expiry of the service, read at each call (tests move it).
@@ -88,20 +100,26 @@ export async function createAccountAccess(options: AccountAccessOptions): Promis
     await subscriber.subscribe(CHANNEL)
   }
 
-  async function lookUp(key: string, auth: AuthContext) {
+  async function lookUp(key: string, auth: AuthContext): Promise<Admission> {
     const heard = changesHeard
-    const refusal = refusalOf(await options.lookUp(auth.account_id, auth.uid))
-    if (heard === changesHeard) verdicts.set(key, { refusal })
-    return refusal ?? undefined
+    const standing = await options.lookUp(auth.account_id, auth.uid)
+    const admission = { refusal: refusalOf(standing), requestBudget: standing.requestBudget }
+    if (heard === changesHeard) verdicts.set(key, admission)
+    return admission
+  }
+
+  function admission(auth: AuthContext): Admission | Promise<Admission> {
+    const key = keyOf(auth.account_id, auth.uid)
+    return verdicts.get(key) ?? lookUp(key, auth)
   }
 
   return {
     refusalFor(auth) {
-      const key = keyOf(auth.account_id, auth.uid)
-      const known = verdicts.get(key)
-      if (known) return known.refusal ?? undefined
-      return lookUp(key, auth)
+      const known = admission(auth)
+      if (known instanceof Promise) return known.then((found) => found.refusal)
+      return known.refusal
     },
+    admission,
     async changed(accountId, userId) {
       const message = userId ? keyOf(accountId, userId) : accountId
       forget(message)

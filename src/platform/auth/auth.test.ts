@@ -10,6 +10,7 @@ import {
 } from '../../../test/helpers/app.js'
 import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { createAccountBudget } from '../http/account-budget.js'
 import { registerErrorHandling } from '../http/error-handler.js'
 import { createPlatformTokens } from './platform-jwt.js'
 import { registerAuth } from './plugin.js'
@@ -157,7 +158,8 @@ describe('account-status check', () => {
       redis: undefined,
       accountStatus: async (accountId) => statuses[accountId] ?? null,
       // The preHandler alone, without the check every call gets (account-access.test.ts).
-      accountAccess: { refusalFor: () => undefined },
+      accountAccess: { admission: () => ({ refusal: undefined, requestBudget: null }) },
+      budget: createAccountBudget({ requests: 1000, windowSeconds: 60, redis: undefined, logger: app.log }),
     })
     app.get('/guarded', { onRequest: app.authenticate, preHandler: app.requireActiveAccount }, async () => ({
       ok: 1,

@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Redis } from 'ioredis'
 import { isSameSecret } from '../crypto/constant-time.js'
-import { type DomainError, Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js'
+import type { AccountBudget } from '../http/account-budget.js'
+import { Forbidden, TooManyRequests, Unauthorized } from '../http/errors.js'
 import { createFailureLimit, sourceOf } from '../http/limits.js'
 import { isAccessToken } from './access-tokens.js'
-import type { AccountAccess } from './account-access.js'
+import type { AccountAccess, Admission } from './account-access.js'
 import type { AuthContext, PlatformTokens } from './platform-jwt.js'
 
 declare module 'fastify' {
@@ -44,8 +45,13 @@ export interface AuthOptions {
   redis: Redis | undefined
   /** The account's status, or null when there is no such account. */
   accountStatus: (accountId: string) => Promise<string | null>
-  /** Refuses platform JWTs of suspended accounts and of users no longer members, whatever their lifetime. */
-  accountAccess: Pick<AccountAccess, 'refusalFor'>
+  /**
+   * Refuses platform JWTs of suspended accounts and of users no longer members, whatever their lifetime;
+   * and gives the account's own request budget.
+   */
+  accountAccess: Pick<AccountAccess, 'admission'>
+  /** Counts every request authenticated as an account against the account's budget. */
+  budget: AccountBudget
 }
 
 const BEARER = 'bearer '
@@ -78,28 +84,37 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       throw new Forbidden('insufficient_scope', { error: 'insufficient_scope', ...(scope && { scope }) })
     }
     await options.limitOAuthApp(auth)
-    request.auth = auth
+    return auth
   }
 
-  /** Lets the caller in unless their account is closed to them; without a promise when that is known. */
-  function admit(request: FastifyRequest, auth: AuthContext, done: (error?: Error) => void) {
-    const refusal = options.accountAccess.refusalFor(auth)
-    if (refusal instanceof Promise) {
-      refusal.then((found) => admitted(request, auth, found, done), done)
+  /**
+   * Lets the caller in unless their account is closed to them or its request budget is spent; without a
+   * promise when both are known here (most calls).
+   */
+  function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    auth: AuthContext,
+    done: (error?: Error) => void,
+  ) {
+    const admission = options.accountAccess.admission(auth)
+    if (admission instanceof Promise) {
+      admission.then((found) => admitted(request, reply, auth, found, done), done)
       return
     }
-    admitted(request, auth, refusal, done)
+    admitted(request, reply, auth, admission, done)
   }
 
   function admitted(
     request: FastifyRequest,
+    reply: FastifyReply,
     auth: AuthContext,
-    refusal: DomainError | undefined,
+    { refusal, requestBudget }: Admission,
     done: (error?: Error) => void,
   ) {
     if (refusal) return done(refusal)
     request.auth = auth
-    done()
+    options.budget.charge(reply, auth.account_id, requestBudget, done)
   }
 
   // A callback hook, so that a platform JWT verified before (most calls) costs no promise.
@@ -113,12 +128,13 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
         return done(error as Error)
       }
       if (isAccessToken(token)) {
-        authenticateApp(request, reply, token).then(() => done(), done)
+        // The verifier has refused a closed account already: admission is known here by then.
+        authenticateApp(request, reply, token).then((auth) => admit(request, reply, auth, done), done)
         return
       }
       const known = options.tokens.remembered(token)
-      if (known) return admit(request, known, done)
-      options.tokens.verify(token).then((auth) => admit(request, auth, done), done)
+      if (known) return admit(request, reply, known, done)
+      options.tokens.verify(token).then((auth) => admit(request, reply, auth, done), done)
     },
   )
 

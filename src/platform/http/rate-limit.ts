@@ -6,6 +6,7 @@ import rateLimit, {
 } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
+import { REDIS_DOWN } from './account-budget.js'
 import { TooManyRequests } from './errors.js'
 
 /**
@@ -36,9 +37,6 @@ interface StoreSettings {
 type StoreFunction = new (...args: unknown[]) => FastifyRateLimitStore
 const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as StoreFunction
 const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as StoreFunction
-
-/** ioredis's states of a connection lost and not yet made again (`connecting` is a first connection's). */
-const REDIS_DOWN = new Set(['reconnecting', 'close', 'end'])
 
 /** Counts in `shared` while it answers, in `local` when it does not. */
 class SharedOrLocalStore implements FastifyRateLimitStore {

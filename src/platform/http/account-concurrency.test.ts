@@ -1,0 +1,199 @@
+import { Readable } from 'node:stream'
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
+import pg from 'pg'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { createTenant } from '../../../test/helpers/fixtures.js'
+import { heavy, registerHeavyRoutes } from './account-concurrency.js'
+import { registerErrorHandling } from './error-handler.js'
+
+/**
+ * Issue 44: heavy routes (exports, statistics, searches, a room's whole history) run at most
+ * ACCOUNT_HEAVY_CONCURRENCY of one account's requests at once on an instance; one more waits its turn for up
+ * to ACCOUNT_HEAVY_WAIT_MS, as many as may run, and is answered 429 with Retry-After past either bound.
+ */
+
+interface Held {
+  release: () => void
+}
+
+/** A small service whose heavy routes answer when the test releases them. */
+async function heavyApp(settings: { concurrency: number; waitMs: number }) {
+  const held: Held[] = []
+  const hold = () =>
+    new Promise<void>((resolve) => {
+      held.push({ release: resolve })
+    })
+  const app = Fastify()
+  registerErrorHandling(app)
+  registerHeavyRoutes(app, settings)
+  // The caller's account, as `authenticate` sets it.
+  app.decorateRequest('auth', null as unknown as FastifyRequest['auth'])
+  app.addHook('onRequest', async (request) => {
+    request.auth = { uid: 'u', account_id: String(request.headers['x-account']), parent_account: null }
+  })
+  app.get('/search', { config: heavy({ when: (request) => 'q' in (request.query as object) }) }, async () => {
+    await hold()
+    return { found: true }
+  })
+  // A streamed body, which the database keeps producing after the handler returned.
+  let stream: Readable | undefined
+  app.get('/export', { config: heavy() }, async (_request, reply) => {
+    stream = new Readable({ read() {} })
+    return reply.type('text/plain').send(stream)
+  })
+  app.get('/light', async () => ({ light: true }))
+  await app.ready()
+  const get = (url: string, account = 'a') => app.inject({ url, headers: { 'x-account': account } })
+  /** Resolves once `count` requests are held in their handlers. */
+  const held_ = async (count: number) => {
+    while (held.length < count) await new Promise((resolve) => setImmediate(resolve))
+  }
+  return { app, held, get, heldCount: held_, stream: () => stream as Readable }
+}
+
+const apps: FastifyInstance[] = []
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close()
+})
+
+describe('the concurrency bound of heavy routes', () => {
+  it("refuses an account's request past its bound with 429 and Retry-After, and no one else's", async () => {
+    const s = await heavyApp({ concurrency: 1, waitMs: 0 })
+    apps.push(s.app)
+    const first = s.get('/search?q=x')
+    await s.heldCount(1)
+    const refused = await s.get('/search?q=y')
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json()).toStrictEqual({
+      success: false,
+      errno: 429,
+      message: 'Too many requests',
+      additional_info: { retry_after: 1 },
+    })
+    expect(refused.headers['retry-after']).toBe('1')
+    // Another account's heavy request, the same account's light requests and its requests the route does not
+    // count heavy run meanwhile.
+    const other = s.get('/search?q=z', 'b')
+    await s.heldCount(2)
+    expect((await s.get('/light')).statusCode).toBe(200)
+    const notHeavy = s.get('/search')
+    await s.heldCount(3)
+    for (const { release } of s.held) release()
+    expect((await first).statusCode).toBe(200)
+    expect((await other).statusCode).toBe(200)
+    expect((await notHeavy).statusCode).toBe(200)
+    // Its turn is free again.
+    const again = s.get('/search?q=x')
+    await s.heldCount(4)
+    s.held[3]?.release()
+    expect((await again).statusCode).toBe(200)
+  })
+
+  it('lets one more wait its turn, as many as may run, and refuses the next at once', async () => {
+    const s = await heavyApp({ concurrency: 1, waitMs: 60_000 })
+    apps.push(s.app)
+    const first = s.get('/search?q=1')
+    await s.heldCount(1)
+    let waitingAnswered = false
+    const waiting = s.get('/search?q=2').then((answer) => {
+      waitingAnswered = true
+      return answer
+    })
+    // The third finds the queue full: refused without waiting.
+    expect((await s.get('/search?q=3')).statusCode).toBe(429)
+    expect(waitingAnswered).toBe(false)
+    expect(s.held).toHaveLength(1)
+    s.held[0]?.release()
+    expect((await first).statusCode).toBe(200)
+    // The waiting one has its turn now.
+    await s.heldCount(2)
+    s.held[1]?.release()
+    expect((await waiting).statusCode).toBe(200)
+  })
+
+  it('refuses a request that waited ACCOUNT_HEAVY_WAIT_MS without a turn', async () => {
+    const s = await heavyApp({ concurrency: 1, waitMs: 20 })
+    apps.push(s.app)
+    const first = s.get('/search?q=1')
+    await s.heldCount(1)
+    const waited = await s.get('/search?q=2')
+    expect(waited.statusCode).toBe(429)
+    expect(waited.headers['retry-after']).toBe('1')
+    s.held[0]?.release()
+    expect((await first).statusCode).toBe(200)
+  })
+
+  it('holds the turn while a streamed response is still being sent', async () => {
+    const s = await heavyApp({ concurrency: 1, waitMs: 0 })
+    apps.push(s.app)
+    const exporting = s.get('/export')
+    while (!s.stream()) await new Promise((resolve) => setImmediate(resolve))
+    const stream = s.stream()
+    stream.push('first line\n')
+    // The handler has returned; the response is not done.
+    expect((await s.get('/export')).statusCode).toBe(429)
+    stream.push(null)
+    const exported = await exporting
+    expect(exported.statusCode).toBe(200)
+    expect(exported.body).toBe('first line\n')
+    const next = s.get('/export')
+    while (s.stream() === stream) await new Promise((resolve) => setImmediate(resolve))
+    s.stream().push(null)
+    expect((await next).statusCode).toBe(200)
+  })
+})
+
+/**
+ * The real routes, on PostgreSQL: a contact search held by a lock on the contacts table holds its account's
+ * turn, so that the account's next search is refused while another account's runs.
+ */
+describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
+  let t: TestApp | undefined
+  afterEach(async () => {
+    await t?.close()
+    t = undefined
+  })
+
+  it('bounds contact searches per account, and not the contact list without a search', async () => {
+    // The held search waits on a lock longer than the tests' default lock_timeout would let it.
+    t = await buildTestApp({
+      ACCOUNT_HEAVY_CONCURRENCY: '1',
+      ACCOUNT_HEAVY_WAIT_MS: '0',
+      DATABASE_LOCK_TIMEOUT_MS: '30000',
+      DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+    })
+    const app = t.app
+    const owner = await createTenant(app)
+    const other = await createTenant(app)
+    const search = (headers: { authorization: string }) =>
+      app.inject({ url: '/v1/contacts?search=ada', headers })
+    const locker = new pg.Client({ connectionString: t.database.url })
+    await locker.connect()
+    try {
+      await locker.query('begin')
+      await locker.query('lock table contacts in access exclusive mode')
+      const held = search(owner.headers)
+      // Its turn is taken once it waits on the lock.
+      const waiting = async () =>
+        (
+          await locker.query(
+            "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
+          )
+        ).rows[0].n as number
+      while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      const refused = await search(owner.headers)
+      expect(refused.statusCode).toBe(429)
+      expect(refused.headers['retry-after']).toBe('1')
+      // The contact list without a search is not a heavy request.
+      const list = app.inject({ url: '/v1/contacts', headers: owner.headers })
+      await locker.query('rollback')
+      expect((await held).statusCode).toBe(200)
+      expect((await list).statusCode).toBe(200)
+      expect((await search(owner.headers)).statusCode).toBe(200)
+      expect((await search(other.headers)).statusCode).toBe(200)
+    } finally {
+      await locker.end()
+    }
+  })
+})

@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { TooManyRequests } from './errors.js'
+
+/**
+ * How a heavy route is bounded: the account a request counts for (by default the caller's,
+ * `request.auth.account_id`), and which of its requests are heavy (by default all).
+ */
+export interface HeavyRoute {
+  account?: (request: FastifyRequest) => string
+  when?: (request: FastifyRequest) => boolean
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A heavy route, bounded per account (account-concurrency.ts); set with `heavy()`. */
+    heavy?: HeavyRoute
+  }
+}
+
+/**
+ * The route config of a heavy route (an export, statistics over a long range, a search, a room's whole
+ * history): on each instance, at most ACCOUNT_HEAVY_CONCURRENCY of one account's heavy requests run at once,
+ * so that one account cannot hold the instance's database pool. One more waits its turn for up to
+ * ACCOUNT_HEAVY_WAIT_MS, as many as may run; past either bound it is answered 429 with `Retry-After: 1`.
+ * E.g. `config: heavy()`, or `config: heavy({ when: (request) => … })` for some of a route's requests.
+ */
+export function heavy(route: HeavyRoute = {}): { heavy: HeavyRoute } {
+  return { heavy: route }
+}
+
+export interface HeavyRouteSettings {
+  /** ACCOUNT_HEAVY_CONCURRENCY */
+  concurrency: number
+  /** ACCOUNT_HEAVY_WAIT_MS */
+  waitMs: number
+}
+
+/** What an instance is running and holding back of one account's heavy requests. */
+interface Turns {
+  running: number
+  waiting: (() => void)[]
+}
+
+/** The seconds a refused heavy request is told to wait: heavy requests take seconds, not minutes. */
+const RETRY_AFTER_SECONDS = 1
+
+/**
+ * The per-account bound of heavy requests on this instance: the database pool is the instance's own
+ * (DATABASE_POOL_SIZE), so a bound per instance is what keeps one account from holding it. A request holds
+ * its turn until its handler is done and its response closed, so that a streamed export holds it while it
+ * reads, and a client that goes away does not free a turn while the database still works for it.
+ */
+export function createAccountConcurrency(settings: HeavyRouteSettings) {
+  const turnsOf = new Map<string, Turns>()
+
+  function leave(account: string, turns: Turns) {
+    const next = turns.waiting.shift()
+    if (next) return next()
+    turns.running--
+    if (turns.running === 0) turnsOf.delete(account)
+  }
+
+  /** Resolves once the request may run (its turn taken); rejects with 429 when it may not. */
+  function take(account: string): Promise<void> | undefined {
+    let turns = turnsOf.get(account)
+    if (!turns) {
+      turns = { running: 0, waiting: [] }
+      turnsOf.set(account, turns)
+    }
+    if (turns.running < settings.concurrency) {
+      turns.running++
+      return undefined
+    }
+    if (settings.waitMs === 0 || turns.waiting.length >= settings.concurrency)
+      return Promise.reject(new TooManyRequests(RETRY_AFTER_SECONDS))
+    const queue = turns.waiting
+    return new Promise((resolve, reject) => {
+      const turn = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      const timer = setTimeout(() => {
+        queue.splice(queue.indexOf(turn), 1)
+        reject(new TooManyRequests(RETRY_AFTER_SECONDS))
+      }, settings.waitMs)
+      queue.push(turn)
+    })
+  }
+
+  async function run(account: string, reply: FastifyReply, handler: () => unknown): Promise<unknown> {
+    const waited = take(account)
+    if (waited) await waited
+    const turns = turnsOf.get(account) as Turns
+    // Two things end a turn: the handler settled, and the response closed (sent, or the client gone).
+    let ends = 2
+    const end = () => {
+      if (--ends === 0) leave(account, turns)
+    }
+    reply.raw.once('close', end)
+    try {
+      return await handler()
+    } finally {
+      end()
+    }
+  }
+
+  return {
+    run,
+    /** How many of the account's heavy requests run on this instance now (tests, metrics). */
+    running: (account: string) => turnsOf.get(account)?.running ?? 0,
+  }
+}
+
+/**
+ * Bounds every route registered after this call whose config has `heavy` (see `heavy()`): wraps its
+ * handler, so that validation and authentication come first and a refused request costs no turn.
+ */
+export function registerHeavyRoutes(app: FastifyInstance, settings: HeavyRouteSettings): void {
+  const bound = createAccountConcurrency(settings)
+  app.addHook('onRoute', (route) => {
+    const heavyRoute = (route.config as { heavy?: HeavyRoute } | undefined)?.heavy
+    if (!heavyRoute) return
+    const handler = route.handler as RouteHandlerMethod
+    const accountOf = heavyRoute.account ?? ((request: FastifyRequest) => request.auth.account_id)
+    route.handler = function heavyHandler(this: FastifyInstance, request, reply) {
+      if (heavyRoute.when && !heavyRoute.when(request)) return handler.call(this, request, reply)
+      return bound.run(accountOf(request), reply, () => handler.call(this, request, reply))
+    }
+  })
+}
