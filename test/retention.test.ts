@@ -311,7 +311,7 @@ describe('retention of the event tables', () => {
     ).toBeGreaterThan(0)
   })
 
-  test("hands pg-boss the jobs' periods: finished jobs archived, archived ones deleted after them", async ({
+  test("hands pg-boss the finished jobs' period: a finished job is deleted after it (pg-boss 12 has no archive)", async ({
     t,
   }) => {
     const since = new Date()
@@ -340,18 +340,12 @@ describe('retention of the event tables', () => {
       t,
       sql`update pgboss.job set completed_on = now() - interval '30 minutes' where id = ${recent}::uuid`,
     )
+    // pg-boss deletes at most once per maintenance interval per queue: the claim of a pass is let go.
+    await execute(t, sql`update pgboss.queue set maintain_on = null`)
     await t.app.platform.queue.maintain()
-    const where = (id: string | undefined) => sql`select
-      exists (select 1 from pgboss.job where id = ${id}::uuid) as queued,
-      exists (select 1 from pgboss.archive where id = ${id}::uuid) as archived`
-    expect(await execute(t, where(old))).toEqual([{ queued: false, archived: true }])
-    expect(await execute(t, where(recent))).toEqual([{ queued: true, archived: false }])
-
-    await execute(
-      t,
-      sql`update pgboss.archive set archived_on = now() - interval '2 hours' where id = ${old}::uuid`,
-    )
-    await t.app.platform.queue.maintain()
-    expect(await execute(t, where(old))).toEqual([{ queued: false, archived: false }])
+    const where = (id: string | undefined) =>
+      sql`select exists (select 1 from pgboss.job where id = ${id}::uuid) as kept`
+    expect(await execute(t, where(old))).toEqual([{ kept: false }])
+    expect(await execute(t, where(recent))).toEqual([{ kept: true }])
   })
 })

@@ -66,7 +66,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     },
     async (request) => {
       await receiveEventBatch({ db, log: request.log }, request.body, (tx, batchId) =>
-        enqueueDeliveryEvents(queue, tx, batchId),
+        enqueueDeliveryEvents(queue, tx, batchId, request.body),
       )
       return { success: true as const, message: 'SUCCESS' }
     },

@@ -37,9 +37,25 @@ interface CaptureLeadJob {
   lead_id: string
 }
 
-/** Queues a stored event's filing soon, batched with others: one job per event, however often queued. */
-export const queueLeadEvent = (queue: JobQueue, eventId: string) =>
-  queue.enqueueSoon<LeadEventJob>(LEAD_EVENT_JOB, { event_id: eventId }, { singletonKey: eventId })
+/**
+ * Queues a stored event's filing soon, batched with others: one job per event, however often queued. Its
+ * account is known only once filed (the campaign claiming the page), so the filing counts against the page
+ * the event names (`meta-page:<id>`, read from the event as posted, no query): one page's flood of leads
+ * holds only its share of the filing workers. Its captures count against the account.
+ */
+export const queueLeadEvent = (queue: JobQueue, eventId: string, payload?: unknown) =>
+  queue.enqueueSoon<LeadEventJob>(
+    LEAD_EVENT_JOB,
+    { event_id: eventId },
+    { singletonKey: eventId, account: pageOf(payload) },
+  )
+
+/** The page of the event's first entry (Meta's page ids are digits), as the filing's group. */
+function pageOf(payload: unknown): { id: string } | null {
+  const id = (payload as { entry?: { id?: unknown }[] } | undefined)?.entry?.[0]?.id
+  const page = typeof id === 'number' ? String(id) : id
+  return typeof page === 'string' && /^\d{1,32}$/.test(page) ? { id: `meta-page:${page}` } : null
+}
 
 /**
  * Queues a lead's capture in the caller's transaction. A retry is keyed by its attempt, so a job that runs

@@ -64,7 +64,9 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     async (request, reply) => {
       // No body at all reaches no parser: it is judged like any other (a signature over nothing).
       const payload = (request.body as unknown as JsonFields | undefined) ?? read(request, Buffer.alloc(0))
-      await receiveLeadEvent({ storeEvent, log: request.log }, payload, (id) => queueLeadEvent(queue, id))
+      await receiveLeadEvent({ storeEvent, log: request.log }, payload, (id) =>
+        queueLeadEvent(queue, id, payload),
+      )
       return reply.type(TEXT).send(EVENT_RECEIVED)
     },
   )

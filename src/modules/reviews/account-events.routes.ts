@@ -34,7 +34,7 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         { db, log: request.log },
         request.auth.account_id,
         request.body,
-        (id) => queueWebhookEvent(queue, id),
+        (id) => queueWebhookEvent(queue, id, request.auth.account_id),
       )
       return reply.status(repeated ? 200 : 202).send(ok(event))
     },

@@ -1,5 +1,6 @@
 import type { Platform } from '../../platform/context.js'
 import type { Database } from '../../platform/db/connection.js'
+import { jobAccountOf } from '../../platform/jobs/fair-share.js'
 import type { JobQueue } from '../../platform/jobs/queue.js'
 import { PROVIDER_JOB_RETRIES } from '../../platform/providers/provider-circuits.js'
 import { sendDepsOf } from '../email/send.service.js'
@@ -31,9 +32,18 @@ interface RequestJob {
 /** Queues the events whose job could not be queued when they were stored (webhook-events.service.ts). */
 export const REQUEUE_RECEIVED_EVENTS_JOB = 'reviews.requeue-received-events'
 
-/** Queues a stored event's processing soon, batched with others: one job per event, however often queued. */
-export const queueWebhookEvent = (queue: JobQueue, eventRowId: string) =>
-  queue.enqueueSoon<EventJob>(WEBHOOK_EVENT_JOB, { event_id: eventRowId }, { singletonKey: eventRowId })
+/**
+ * Queues a stored event's processing soon, batched with others: one job per event, however often queued.
+ * It counts against the account the event names (its share of the queue's workers), read from the event
+ * as received, without a query: an id that is no account's only makes a group of its own, and an event
+ * naming none is the platform's.
+ */
+export const queueWebhookEvent = (queue: JobQueue, eventRowId: string, accountId?: string) =>
+  queue.enqueueSoon<EventJob>(
+    WEBHOOK_EVENT_JOB,
+    { event_id: eventRowId },
+    { singletonKey: eventRowId, account: jobAccountOf(accountId) },
+  )
 
 /** Both keyed by the request, so a retried enqueue (a job run twice) queues one send. */
 const enqueueAt = (queue: JobQueue, name: string) => (tx: Database, request: RequestKey, startAfter: Date) =>

@@ -42,7 +42,9 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       }),
     },
     async (request) => {
-      await receiveSquarePost({ db, log: request.log }, request.body, (id) => queueWebhookEvent(queue, id))
+      await receiveSquarePost({ db, log: request.log }, request.body, (id, accountId) =>
+        queueWebhookEvent(queue, id, accountId),
+      )
       return { success: true as const, message: 'SUCCESS' as const }
     },
   )

@@ -101,7 +101,7 @@ export function announcedOrder(event: unknown): {
 export async function receiveSquarePost(
   deps: { db: Database; log: Logger },
   body: unknown,
-  queueProcessing: (eventRowId: string) => void,
+  queueProcessing: (eventRowId: string, accountId: string | undefined) => void,
 ): Promise<void> {
   const fields = isJsonObject(body) ? body : {}
   const eventId = textOf(fields.event_id)

@@ -47,7 +47,7 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         { db, log: request.log },
         'paymentprovider',
         stripeWebhookPost(request.body),
-        (id) => queueWebhookEvent(queue, id),
+        (id, accountId) => queueWebhookEvent(queue, id, accountId),
       )
       return { success: true as const, message: 'SUCCESS' as const }
     },

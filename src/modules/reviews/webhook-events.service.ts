@@ -69,7 +69,7 @@ export async function receiveWebhookPost(
   deps: { db: Database; log: Logger },
   source: WebhookSource,
   post: WebhookPost,
-  queueProcessing: (eventRowId: string) => void,
+  queueProcessing: (eventRowId: string, accountId: string | undefined) => void,
 ): Promise<string | null> {
   let id: string | null
   try {
@@ -92,7 +92,7 @@ export async function receiveWebhookPost(
     deps.log.info({ source, event_id: post.eventId }, 'review webhook event repeated; already stored')
     return null
   }
-  queueProcessing(id)
+  queueProcessing(id, post.accountId)
   return id
 }
 

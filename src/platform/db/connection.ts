@@ -233,12 +233,14 @@ async function openPglite(dataDir: string | undefined, dump: Blob | undefined): 
   return {
     kind: 'pglite',
     db,
-    // pg-boss sends multi-statement scripts without parameters (schema set-up); PGlite runs those with exec.
+    // pg-boss sends multi-statement scripts without parameters (schema set-up, and its maintenance's
+    // `BEGIN ... RETURNING ... COMMIT` blocks); PGlite runs those with exec. pg-boss 12 reads the rows of
+    // every statement, as node-postgres returns them for such a script (as pg-boss's own fromPglite does).
     jobsConnection: {
       executeSql: async (text, values) => {
         if (values && values.length > 0) return client.query(text, values)
         const results = await client.exec(text)
-        return results[results.length - 1] ?? { rows: [] }
+        return { rows: results.flatMap((result) => result.rows ?? []) }
       },
     },
     ping: async () => {

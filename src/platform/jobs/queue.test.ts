@@ -301,6 +301,59 @@ describe('job queue', () => {
     expect(events).toEqual(['started', 'finished'])
   })
 
+  it("shares a queue's workers between accounts: one account's backlog does not hold back another's job", async () => {
+    const shared = createJobQueue(database.handle, {
+      pollingIntervalSeconds: 0.5,
+      lockSeconds: 120,
+      logger: pino({ level: 'silent' }),
+    })
+    const order: string[] = []
+    shared.define({
+      name: 'test.fair',
+      batchSize: 4,
+      handle: async (data: { account_id: string; n: number }) => {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        order.push(`${data.account_id}:${data.n}`)
+      },
+    })
+    await shared.start({ runWorkers: true })
+    try {
+      // Account A's backlog, in one commit, then one job of account B once A's have started running.
+      await inTransaction(db, async (tx) => {
+        for (let n = 0; n < 200; n++) await shared.enqueue(tx, 'test.fair', { account_id: 'account-a', n })
+      })
+      await vi.waitFor(() => expect(order.length).toBeGreaterThan(0), { timeout: 10_000, interval: 20 })
+      await shared.enqueue(db, 'test.fair', { account_id: 'account-b', n: 0 })
+      await vi.waitFor(() => expect(order).toHaveLength(201), { timeout: 60_000, interval: 100 })
+      // First come, first served, B's job would run after all of A's: A may hold only half the workers.
+      const aRunBeforeB = order.indexOf('account-b:0')
+      expect(aRunBeforeB).toBeGreaterThan(0)
+      expect(aRunBeforeB).toBeLessThan(100)
+    } finally {
+      await shared.stop()
+    }
+  })
+
+  it("stores the job's account and tier as its pg-boss group: given, or the data's account_id", async () => {
+    await queue.enqueue(db, 'test.record', { n: 30 }, { account: { id: 'account-c', tier: 'pro' } })
+    await queue.enqueue(db, 'test.record', { n: 31, account_id: 'account-d' })
+    await queue.enqueue(db, 'test.record', { n: 32, account_id: 'account-e' }, { account: null })
+    queue.enqueueSoon('test.record', { n: 33 }, { account: { id: 'account-f' } })
+    await vi.waitFor(() => expect([30, 31, 32, 33].map((n) => runs('record', n))).toEqual([1, 1, 1, 1]), {
+      timeout: 10_000,
+      interval: 100,
+    })
+    const result = await db.execute(sql`
+      select (data ->> 'n')::int as n, group_id, group_tier from pgboss.job
+      where name = 'test.record' and (data ->> 'n')::int between 30 and 33 order by n`)
+    expect((result as unknown as { rows: object[] }).rows).toEqual([
+      { n: 30, group_id: 'account-c', group_tier: 'pro' },
+      { n: 31, group_id: 'account-d', group_tier: null },
+      { n: 32, group_id: null, group_tier: null },
+      { n: 33, group_id: 'account-f', group_tier: null },
+    ])
+  })
+
   it('refuses a job name nobody defined', async () => {
     await expect(queue.enqueue(db, 'test.unknown', {})).rejects.toThrow('job test.unknown is not defined')
   })

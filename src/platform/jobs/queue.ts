@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import PgBoss from 'pg-boss'
+import { type Job, type JobInsert, PgBoss } from 'pg-boss'
 import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
 import { ProviderUnavailable } from '../providers/provider-circuits.js'
 import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
+import { type AccountShares, DEFAULT_SHARES, FETCH_LOOPS, groupConcurrencyOf } from './fair-share.js'
 
 export interface JobDefinition<T extends object = object> {
   name: string
@@ -32,11 +33,25 @@ export interface JobDefinition<T extends object = object> {
   lockSeconds?: number
 }
 
+/**
+ * The account a job works for, and its plan: the job counts against the account's share of its queue's
+ * workers (pg-boss's job group). Without a tier the default share applies.
+ */
+export interface JobAccount {
+  id: string
+  tier?: string
+}
+
 export interface EnqueueOptions {
   /** When to run: a Date, or seconds from now. */
   startAfter?: Date | number
   /** Jobs of the same name and key are created once; later sends with it are dropped (returns null). */
   singletonKey?: string
+  /**
+   * The account the job works for. Defaults to the data's `account_id` (without a tier), so that a job
+   * naming its account is shared fairly without its caller saying it twice; `null` for platform work.
+   */
+  account?: JobAccount | null
 }
 
 export interface JobQueue {
@@ -52,7 +67,11 @@ export interface JobQueue {
    * queue's own connections: for work whose durable record is kept elsewhere (a stored webhook event that a
    * sweep queues again), so that a hot request neither waits for nor pays a statement of its own.
    */
-  enqueueSoon<T extends object>(name: string, data: T, options?: Pick<EnqueueOptions, 'singletonKey'>): void
+  enqueueSoon<T extends object>(
+    name: string,
+    data: T,
+    options?: Pick<EnqueueOptions, 'singletonKey' | 'account'>,
+  ): void
   define(definition: JobDefinition<never>): void
   start(options: { runWorkers: boolean }): Promise<void>
   /** Stops fetching, and waits up to `timeoutMs` for the jobs running here to finish. */
@@ -62,10 +81,12 @@ export interface JobQueue {
   /** How many jobs each queue holds in each state (`created`, `active`, `failed`, `completed`, ...). */
   countByState(): Promise<{ queue: string; state: string; count: number }[]>
   /**
-   * pg-boss's maintenance now, which it runs every two minutes by itself: finished jobs older than
-   * `keepFinishedMs` go to its archive, archived ones older than `keepArchivedMs` are deleted.
+   * pg-boss's supervision now, which it runs by itself as often as the lock asks: expired jobs failed,
+   * finished jobs older than `keepFinishedMs` deleted (pg-boss 12 has no archive).
    */
   maintain(): Promise<void>
+  /** The queue's pg-boss, for the read-only views over its tables (queue-status.ts). */
+  readonly schema: string
 }
 
 /** How long `enqueueSoon` gathers jobs before inserting them together. */
@@ -93,7 +114,10 @@ function deferralOf(reason: unknown): number | undefined {
  */
 const DEFER_JOB = `update pgboss.job
   set state = 'retry', started_on = null, start_after = now() + $3 * interval '1 second'
-  where name = $1 and id = $2 and state = 'active'`
+  where name = $1 and id = $2 and state = 'active' and retry_count = $4`
+
+/** The attempt a worker holds (pg-boss 12's fence): settling it leaves a later attempt of the job alone. */
+const attemptOf = (job: Job<object>) => ({ id: job.id, retryCount: job.retryCount })
 
 /** Runs `run` on every item, at most `concurrency` at a time; each outcome as `Promise.allSettled` gives it. */
 async function settleEach<T>(
@@ -149,55 +173,70 @@ export interface JobQueueOptions {
    */
   lockSeconds: number
   /**
-   * How long finished jobs stay in the queue's table before pg-boss moves them to its archive (ms; pg-boss's
-   * default 12 hours), and how long they stay there before it deletes them (default 7 days).
+   * How long finished jobs stay in the queue's table before pg-boss deletes them (ms; default 12 hours).
+   * pg-boss 12 has no archive: a finished job is kept this long, then deleted.
    */
   keepFinishedMs?: number
-  keepArchivedMs?: number
-  /** Vacuum pg-boss's tables after its maintenance: the database does not by itself (vacuum.ts). */
+  /** Vacuum pg-boss's job table every two minutes: the database does not by itself (vacuum.ts). */
   vacuumAfterMaintenance?: boolean
+  /** How much of each queue's workers one account may hold while others wait (fair-share.ts). */
+  shares?: AccountShares
   logger: FastifyBaseLogger
 }
 
-/** How often the job tables are vacuumed after pg-boss's maintenance, where the database does not itself. */
+/** How often the job table is vacuumed, where the database does not itself. */
 const VACUUM_INTERVAL_MS = 120_000
 
-/** pg-boss's maintenance, which fails the jobs whose lock expired, runs this often (seconds). */
+/** pg-boss's supervision, which fails the jobs whose lock expired, runs this often (seconds). */
 const maintenanceIntervalOf = (lockSeconds: number) => Math.max(1, Math.min(120, Math.ceil(lockSeconds / 4)))
 
+/** The account a job counts against: the option's, else its data's `account_id`; none for platform work. */
+function accountOf(data: object, account: JobAccount | null | undefined): JobAccount | undefined {
+  if (account !== undefined) return account ?? undefined
+  const id = (data as { account_id?: unknown }).account_id
+  return typeof id === 'string' && id !== '' ? { id } : undefined
+}
+
+/** pg-boss's job group for the account: its id, and its tier when known (otherwise the default share). */
+const groupOf = (account: JobAccount | undefined) =>
+  account && { group: { id: account.id, ...(account.tier && { tier: account.tier }) } }
+
+/** pg-boss's schema: its tables are read by the admin views (queue-status.ts). */
+const SCHEMA = 'pgboss'
+
 export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions): JobQueue {
+  const jobsConnection = handle.jobsConnection
+  const pooled = 'connectionString' in jobsConnection
   const connection =
-    'connectionString' in handle.jobsConnection
-      ? { ...handle.jobsConnection, max: 4 }
-      : { db: { executeSql: handle.jobsConnection.executeSql } }
+    'connectionString' in jobsConnection
+      ? { ...jobsConnection, max: 4 }
+      : { db: { executeSql: jobsConnection.executeSql } }
+  const interval = maintenanceIntervalOf(options.lockSeconds)
   const boss = new PgBoss({
     ...connection,
-    schema: 'pgboss',
-    maintenanceIntervalSeconds: maintenanceIntervalOf(options.lockSeconds),
-    // pg-boss's own retention of its tables, applied by its maintenance every two minutes.
-    ...(options.keepFinishedMs && {
-      archiveCompletedAfterSeconds: Math.round(options.keepFinishedMs / 1000),
-    }),
-    ...(options.keepArchivedMs && { deleteAfterSeconds: Math.round(options.keepArchivedMs / 1000) }),
+    schema: SCHEMA,
+    // Expired locks are failed by pg-boss's supervision (monitor), finished jobs deleted by its maintenance.
+    superviseIntervalSeconds: interval,
+    monitorIntervalSeconds: interval,
+    maintenanceIntervalSeconds: interval,
+    // A job's creation wakes the workers of its queue on every instance (PostgreSQL's LISTEN/NOTIFY on a
+    // connection of pg-boss's own), so that a job queued for a quiet account starts within a fetch
+    // rather than a polling interval. The embedded database has one process: polling serves.
+    useListenNotify: pooled,
+    // pg-boss 12's history of its own queues' statistics, warnings and instances: not used here.
+    persistWarnings: false,
   })
   boss.on('error', (error) => options.logger.error({ err: error }, 'job queue error'))
-  // Every job's row is updated as it runs and deleted once archived: without a vacuum the tables only grow.
-  const vacuumJobTables = async () => {
+  const shares = options.shares ?? DEFAULT_SHARES
+  // Every job's row is updated as it runs and deleted once finished: without a vacuum the table only grows.
+  const vacuumJobTable = async () => {
     if (!options.vacuumAfterMaintenance) return
-    for (const table of ['pgboss.job', 'pgboss.archive']) await boss.getDb().executeSql(`vacuum ${table}`, [])
+    await boss.getDb().executeSql('vacuum pgboss.job', [])
   }
-  // Maintenance runs as often as the lock asks (every 30 s by default); the vacuum, as before, every 2 minutes.
-  let vacuumedAt = 0
-  boss.on('maintenance', () => {
-    if (Date.now() - vacuumedAt < VACUUM_INTERVAL_MS) return
-    vacuumedAt = Date.now()
-    vacuumJobTables().catch((error: unknown) =>
-      options.logger.warn({ err: error }, "pg-boss's tables could not be vacuumed"),
-    )
-  })
+  let vacuumTimer: NodeJS.Timeout | undefined
   const definitions = new Map<string, JobDefinition>()
 
-  async function runJob(definition: JobDefinition, job: PgBoss.Job<object>): Promise<void> {
+  async function runJob(definition: JobDefinition, job: Job<object>): Promise<void> {
     const log = options.logger.child({ job: definition.name, job_id: job.id })
     const { [TRACE_FIELD]: parent, ...data } = job.data as { [TRACE_FIELD]?: TraceHeaders }
     const span = {
@@ -221,56 +260,77 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
 
   async function startWorker(definition: JobDefinition): Promise<void> {
     const { name } = definition
-    const batchSize = definition.batchSize ?? 1
-    let workerId: string | undefined
-    let fullBeforeStarted = false
-    // pg-boss 10 waits the polling interval after every fetch unless its worker is notified. A full fetch
-    // says more jobs are likely waiting, so fetch again at once; an empty queue is still polled once per
-    // interval, so idling costs what it did.
+    // The queue's capacity on this instance is split between FETCH_LOOPS loops that fetch on their own:
+    // while one runs a batch, the other fetches, and pg-boss's group limit (checked as it fetches) then
+    // skips an account already holding its share, so another account's job is fetched at once.
+    const batchSize = Math.max(1, Math.ceil((definition.batchSize ?? 1) / FETCH_LOOPS))
+    const lanes = Math.max(1, Math.ceil((definition.concurrency ?? definition.batchSize ?? 1) / FETCH_LOOPS))
+    const groupConcurrency = groupConcurrencyOf(batchSize * FETCH_LOOPS, shares)
+    // pg-boss waits the polling interval after each fetch unless its worker is notified. A fetch that
+    // returned jobs says more may be waiting (fewer than asked when the group limit cut it), so the queue's
+    // loops fetch again at once: this one when its batch is done, the other, if idle, now, while this
+    // batch's account holds its share (its next fetch then skips it). An empty queue is still polled once
+    // per interval, so idling costs what it did.
     const fetchAgainAtOnce = () => {
-      if (workerId) boss.notifyWorker(workerId)
-      else fullBeforeStarted = true
+      for (const worker of boss.getWipData())
+        if (worker.name === name && worker.workId === workId) boss.notifyWorker(worker.id)
     }
-    workerId = await boss.work<object>(
+    let workId: string | undefined
+    workId = await boss.work<object>(
       name,
-      { batchSize, pollingIntervalSeconds: options.pollingIntervalSeconds },
+      {
+        batchSize,
+        localConcurrency: FETCH_LOOPS,
+        groupConcurrency,
+        pollingIntervalSeconds: options.pollingIntervalSeconds,
+        // With LISTEN/NOTIFY on, a job becoming due later (startAfter) is still found by this poll.
+        notifyPollingIntervalSeconds: options.pollingIntervalSeconds,
+      },
       async (jobs) => {
-        const outcomes = await settleEach(jobs, definition.concurrency ?? batchSize, (job) =>
-          runJob(definition, job),
-        )
-        // pg-boss completes or fails a whole fetch by the handler's outcome; settle each job here instead.
-        // Completions go first: should failing the others throw, pg-boss then fails only what is still
-        // active, never a job that succeeded. What it completes after we return is already settled.
-        const done = jobs.filter((_, i) => outcomes[i]?.status === 'fulfilled').map((job) => job.id)
-        if (done.length > 0) await boss.complete(name, done)
+        const outcomes = await settleEach(jobs, lanes, (job) => runJob(definition, job))
+        // pg-boss completes a whole fetch by the handler's outcome; each job is settled here instead, each
+        // for the attempt that was fetched (its retry count): a job whose lock expired meanwhile and that
+        // another instance runs again is left to that run. What pg-boss completes after we return is
+        // only what is still active, and none is.
+        const done = jobs.filter((_, i) => outcomes[i]?.status === 'fulfilled')
+        if (done.length > 0) await boss.complete(name, done.map(attemptOf))
         for (const [i, outcome] of outcomes.entries()) {
           const job = jobs[i]
           if (outcome.status !== 'rejected' || !job) continue
           const deferSeconds = deferralOf(outcome.reason)
-          if (deferSeconds === undefined) await boss.fail(name, job.id, failure(outcome.reason))
-          else await boss.getDb().executeSql(DEFER_JOB, [name, job.id, deferSeconds])
+          if (deferSeconds === undefined) await boss.fail(name, attemptOf(job), failure(outcome.reason))
+          else await boss.getDb().executeSql(DEFER_JOB, [name, job.id, deferSeconds, job.retryCount])
         }
-        if (jobs.length === batchSize) fetchAgainAtOnce()
+        if (jobs.length > 0) fetchAgainAtOnce()
       },
     )
-    if (fullBeforeStarted) boss.notifyWorker(workerId)
   }
 
-  let soon: PgBoss.JobInsert[] = []
+  let soon: (JobInsert & { name: string })[] = []
   let soonTimer: NodeJS.Timeout | undefined
   async function insertSoon(): Promise<void> {
     const jobs = soon
     soon = []
     soonTimer = undefined
-    if (jobs.length === 0) return
-    await boss
-      .insert(jobs)
-      .catch((error: unknown) =>
-        options.logger.warn({ err: error, jobs: jobs.length }, 'jobs queued soon could not be inserted'),
-      )
+    // pg-boss 12 inserts one queue's jobs per statement, and refuses an id twice in one insert.
+    const byName = new Map<string, Map<string, JobInsert>>()
+    for (const { name, ...job } of jobs) {
+      const queued = byName.get(name) ?? new Map<string, JobInsert>()
+      byName.set(name, queued)
+      queued.set(job.id ?? String(queued.size), job)
+    }
+    for (const [name, queued] of byName) {
+      await boss
+        .insert(name, [...queued.values()])
+        .catch((error: unknown) =>
+          options.logger.warn({ err: error, jobs: queued.size }, 'jobs queued soon could not be inserted'),
+        )
+    }
   }
 
   return {
+    schema: SCHEMA,
+
     enqueueSoon(name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
       const { singletonKey } = enqueueOptions
@@ -278,6 +338,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         name,
         data: withTraceContext(data),
         ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
+        ...groupOf(accountOf(data, enqueueOptions.account)),
       })
       soonTimer ??= setTimeout(insertSoon, ENQUEUE_SOON_MS)
     },
@@ -290,6 +351,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
           db: { executeSql: rawExecutor(executor) },
           ...(startAfter !== undefined && { startAfter }),
           ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
+          ...groupOf(accountOf(data, enqueueOptions.account)),
         }),
       )
     },
@@ -302,16 +364,29 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
       await boss.start()
       for (const definition of definitions.values()) {
         const queue = {
-          name: definition.name,
           retryLimit: definition.retryLimit ?? 5,
           retryDelay: definition.retryDelaySeconds ?? 5,
           retryBackoff: definition.retryBackoff ?? true,
           expireInSeconds: definition.lockSeconds ?? options.lockSeconds,
+          // pg-boss's own retention of finished jobs, applied by its maintenance (default 12 hours).
+          deleteAfterSeconds: Math.max(1, Math.round((options.keepFinishedMs ?? 12 * 3_600_000) / 1000)),
+          // Its creation wakes the workers at once where LISTEN/NOTIFY is on (PostgreSQL).
+          notify: pooled,
         }
-        // Queues must exist before the first send, or pg-boss drops the job silently.
+        // Queues must exist before the first send, or pg-boss refuses the job.
         if (await boss.getQueue(definition.name)) await boss.updateQueue(definition.name, queue)
         else await boss.createQueue(definition.name, queue)
         if (definition.cron) await boss.schedule(definition.name, definition.cron)
+      }
+      if (options.vacuumAfterMaintenance) {
+        vacuumTimer = setInterval(
+          () =>
+            vacuumJobTable().catch((error: unknown) =>
+              options.logger.warn({ err: error }, "pg-boss's job table could not be vacuumed"),
+            ),
+          VACUUM_INTERVAL_MS,
+        )
+        vacuumTimer.unref()
       }
       if (!runWorkers) return
       for (const definition of definitions.values()) await startWorker(definition)
@@ -319,8 +394,9 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
 
     async stop({ timeoutMs = 20_000 } = {}) {
       clearTimeout(soonTimer)
+      clearInterval(vacuumTimer)
       await insertSoon()
-      await boss.stop({ graceful: true, wait: true, close: true, timeout: timeoutMs })
+      await boss.stop({ graceful: true, close: true, timeout: timeoutMs })
     },
 
     async ping() {
@@ -328,12 +404,12 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     },
 
     async maintain() {
-      await boss.maintain()
-      await vacuumJobTables()
+      await boss.supervise()
+      await vacuumJobTable()
     },
 
     async countByState() {
-      // pg-boss keeps finished jobs in the same table until they are deleted (7 days by default).
+      // pg-boss keeps finished jobs in the same table until they are deleted (12 hours by default).
       const { rows } = await boss
         .getDb()
         .executeSql('select name, state, count(*)::int as count from pgboss.job group by name, state', [])
