@@ -1,4 +1,5 @@
 import type { GroupConcurrencyConfig } from 'pg-boss'
+import { isId } from '../db/ids.js'
 
 /**
  * How much of a queue's workers one account may hold at once while its jobs wait (issue 44): a percentage
@@ -34,7 +35,6 @@ export function groupConcurrencyOf(capacity: number, shares: AccountShares): Gro
   return { default: limit(shares.percent), ...(Object.keys(tiers).length > 0 && { tiers }) }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The account a provider's event names, as a job's account (enqueue's `account`), read from the event as
@@ -43,4 +43,4 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * default share applies.
  */
 export const jobAccountOf = (accountId: unknown): { id: string } | null =>
-  typeof accountId === 'string' && UUID.test(accountId) ? { id: accountId.toLowerCase() } : null
+  isId(accountId) ? { id: accountId } : null

@@ -6,6 +6,7 @@ import { ProviderUnavailable } from '../providers/provider-circuits.js'
 import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 import { type AccountShares, DEFAULT_SHARES, FETCH_LOOPS, groupConcurrencyOf } from './fair-share.js'
+import { ensureStatusIndexes, type QueueStatus, queueStatus } from './queue-status.js'
 
 export interface JobDefinition<T extends object = object> {
   name: string
@@ -85,8 +86,11 @@ export interface JobQueue {
    * finished jobs older than `keepFinishedMs` deleted (pg-boss 12 has no archive).
    */
   maintain(): Promise<void>
-  /** The queue's pg-boss, for the read-only views over its tables (queue-status.ts). */
-  readonly schema: string
+  /**
+   * Per queue defined here, its unfinished jobs by state and the `top` accounts holding most of its
+   * waiting and active jobs (queue-status.ts), for `GET /v1/admin/jobs`.
+   */
+  status(top: number): Promise<QueueStatus[]>
 }
 
 /** How long `enqueueSoon` gathers jobs before inserting them together. */
@@ -328,8 +332,10 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     }
   }
 
+  const execute = (text: string, values?: unknown[]) => boss.getDb().executeSql(text, values)
+
   return {
-    schema: SCHEMA,
+    status: (top) => queueStatus(execute, [...definitions.keys()], top),
 
     enqueueSoon(name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
@@ -362,6 +368,13 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
 
     async start({ runWorkers }) {
       await boss.start()
+      // Our index of the waiting jobs by account (queue-status.ts), in pg-boss's schema once it exists. On
+      // PostgreSQL built concurrently, in the background: a backlog's build must not hold the start back,
+      // and another instance building it at once only makes this one's attempt fail.
+      const indexed = ensureStatusIndexes(execute, pooled).catch((error: unknown) =>
+        options.logger.warn({ err: error }, 'the index of waiting jobs by account could not be created'),
+      )
+      if (!pooled) await indexed
       for (const definition of definitions.values()) {
         const queue = {
           retryLimit: definition.retryLimit ?? 5,
