@@ -1,9 +1,17 @@
-import { and, eq, getTableColumns, ilike, inArray, or, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableColumns, ilike, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
 import { newId } from '../../platform/db/ids.js'
 import { insertOrReadBack } from '../../platform/db/insert-or-find.js'
-import { keysetList, type ListWindow, placeField, selectListPage } from '../../platform/db/page.js'
+import {
+  isCursorWindow,
+  keysetList,
+  LIST_TOTAL_CAP,
+  type ListPage,
+  type ListWindow,
+  placeField,
+  selectListPage,
+} from '../../platform/db/page.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
 import { containsPattern } from '../../platform/db/search.js'
 import { businesses, contacts, instareports, instasites, persons } from './tables.js'
@@ -150,38 +158,178 @@ export function findContactsByIdsOrEmails(
 /** The account's contacts, newest first (by id, which starts with its time). */
 export const contactsList = keysetList('contacts', contacts.id, contacts.id)
 
-/** A term has contact search keys (`contact_search_keys`) from three characters on. */
+/** A term has contact search keys (`contact_search_keys`) from three characters on; shorter, short keys. */
 const SEARCH_KEY_LENGTH = 3
 
 /**
- * Contacts of the account whose name or email holds `search`. From three characters on, the search keys of
- * the term come first: the GIN index `contacts_account_search_keys` finds the contacts having them all, or
- * the long-text key (a name or email over 200 characters, keyed on its first 200 only), and ILIKE keeps
- * those that hold the term itself. The account is a parameter, not the column, so that PostgreSQL computes
- * the term's keys once, when it plans.
+ * How many of the account's newest contacts a search reads by id before it turns to its keys: enough to
+ * find a page, or a capped total (LIST_TOTAL_CAP + 1), of a term that half the contacts hold, so that a
+ * common term costs the same in an account of a thousand contacts as in one of a hundred thousand; a rarer
+ * term is then looked up by its keys among the older contacts, where it has few (docs/decisions.md,
+ * "Searches whose cost does not grow with the account").
  */
-function matchingSearch(accountId: string, search: string): SQL {
-  const pattern = containsPattern(search)
-  const holdsTerm = or(ilike(contacts.name, pattern), ilike(contacts.email, pattern)) as SQL
-  if ([...search].length < SEARCH_KEY_LENGTH) return holdsTerm
-  const keys = sql`contact_search_keys(${contacts.accountId}, ${contacts.name}, ${contacts.email})`
-  const hasKeys = sql`(${keys} @> contact_search_keys(${accountId}::text, ${search}::text)
+export const SEARCH_WALK = 2 * (LIST_TOTAL_CAP + 1)
+
+/** Whether the contact's name or email holds `search` (ILIKE, its wildcards taken literally). */
+const holdsTerm = (search: string): SQL =>
+  or(ilike(contacts.name, containsPattern(search)), ilike(contacts.email, containsPattern(search))) as SQL
+
+/**
+ * The contacts of the account having the keys of `search`, or the long-text key: from three characters on,
+ * the GIN index `contacts_account_search_keys` (every three characters of the lowercased name and email,
+ * `contact_search_keys`); below, `contacts_account_short_search_keys` (every one and two characters,
+ * `contact_short_search_keys`). The long-text key marks a name or email over 200 characters, keyed on its
+ * first 200 only. The account is a parameter, not the column, so that PostgreSQL computes the term's keys
+ * once, when it plans.
+ */
+function havingKeys(accountId: string, search: string): SQL {
+  const short = [...search].length < SEARCH_KEY_LENGTH
+  const keysOf = sql.raw(short ? 'contact_short_search_keys' : 'contact_search_keys')
+  const keys = sql`${keysOf}(${contacts.accountId}, ${contacts.name}, ${contacts.email})`
+  return sql`(${keys} @> ${keysOf}(${accountId}::text, ${search}::text)
     or ${keys} @> contact_search_long_text_key(${accountId}::text))`
-  return and(hasKeys, holdsTerm) as SQL
+}
+
+/** The account's contacts, after `before` (an id) when given, newest first. */
+const ofAccount = (accountId: string, before: string | null) =>
+  before ? and(eq(contacts.accountId, accountId), lt(contacts.id, before)) : eq(contacts.accountId, accountId)
+
+/**
+ * A search of the account's contacts, newest first, after the contact `after` (none: from the newest). It
+ * walks the newest SEARCH_WALK contacts by id (`contacts_account_id`), where a common term finds what it
+ * needs; only when they hold too few matches does it look up the older ones by the term's keys, which then
+ * have few. Each read stops at what it needs, so neither a term every contact holds nor one none holds reads
+ * the account's every contact.
+ */
+class ContactSearch {
+  /** The id of the last contact of the walk (the oldest it reads), null when it reaches the account's end. */
+  #walkEnd: Promise<string | null> | undefined
+
+  constructor(
+    private readonly db: Database,
+    private readonly accountId: string,
+    private readonly search: string,
+    private readonly after: string | null,
+  ) {}
+
+  /** The newest SEARCH_WALK contacts after `after`: a subquery read by id, stopping where its reader does. */
+  #walk() {
+    return this.db
+      .select(getTableColumns(contacts))
+      .from(contacts)
+      .where(ofAccount(this.accountId, this.after))
+      .orderBy(desc(contacts.id))
+      .limit(SEARCH_WALK)
+      .as('walk')
+  }
+
+  /** The contacts older than the walk that match, by the term's keys (undefined: the walk read them all). */
+  async #olderMatching(): Promise<SQL | undefined> {
+    this.#walkEnd ??= this.db
+      .select({ id: contacts.id })
+      .from(contacts)
+      .where(ofAccount(this.accountId, this.after))
+      .orderBy(desc(contacts.id))
+      .offset(SEARCH_WALK - 1)
+      .limit(1)
+      .then(([row]) => row?.id ?? null)
+    const end = await this.#walkEnd
+    if (end === null) return undefined
+    return and(
+      ofAccount(this.accountId, end),
+      havingKeys(this.accountId, this.search),
+      holdsTerm(this.search),
+    )
+  }
+
+  /** The first `count` matches, newest first. */
+  async rows(count: number): Promise<(ContactRow & { listPlace: string })[]> {
+    const walk = this.#walk()
+    const pattern = containsPattern(this.search)
+    const walked = await this.db
+      .select()
+      .from(walk)
+      .where(or(ilike(walk.name, pattern), ilike(walk.email, pattern)))
+      .orderBy(desc(walk.id))
+      .limit(count)
+    const rows = walked.map((row) => ({ ...row, listPlace: row.id }))
+    if (rows.length === count) return rows
+    const older = await this.#olderMatching()
+    if (!older) return rows
+    const more = await this.db
+      .select({ ...getTableColumns(contacts), ...placeField(contactsList) })
+      .from(contacts)
+      .where(older)
+      .orderBy(desc(contacts.id))
+      .limit(count - rows.length)
+    return [...rows, ...more]
+  }
+
+  /** How many contacts match, counted up to LIST_TOTAL_CAP + 1. */
+  async total(): Promise<number> {
+    const walk = this.#walk()
+    const pattern = containsPattern(this.search)
+    const matching = this.db
+      .select({ one: sql`1` })
+      .from(walk)
+      .where(or(ilike(walk.name, pattern), ilike(walk.email, pattern)))
+      .limit(LIST_TOTAL_CAP + 1)
+      .as('matching')
+    const [walked] = await this.db.select({ total: count() }).from(matching)
+    const found = walked?.total ?? 0
+    if (found > LIST_TOTAL_CAP) return found
+    const older = await this.#olderMatching()
+    if (!older) return found
+    const olderMatching = this.db
+      .select({ one: sql`1` })
+      .from(contacts)
+      .where(older)
+      .limit(LIST_TOTAL_CAP + 1 - found)
+      .as('older_matching')
+    const [more] = await this.db.select({ total: count() }).from(olderMatching)
+    return found + (more?.total ?? 0)
+  }
+}
+
+/** One page of the account's contacts matching `search` in name or email, newest first. */
+async function searchContacts(
+  db: Database,
+  accountId: string,
+  search: string,
+  window: ListWindow,
+): Promise<ListPage<ContactRow & { listPlace: string }>> {
+  if (isCursorWindow(window)) {
+    const rows = await new ContactSearch(db, accountId, search, window.after?.id ?? null).rows(
+      window.limit + 1,
+    )
+    const page = rows.slice(0, window.limit)
+    const last = page.at(-1)
+    return { rows: page, next: rows.length > window.limit && last ? { key: last.id, id: last.id } : null }
+  }
+  const contactSearch = new ContactSearch(db, accountId, search, null)
+  const [rows, total] = await Promise.all([
+    contactSearch.rows(window.offset + window.limit),
+    contactSearch.total(),
+  ])
+  const page = rows.slice(window.offset)
+  const last = page.at(-1)
+  return {
+    rows: page,
+    total,
+    next: page.length === window.limit && last ? { key: last.id, id: last.id } : null,
+  }
 }
 
 /** One page of the account's contacts, newest first, optionally matching `search` in name or email. */
 export async function listContacts(db: Database, accountId: string, page: { search?: string } & ListWindow) {
-  const filters: SQL[] = [eq(contacts.accountId, accountId)]
-  if (page.search) filters.push(matchingSearch(accountId, page.search))
-  const where = and(...filters)
+  if (page.search) return searchContacts(db, accountId, page.search, page)
   return selectListPage(
     db,
     db
       .select({ ...getTableColumns(contacts), ...placeField(contactsList) })
       .from(contacts)
       .$dynamic(),
-    { ...contactsList, from: contacts, where },
+    { ...contactsList, from: contacts, where: eq(contacts.accountId, accountId) },
     page,
   )
 }

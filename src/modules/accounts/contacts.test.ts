@@ -12,6 +12,7 @@ import { longestEmail, MEGABYTE, randomText } from '../../../test/helpers/long-s
 import { test } from '../../../test/helpers/tenant-test.js'
 import { LIST_TOTAL_CAP } from '../../platform/db/page.js'
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, PHONE_MAX_LENGTH } from '../../platform/http/schemas.js'
+import { SEARCH_WALK } from './contacts.repository.js'
 
 describe('contacts of the caller', () => {
   const ids: string[] = []
@@ -147,6 +148,62 @@ describe('contacts of the caller', () => {
     await expectListRefusals(t.app, '/v1/contacts', tenant.headers, 100)
     await insertContacts('0001', LIST_TOTAL_CAP)
     await expectCappedTotal(t.app, '/v1/contacts', tenant.headers, 100)
+  })
+
+  test('finds a term of one or two characters anywhere, past the newest contacts a search walks, in the account only', async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { name: 'Short terms' })
+    const neighbour = await createTenant(t.app, { name: 'Short terms next door' })
+    // SEARCH_WALK + 10 contacts holding neither q nor z: the walk reads the newest SEARCH_WALK of them only.
+    await t.app.platform.db.execute(sql`insert into contacts (id, account_id, email, name)
+      select '0002' || lpad(to_hex(n), 20, '0'), ${tenant.accountId}, 'filler-' || n || '@example.com', 'Filler ' || n
+      from generate_series(100, ${SEARCH_WALK + 109}::int) as n`)
+    const add = (accountId: string, id: string, name: string, email: string) =>
+      t.app.platform.db.execute(sql`insert into contacts (id, account_id, email, name)
+        values (${id}, ${accountId}, ${email}, ${name})`)
+    // Older than every filler: found by the short keys only. Newer: found by the walk.
+    await add(tenant.accountId, `0002${'1'.padStart(20, '0')}`, 'Ann Aqzb', 'ann@example.com')
+    await add(tenant.accountId, `0002${'2'.padStart(20, '0')}`, 'Bob', 'bob@QZ.example.com')
+    await add(tenant.accountId, `0002${'3'.padStart(20, '0')}`, 'Ö Qz', 'o@example.com')
+    await add(tenant.accountId, `0003${'1'.padStart(20, '0')}`, 'Newest qZ', 'new@example.com')
+    await add(neighbour.accountId, `0002${'4'.padStart(20, '0')}`, 'Qz next door', 'qz@example.com')
+    const expected = [
+      `0003${'1'.padStart(20, '0')}`,
+      ...['3', '2', '1'].map((n) => `0002${n.padStart(20, '0')}`),
+    ]
+    const list = async (query: string) => {
+      const response = await t.app.inject({ url: `/v1/contacts?${query}`, headers: tenant.headers })
+      expect(response.statusCode, response.body).toBe(200)
+      const body = response.json()
+      return { ids: body.data.map((c: { _id: string }) => c._id), pagination: body.pagination }
+    }
+    for (const term of ['qz', 'QZ', 'z']) {
+      expect(await list(`search=${term}`), term).toEqual({
+        ids: expected,
+        pagination: { total: 4, page: 1, limit: 10, pages: 1 },
+      })
+    }
+    expect(await list('search=%C3%B6')).toEqual({
+      ids: [expected[1]],
+      pagination: { total: 1, page: 1, limit: 10, pages: 1 },
+    })
+    expect(await list('search=xq')).toEqual({
+      ids: [],
+      pagination: { total: 0, page: 1, limit: 10, pages: 0 },
+    })
+    // By pages, across the walk's end, and with cursors.
+    expect(await list('search=qz&limit=3&page=2')).toEqual({
+      ids: [expected[3]],
+      pagination: { total: 4, page: 2, limit: 3, pages: 2 },
+    })
+    expect(await walkWithCursors(t.app, '/v1/contacts?search=qz', tenant.headers, 1)).toEqual(expected)
+    expect(await walkWithCursors(t.app, '/v1/contacts?search=qz', tenant.headers, 3)).toEqual(expected)
+    // A term every contact holds: its total counted up to the cap, by the walk alone.
+    await expectCappedTotal(t.app, '/v1/contacts?search=e', tenant.headers, 100)
+    const everyOne = await list('search=example&limit=100&page=2')
+    expect(everyOne.ids).toHaveLength(100)
+    expect(everyOne.pagination).toMatchObject({ total: LIST_TOTAL_CAP, total_exact: false })
   })
 
   test('creates a contact in the caller account, naming a bad field and refusing a second with the same email', async ({

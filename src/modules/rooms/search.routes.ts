@@ -21,6 +21,7 @@ export const messageSearchRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       response: { 200: SearchResults },
       errors: [...ROOM_ROUTE_ERRORS, 400],
     }),
-    (request) => searchRoomMessages(platform.db, callerOf(request), request.query),
+    (request) =>
+      searchRoomMessages(platform.db, callerOf(request), request.query, platform.config.roomSearchRankedHits),
   )
 }

@@ -1,5 +1,4 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { TotalExact } from '../../platform/http/envelope.js'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, StringEnum } from '../../platform/http/schemas.js'
 import { Message } from './messages.schemas.js'
@@ -30,13 +29,24 @@ export const SearchHit = Type.Object({
 export type SearchHit = Static<typeof SearchHit>
 
 export const SearchResults = Type.Object({
-  results: Type.Array(SearchHit, { description: 'Best matches first, then newest first' }),
+  results: Type.Array(SearchHit, {
+    description:
+      'Best matches first, then newest first, among the newest hits: at most ROOM_SEARCH_RANKED_HITS (200 by default) are ranked',
+  }),
   pagination: Type.Object({
     page: Type.Integer(),
     limit: Type.Integer(),
-    total: Type.Integer(),
-    pages: Type.Integer(),
-    total_exact: TotalExact,
+    total: Type.Integer({
+      description: 'The hits ranked: every hit, or the newest ROOM_SEARCH_RANKED_HITS when more match',
+    }),
+    pages: Type.Integer({ description: 'Pages of the hits ranked' }),
+    total_exact: Type.Optional(
+      Type.Literal(false, {
+        description:
+          'Present only when more messages match than are ranked: `total` is then at least that many (the newest ' +
+          'ROOM_SEARCH_RANKED_HITS hits, ranked), and older hits are not in the results; a narrower search finds them',
+      }),
+    ),
   }),
 })
 export type SearchResults = Static<typeof SearchResults>

@@ -1,10 +1,11 @@
 import { describe, expect } from 'vitest'
-import type { TestApp } from '../../../test/helpers/app.js'
-import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
+import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
+import { addUser, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { fourByteText, randomText } from '../../../test/helpers/long-strings.js'
 import { createRoomWithMembers, postMessage, removeMember } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { MAX_MESSAGE_LENGTH } from './messages.schemas.js'
+import { WALK_PER_RANKED_HIT } from './search.repository.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
@@ -149,5 +150,72 @@ describe('message search', () => {
       'page must be <= 200 with limit 50 (pages reach the first 10000 rows)',
     )
     expect((await search(t, owner, 'q=x&limit=50&page=200')).statusCode).toBe(200)
+  })
+
+  test('ranks only the newest ROOM_SEARCH_RANKED_HITS hits: with one more, the total is at least that many', async () => {
+    const bounded = await buildTestApp({ ROOM_SEARCH_RANKED_HITS: '3' })
+    try {
+      const member = await createTenant(bounded.app, { name: 'Bounded search' })
+      const roomId = await createRoomWithMembers(bounded.app, 'group', [member])
+      const send = (content: string) => postMessage(bounded.app, member, roomId, content)
+      const searchFor = async (query: string) => {
+        const response = await bounded.app.inject({
+          url: `${ROOMS}/search?${query}`,
+          headers: member.headers,
+        })
+        expect(response.statusCode, response.body).toBe(200)
+        const body = response.json()
+        return {
+          contents: body.results.map((hit: { message: { content: string } }) => hit.message.content),
+          pagination: body.pagination,
+        }
+      }
+      // The oldest hit ranks first while it is among the newest three; the others tie, newest first.
+      await send('heron heron heron heron')
+      await send('heron one')
+      await send('heron two words')
+      expect(await searchFor('q=heron')).toEqual({
+        contents: ['heron heron heron heron', 'heron two words', 'heron one'],
+        pagination: { page: 1, limit: 20, total: 3, pages: 1 },
+      })
+      await send('heron three more words')
+      expect(await searchFor('q=heron')).toEqual({
+        contents: ['heron three more words', 'heron two words', 'heron one'],
+        pagination: { page: 1, limit: 20, total: 3, pages: 1, total_exact: false },
+      })
+      // By pages, and past the last one (counted apart), the same bound.
+      expect(await searchFor('q=heron&limit=2&page=2')).toEqual({
+        contents: ['heron one'],
+        pagination: { page: 2, limit: 2, total: 3, pages: 2, total_exact: false },
+      })
+      expect(await searchFor('q=heron&limit=2&page=3')).toEqual({
+        contents: [],
+        pagination: { page: 3, limit: 2, total: 3, pages: 2, total_exact: false },
+      })
+      // Exclusions narrow the hits before they are bounded: the oldest is among the newest three again (a query
+      // with an exclusion ranks every hit alike, so newest first).
+      expect(await searchFor(`q=${encodeURIComponent('heron -three')}`)).toEqual({
+        contents: ['heron two words', 'heron one', 'heron heron heron heron'],
+        pagination: { page: 1, limit: 20, total: 3, pages: 1 },
+      })
+      // The same once the hits are older than the messages a search walks (WALK_PER_RANKED_HIT per hit
+      // ranked): found through the index of the account's words.
+      for (let n = 0; n < 3 * WALK_PER_RANKED_HIT; n++) await send(`filler ${n}`)
+      expect(await searchFor('q=heron')).toEqual({
+        contents: ['heron three more words', 'heron two words', 'heron one'],
+        pagination: { page: 1, limit: 20, total: 3, pages: 1, total_exact: false },
+      })
+      await send('heron newest')
+      expect(await searchFor(`q=${encodeURIComponent('heron -three -newest')}`)).toEqual({
+        contents: ['heron two words', 'heron one', 'heron heron heron heron'],
+        pagination: { page: 1, limit: 20, total: 3, pages: 1 },
+      })
+      expect(await searchFor('q=heron&limit=2&page=2')).toEqual({
+        contents: ['heron two words'],
+        pagination: { page: 2, limit: 2, total: 3, pages: 2, total_exact: false },
+      })
+    } finally {
+      await bounded.close()
+    }
   })
 })
