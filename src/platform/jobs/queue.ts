@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
+import pg from 'pg'
 import { type Job, type JobInsert, PgBoss } from 'pg-boss'
 import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
 import { ProviderUnavailable } from '../providers/provider-circuits.js'
 import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 import { type AccountShares, DEFAULT_SHARES, FETCH_LOOPS, groupConcurrencyOf } from './fair-share.js'
+import { copyV10Jobs, moveV10SchemaAside } from './pg-boss-10.js'
 import { ensureStatusIndexes, type QueueStatus, queueStatus } from './queue-status.js'
 
 export interface JobDefinition<T extends object = object> {
@@ -333,6 +335,18 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
   }
 
   const execute = (text: string, values?: unknown[]) => boss.getDb().executeSql(text, values)
+  // Before pg-boss starts (its pool opens with its start): a connection of its own, or the embedded database.
+  const executeDirect = async (text: string): Promise<{ rows: unknown[] }> => {
+    if (!('connectionString' in jobsConnection)) return jobsConnection.executeSql(text, [])
+    const client = new pg.Client({ connectionString: jobsConnection.connectionString })
+    await client.connect()
+    try {
+      const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[]
+      return { rows: (Array.isArray(results) ? results : [results]).flatMap((result) => result.rows ?? []) }
+    } finally {
+      await client.end()
+    }
+  }
 
   return {
     status: (top) => queueStatus(execute, [...definitions.keys()], top),
@@ -367,6 +381,8 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     },
 
     async start({ runWorkers }) {
+      // pg-boss 10's schema cannot be migrated by pg-boss 12: it goes aside, and its jobs follow (pg-boss-10.ts).
+      const fromV10 = await moveV10SchemaAside(executeDirect)
       await boss.start()
       // Our index of the waiting jobs by account (queue-status.ts), in pg-boss's schema once it exists. On
       // PostgreSQL built concurrently, in the background: a backlog's build must not hold the start back,
@@ -390,6 +406,13 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         if (await boss.getQueue(definition.name)) await boss.updateQueue(definition.name, queue)
         else await boss.createQueue(definition.name, queue)
         if (definition.cron) await boss.schedule(definition.name, definition.cron)
+      }
+      if (fromV10) {
+        const copied = await copyV10Jobs(execute)
+        options.logger.warn(
+          { jobs: copied },
+          "pg-boss 10's schema moved aside to pgboss_v10 and its jobs still to run copied to pg-boss 12's: drop it once no instance of the previous release runs",
+        )
       }
       if (options.vacuumAfterMaintenance) {
         vacuumTimer = setInterval(
