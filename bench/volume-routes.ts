@@ -119,6 +119,10 @@ export async function startProviders(): Promise<Providers> {
     RATE_LIMIT_FORMS_PER_MINUTE: LIFTED,
     RATE_LIMIT_EMAIL_SEND_PER_MINUTE: LIFTED,
     RATE_LIMIT_OAUTH_TOKEN_PER_HOUR: LIFTED,
+    // Each account's request budget and its heavy routes' concurrency (issue 44) are for one account's share
+    // of the service: here one account is the whole load, whose cost at each scale is what is measured.
+    ACCOUNT_REQUEST_BUDGET: LIFTED,
+    ACCOUNT_HEAVY_CONCURRENCY: '1000',
   }
   return { sendgrid, graph, env }
 }
@@ -301,11 +305,32 @@ export const READS: VolumeRoute[] = [
         `/api/conversation-v2/room/search?q=${encodeURIComponent((await newestRoom(s, a)).commonWord)}`,
       ),
   },
+  // Issue 44: a word of one letter, in about one message of seven (the seed's words are its letters, the short
+  // ones the most frequent): 1,016 of the largest account's 7,300 messages at --scale 0.01, about 29,000 of
+  // 206,900 at 1, so that ranking every hit would grow with the account.
+  {
+    name: 'room search for a one-letter word',
+    prepare: async (_, a) => asMember(a, '/api/conversation-v2/room/search?q=d'),
+  },
+  {
+    name: 'room search for a one-letter word without another',
+    prepare: async (_, a) => asMember(a, `/api/conversation-v2/room/search?q=${encodeURIComponent('d -g')}`),
+  },
   { name: 'contacts', prepare: async (_, a) => asMember(a, '/v1/contacts') },
   {
     name: 'contact search',
     prepare: async (s, a) =>
       asMember(a, `/v1/contacts?search=${encodeURIComponent((await newestContact(s, a)).name)}`),
+  },
+  // Issue 44: two letters no contact holds (the seed's names have neither), and a term every contact's email
+  // holds (contact-<n>@example.com).
+  {
+    name: 'contact search for two letters found nowhere',
+    prepare: async (_, a) => asMember(a, '/v1/contacts?search=qz'),
+  },
+  {
+    name: 'contact search for a term every contact holds',
+    prepare: async (_, a) => asMember(a, '/v1/contacts?search=exa'),
   },
   {
     name: 'a contact',
