@@ -174,6 +174,21 @@ describe('the request budget of an account', () => {
   })
 })
 
+describe('the request budget in the OpenAPI document', () => {
+  test("documents a 429 on every route that authenticates an account, and the budget's fields", async ({
+    t,
+  }) => {
+    const document = (await t.app.inject({ url: '/docs/json' })).json()
+    expect(Object.keys(document.paths['/v1/e/changelog/posts'].get.responses)).toContain('429')
+    expect(Object.keys(document.paths['/v1/contacts/{id}'].get.responses)).toContain('429')
+    expect(document.components.securitySchemes.bearer.description).toContain('RateLimit-Policy')
+    expect(document.components.securitySchemes.oauth2.description).toContain('RateLimit-Policy')
+    const put = document.paths['/v1/admin/accounts/{id}/request-budget'].put
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404', '409']))
+    expect(Object.keys(put.responses)).not.toContain('429')
+  })
+})
+
 describe('PUT and GET /v1/admin/accounts/:id/request-budget', () => {
   test('reads the budget: the default until the account has its own', async ({ t }) => {
     const accountId = await createAccount(t.app)

@@ -43,7 +43,8 @@ export interface AccountAccessOptions {
  * is no longer a member, whatever the token's own lifetime. Asked on every authenticated call, so verdicts
  * are kept per instance: an instance that changes an account forgets its verdicts at once and, with Redis,
  * tells the others at once; without Redis (or should the news be lost) they ask again within `liveForMs`,
- * the same bound as a revoked grant.
+ * the same bound as a revoked grant. The verdict carries the account's own request budget too
+ * (platform/http/account-budget.ts), so that counting a request against it costs no query either.
  */
 export interface AccountAccess {
   /** The refusal for this caller (undefined: allowed), synchronously when known here, else a promise. */

@@ -156,7 +156,7 @@ export function createAccountBudget(options: AccountBudgetOptions): AccountBudge
     // While Redis is known down, no request waits for a command to time out first.
     if (!redis || REDIS_DOWN.has(redis.status)) return countHere(reply, accountId, budget, resetSeconds, done)
     const window = windowIn(shared, accountId)
-    // Reserved requests count as made, so that a budget lowered within the window holds at once.
+    // What the other instances reserved counts as made, so that a budget lowered within the window holds at once.
     if (window.others + window.used >= budget || budget <= window.spentUnder)
       return answer(reply, -1, resetSeconds, done)
     if (window.used < window.reserved) {
