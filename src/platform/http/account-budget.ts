@@ -13,7 +13,7 @@ import { TooManyRequests } from './errors.js'
  *
  * Windows are fixed, `windowSeconds` long, and start at multiples of it since the epoch, so that every
  * instance agrees on the current one without asking. With Redis, an instance does not send a command per
- * request: it reserves a slice of the account's budget (a hundredth, 1 to 100 requests) with one INCRBY
+ * request: it reserves a slice of the account's budget (a hundredth, at least 1 request) with one INCRBY
  * and admits requests from it in memory, synchronously, until it needs another. What instances reserved
  * and did not use is lost to the account at the window's end (at most a slice each). Without Redis, and
  * while Redis is down or a reservation fails, each instance counts alone: the budget fails open by the
@@ -63,8 +63,12 @@ interface Window {
   reserving: Promise<void> | undefined
 }
 
-/** The requests an instance reserves from Redis at once: a hundredth of the budget, 1 to 100. */
-export const sliceOf = (budget: number) => Math.min(100, Math.max(1, Math.floor(budget / 100)))
+/**
+ * The requests an instance reserves from Redis at once: a hundredth of the budget, at least 1. So an account
+ * costs at most about a hundred reservations a window on an instance however fast it calls, and what an
+ * instance reserved and did not use at the window's end is at most 1 % of the budget.
+ */
+export const sliceOf = (budget: number) => Math.max(1, Math.floor(budget / 100))
 
 export function createAccountBudget(options: AccountBudgetOptions): AccountBudget {
   const { redis, logger } = options
