@@ -16,7 +16,11 @@ import { test } from '../../../test/helpers/tenant-test.js'
 const WINDOW_MS = 60_000
 const DEFAULT_BUDGET = 6000
 
-test.override('appEnv', { RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000' })
+// The service's default budget (the test helpers give other tests a larger one).
+test.override('appEnv', {
+  ACCOUNT_REQUEST_BUDGET: String(DEFAULT_BUDGET),
+  RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
+})
 
 // The clock stands 1 s into a budget window, so that no test's requests straddle two windows: each answer's
 // `t` is the 59 s left of it.
@@ -244,36 +248,39 @@ describe('PUT and GET /v1/admin/accounts/:id/request-budget', () => {
 
 describe.runIf(process.env.REDIS_URL)('the request budget across instances (Redis)', () => {
   test('holds one budget for an account across instances, and a change made on one holds on the other', async () => {
-    await withTwoInstancesSharingRedis({}, async (t, other) => {
-      const tenant = await createTenant(t.app)
-      await setBudget(t.app, tenant.accountId, 4)
-      const calls = Array.from({ length: 8 }, (_, i) => () => call(i % 2 ? other : t.app, tenant))
-      expect(await statusesOf(calls)).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
+    await withTwoInstancesSharingRedis(
+      { ACCOUNT_REQUEST_BUDGET: String(DEFAULT_BUDGET) },
+      async (t, other) => {
+        const tenant = await createTenant(t.app)
+        await setBudget(t.app, tenant.accountId, 4)
+        const calls = Array.from({ length: 8 }, (_, i) => () => call(i % 2 ? other : t.app, tenant))
+        expect(await statusesOf(calls)).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
 
-      // The other instance has this account's verdict (the default budget) when the change is made here.
-      const changing = await createTenant(t.app)
-      const before = await call(other, changing)
-      expect(before.headers['ratelimit-policy']).toBe(`"account";q=${DEFAULT_BUDGET};w=60`)
-      const heard = new Promise<void>((resolve) =>
-        other.platform.accountAccess.onChange((accountId) => {
-          if (accountId === changing.accountId) resolve()
-        }),
-      )
-      await setBudget(t.app, changing.accountId, 3)
-      await heard
-      // One of the three is spent: two more, whichever instance answers them.
-      const after = await statusesOf(
-        Array.from({ length: 4 }, (_, i) => () => call(i % 2 ? t.app : other, changing)),
-      )
-      expect(after.filter((status) => status === 200)).toHaveLength(2)
-      expect(after.filter((status) => status === 429)).toHaveLength(2)
-      expect((await call(other, changing)).headers['ratelimit-policy']).toBe('"account";q=3;w=60')
-    })
+        // The other instance has this account's verdict (the default budget) when the change is made here.
+        const changing = await createTenant(t.app)
+        const before = await call(other, changing)
+        expect(before.headers['ratelimit-policy']).toBe(`"account";q=${DEFAULT_BUDGET};w=60`)
+        const heard = new Promise<void>((resolve) =>
+          other.platform.accountAccess.onChange((accountId) => {
+            if (accountId === changing.accountId) resolve()
+          }),
+        )
+        await setBudget(t.app, changing.accountId, 3)
+        await heard
+        // One of the three is spent: two more, whichever instance answers them.
+        const after = await statusesOf(
+          Array.from({ length: 4 }, (_, i) => () => call(i % 2 ? t.app : other, changing)),
+        )
+        expect(after.filter((status) => status === 200)).toHaveLength(2)
+        expect(after.filter((status) => status === 429)).toHaveLength(2)
+        expect((await call(other, changing)).headers['ratelimit-policy']).toBe('"account";q=3;w=60')
+      },
+    )
   })
 
   test('counts on each instance alone while Redis is down, and answers meanwhile', async () => {
     const redis = await startPrivateRedis()
-    const t = await buildTestApp({ REDIS_URL: redis.url })
+    const t = await buildTestApp({ REDIS_URL: redis.url, ACCOUNT_REQUEST_BUDGET: String(DEFAULT_BUDGET) })
     try {
       const tenant = await createTenant(t.app)
       await setBudget(t.app, tenant.accountId, 2)
