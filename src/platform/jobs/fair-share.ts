@@ -35,7 +35,6 @@ export function groupConcurrencyOf(capacity: number, shares: AccountShares): Gro
   return { default: limit(shares.percent), ...(Object.keys(tiers).length > 0 && { tiers }) }
 }
 
-
 /**
  * The account a provider's event names, as a job's account (enqueue's `account`), read from the event as
  * received without a query; `null` (the platform's work) when it names none or something that cannot be an
