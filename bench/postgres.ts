@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { migrateDatabase, openDatabase } from '../src/platform/db/connection.js'
 
 /** The PostgreSQL server `--postgres` creates its database on; BENCH_POSTGRES_URL names another. */
 export const POSTGRES_SERVER_URL =
@@ -23,12 +24,27 @@ export function databaseUrl(name: string): string {
   return url.toString()
 }
 
-/** A fresh, empty database for one run (the server migrates it on start); returns its URL. */
+/**
+ * A fresh database for one run, migrated as a deployment migrates before the release starts (`npm run
+ * db:migrate`'s runner): a production server on PostgreSQL refuses a database lacking migrations. Its URL.
+ */
 export async function createBenchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   // Random lower-case hex: a valid unquoted identifier, and no other run's name.
   const name = `bench_${randomBytes(6).toString('hex')}`
   await adminQuery(`create database ${name}`)
-  return { url: databaseUrl(name), drop: () => dropDatabase(name) }
+  const url = databaseUrl(name)
+  try {
+    const handle = await openDatabase({ databaseUrl: url, poolSize: 1 })
+    try {
+      await migrateDatabase(handle, { databaseUrl: url })
+    } finally {
+      await handle.close()
+    }
+  } catch (error) {
+    await dropDatabase(name)
+    throw error
+  }
+  return { url, drop: () => dropDatabase(name) }
 }
 
 /** Drops database `name`; FORCE ends the connections a killed server may have left behind. */
