@@ -334,51 +334,6 @@ describe('job queue', () => {
     }
   })
 
-  it("weighs an account's share by its tier: more of the queue's workers at once for a larger share", async () => {
-    const tiered = createJobQueue(database.handle, {
-      pollingIntervalSeconds: 0.5,
-      lockSeconds: 120,
-      logger: pino({ level: 'silent' }),
-      // Of a capacity of 4 (two loops of 2): 1 job at once by default, 3 for the enterprise tier.
-      shares: { percent: 25, tiers: { enterprise: 75 } },
-    })
-    const inFlight = new Map<string, number>()
-    const most = new Map<string, number>()
-    let done = 0
-    tiered.define({
-      name: 'test.tiered',
-      batchSize: 4,
-      handle: async (data: { account_id: string }) => {
-        const now = (inFlight.get(data.account_id) ?? 0) + 1
-        inFlight.set(data.account_id, now)
-        most.set(data.account_id, Math.max(most.get(data.account_id) ?? 0, now))
-        await new Promise((resolve) => setTimeout(resolve, 150))
-        inFlight.set(data.account_id, (inFlight.get(data.account_id) ?? 1) - 1)
-        done++
-      },
-    })
-    await tiered.start({ runWorkers: true })
-    try {
-      await inTransaction(db, async (tx) => {
-        for (let n = 0; n < 12; n++) {
-          await tiered.enqueue(
-            tx,
-            'test.tiered',
-            { account_id: 'account-big', n },
-            { account: { id: 'account-big', tier: 'enterprise' } },
-          )
-          await tiered.enqueue(tx, 'test.tiered', { account_id: 'account-small', n })
-        }
-      })
-      await vi.waitFor(() => expect(done).toBe(24), { timeout: 30_000, interval: 100 })
-      expect(most.get('account-small')).toBe(1)
-      expect(most.get('account-big')).toBeGreaterThan(1)
-      expect(most.get('account-big')).toBeLessThanOrEqual(3)
-    } finally {
-      await tiered.stop()
-    }
-  })
-
   it("stores the job's account and tier as its pg-boss group: given, or the data's account_id", async () => {
     await queue.enqueue(db, 'test.record', { n: 30 }, { account: { id: 'account-c', tier: 'pro' } })
     await queue.enqueue(db, 'test.record', { n: 31, account_id: 'account-d' })
