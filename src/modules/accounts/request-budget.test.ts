@@ -237,6 +237,15 @@ describe('PUT and GET /v1/admin/accounts/:id/request-budget', () => {
     const badId = await setBudget(t.app, 'nope', 10)
     expect(badId.statusCode).toBe(400)
     expect(badId.json().message).toContain('id')
+    // A removed account can no longer be changed.
+    const removed = await createAccount(t.app)
+    const removal = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/admin/accounts/${removed}`,
+      headers: adminHeaders,
+    })
+    expect(removal.statusCode).toBe(202)
+    expect((await setBudget(t.app, removed, 10)).statusCode).toBe(409)
     const anonymous = await t.app.inject({
       method: 'PUT',
       url: BUDGET_URL(accountId),
