@@ -6,6 +6,7 @@ import { deliveryEvents } from './scenarios/delivery-events.js'
 import { edgeStep } from './scenarios/edge-step.js'
 import { formSubmit } from './scenarios/form-submit.js'
 import { leadWebhooks } from './scenarios/lead-webhooks.js'
+import { neighbours } from './scenarios/neighbours.js'
 import { oauthToken } from './scenarios/oauth-token.js'
 import { reviewWebhooks } from './scenarios/review-webhooks.js'
 import { roomList, roomSearch, roomSend } from './scenarios/rooms.js'
@@ -20,6 +21,7 @@ export const scenarios: Record<string, Scenario> = {
   'form-submit': formSubmit,
   'edge-step': edgeStep,
   'lead-webhooks': leadWebhooks,
+  neighbours,
   'oauth-token': oauthToken,
   'review-webhooks': reviewWebhooks,
   'room-list': roomList,
