@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { heavy } from '../../platform/http/account-concurrency.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { addRoomRouteHooks, callerOf, ROOM_ROUTE_ERRORS } from './room-access.hooks.js'
 import { SearchQuery, SearchResults } from './search.schemas.js'
@@ -20,6 +21,7 @@ export const messageSearchRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       querystring: SearchQuery,
       response: { 200: SearchResults },
       errors: [...ROOM_ROUTE_ERRORS, 400],
+      config: heavy(),
     }),
     (request) =>
       searchRoomMessages(platform.db, callerOf(request), request.query, platform.config.roomSearchRankedHits),
