@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import { Readable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify'
 import pg from 'pg'
@@ -43,13 +44,25 @@ async function heavyApp(settings: { concurrency: number; waitMs: number }) {
     return reply.type('text/plain').send(stream)
   })
   app.get('/light', async () => ({ light: true }))
+  // Requests that reached their handler's bound (the last hook runs right before it).
+  let entered = 0
+  app.addHook('preHandler', async () => {
+    entered++
+  })
   await app.ready()
   const get = (url: string, account = 'a') => app.inject({ url, headers: { 'x-account': account } })
   /** Resolves once `count` requests are held in their handlers. */
   const held_ = async (count: number) => {
     while (held.length < count) await new Promise((resolve) => setImmediate(resolve))
   }
-  return { app, held, get, heldCount: held_, stream: () => stream as Readable }
+  return {
+    app,
+    held,
+    get,
+    heldCount: held_,
+    stream: () => stream as Readable,
+    handlersEntered: () => entered,
+  }
 }
 
 const apps: FastifyInstance[] = []
@@ -122,6 +135,34 @@ describe('the concurrency bound of heavy routes', () => {
     expect(waited.headers['retry-after']).toBe('1')
     s.held[0]?.release()
     expect((await first).statusCode).toBe(200)
+  })
+
+  it('runs nothing for a client that left while it waited', async () => {
+    const s = await heavyApp({ concurrency: 1, waitMs: 60_000 })
+    apps.push(s.app)
+    await s.app.listen({ host: '127.0.0.1', port: 0 })
+    const { port } = s.app.server.address() as { port: number }
+    const first = s.get('/search?q=1')
+    await s.heldCount(1)
+    // A real client, gone before its turn comes.
+    const serverSideClosed = new Promise((resolve) =>
+      s.app.server.once('connection', (socket) => socket.once('close', resolve)),
+    )
+    const leaving = request({ host: '127.0.0.1', port, path: '/search?q=2', headers: { 'x-account': 'a' } })
+    leaving.on('error', () => {})
+    leaving.end()
+    while (s.handlersEntered() < 2) await new Promise((resolve) => setImmediate(resolve))
+    await new Promise((resolve) => setImmediate(resolve))
+    leaving.destroy()
+    await serverSideClosed
+    s.held[0]?.release()
+    expect((await first).statusCode).toBe(200)
+    // The turn went on without running the gone client's search: the next one runs at once.
+    const next = s.get('/search?q=3')
+    await s.heldCount(2)
+    s.held[1]?.release()
+    expect((await next).statusCode).toBe(200)
+    expect(s.held).toHaveLength(2)
   })
 
   it('holds the turn while a streamed response is still being sent', async () => {

@@ -91,6 +91,11 @@ export function createAccountConcurrency(settings: HeavyRouteSettings) {
     const waited = take(account)
     if (waited) await waited
     const turns = turnsOf.get(account) as Turns
+    // A client that left while it waited gets nothing run for it: its turn goes to the next at once.
+    if (waited && reply.request.raw.destroyed) {
+      leave(account, turns)
+      return undefined
+    }
     // Two things end a turn: the handler settled, and the response closed (sent, or the client gone).
     let ends = 2
     const end = () => {
