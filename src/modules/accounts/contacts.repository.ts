@@ -1,4 +1,17 @@
-import { and, count, desc, eq, getTableColumns, ilike, inArray, lt, or, type SQL, sql } from 'drizzle-orm'
+import {
+  type AnyColumn,
+  and,
+  count,
+  desc,
+  eq,
+  getTableColumns,
+  ilike,
+  inArray,
+  lt,
+  or,
+  type SQL,
+  sql,
+} from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { isUniqueViolation } from '../../platform/db/errors.js'
 import { newId } from '../../platform/db/ids.js'
@@ -162,13 +175,19 @@ export const contactsList = keysetList('contacts', contacts.id, contacts.id)
 const SEARCH_KEY_LENGTH = 3
 
 /**
- * How many of the account's newest contacts a search reads by id before it turns to its keys: enough to
- * find a page, or a capped total (LIST_TOTAL_CAP + 1), of a term that half the contacts hold, so that a
- * common term costs the same in an account of a thousand contacts as in one of a hundred thousand; a rarer
- * term is then looked up by its keys among the older contacts, where it has few (docs/decisions.md,
- * "Searches whose cost does not grow with the account").
+ * How many of the account's newest contacts a search reads by id before it turns to its keys, when the term
+ * is common (held by half of the newest SEARCH_PROBE contacts): enough to find a page, or a capped total
+ * (LIST_TOTAL_CAP + 1), of a term that half the contacts hold, so that a common term costs the same in an
+ * account of a thousand contacts as in one of a hundred thousand (docs/decisions.md, "Searches whose cost
+ * does not grow with the account").
  */
 export const SEARCH_WALK = 2 * (LIST_TOTAL_CAP + 1)
+
+/**
+ * How many of the account's newest contacts a search reads first: a rarer term then finds the older ones by
+ * its keys, where it has few, without walking SEARCH_WALK contacts for them.
+ */
+export const SEARCH_PROBE = 200
 
 /** Whether the contact's name or email holds `search` (ILIKE, its wildcards taken literally). */
 const holdsTerm = (search: string): SQL =>
@@ -196,12 +215,14 @@ const ofAccount = (accountId: string, before: string | null) =>
 
 /**
  * A search of the account's contacts, newest first, after the contact `after` (none: from the newest). It
- * walks the newest SEARCH_WALK contacts by id (`contacts_account_id`), where a common term finds what it
- * needs; only when they hold too few matches does it look up the older ones by the term's keys, which then
- * have few. Each read stops at what it needs, so neither a term every contact holds nor one none holds reads
- * the account's every contact.
+ * reads the newest SEARCH_PROBE contacts by id (`contacts_account_id`); when half of them hold the term, it
+ * walks on to SEARCH_WALK, where a common term finds what it needs. Only when the walk holds too few matches
+ * does it look up the older contacts by the term's keys, which then have few. Each read stops at what it
+ * needs, so neither a term every contact holds nor one none holds reads the account's every contact.
  */
 class ContactSearch {
+  /** How many contacts the walk reads: SEARCH_PROBE, or SEARCH_WALK for a common term. */
+  #walkLength: Promise<number> | undefined
   /** The id of the last contact of the walk (the oldest it reads), null when it reaches the account's end. */
   #walkEnd: Promise<string | null> | undefined
 
@@ -212,27 +233,48 @@ class ContactSearch {
     private readonly after: string | null,
   ) {}
 
-  /** The newest SEARCH_WALK contacts after `after`: a subquery read by id, stopping where its reader does. */
-  #walk() {
+  /** The newest `length` contacts after `after`: a subquery read by id, stopping where its reader does. */
+  #walk(length: number) {
     return this.db
       .select(getTableColumns(contacts))
       .from(contacts)
       .where(ofAccount(this.accountId, this.after))
       .orderBy(desc(contacts.id))
-      .limit(SEARCH_WALK)
+      .limit(length)
       .as('walk')
+  }
+
+  /** The walk's contacts that hold the term. */
+  #holding(walk: { name: AnyColumn; email: AnyColumn }) {
+    const pattern = containsPattern(this.search)
+    return or(ilike(walk.name, pattern), ilike(walk.email, pattern))
+  }
+
+  /** SEARCH_WALK when at least half of the newest SEARCH_PROBE contacts hold the term, else SEARCH_PROBE. */
+  #length(): Promise<number> {
+    this.#walkLength ??= (async () => {
+      const probe = this.#walk(SEARCH_PROBE)
+      const [read] = await this.db
+        .select({ contacts: count(), holding: count(sql`case when ${this.#holding(probe)} then 1 end`) })
+        .from(probe)
+      const common = read !== undefined && read.contacts === SEARCH_PROBE && 2 * read.holding >= read.contacts
+      return common ? SEARCH_WALK : SEARCH_PROBE
+    })()
+    return this.#walkLength
   }
 
   /** The contacts older than the walk that match, by the term's keys (undefined: the walk read them all). */
   async #olderMatching(): Promise<SQL | undefined> {
-    this.#walkEnd ??= this.db
-      .select({ id: contacts.id })
-      .from(contacts)
-      .where(ofAccount(this.accountId, this.after))
-      .orderBy(desc(contacts.id))
-      .offset(SEARCH_WALK - 1)
-      .limit(1)
-      .then(([row]) => row?.id ?? null)
+    this.#walkEnd ??= this.#length().then((length) =>
+      this.db
+        .select({ id: contacts.id })
+        .from(contacts)
+        .where(ofAccount(this.accountId, this.after))
+        .orderBy(desc(contacts.id))
+        .offset(length - 1)
+        .limit(1)
+        .then(([row]) => row?.id ?? null),
+    )
     const end = await this.#walkEnd
     if (end === null) return undefined
     return and(
@@ -244,12 +286,11 @@ class ContactSearch {
 
   /** The first `count` matches, newest first. */
   async rows(count: number): Promise<(ContactRow & { listPlace: string })[]> {
-    const walk = this.#walk()
-    const pattern = containsPattern(this.search)
+    const walk = this.#walk(await this.#length())
     const walked = await this.db
       .select()
       .from(walk)
-      .where(or(ilike(walk.name, pattern), ilike(walk.email, pattern)))
+      .where(this.#holding(walk))
       .orderBy(desc(walk.id))
       .limit(count)
     const rows = walked.map((row) => ({ ...row, listPlace: row.id }))
@@ -267,12 +308,11 @@ class ContactSearch {
 
   /** How many contacts match, counted up to LIST_TOTAL_CAP + 1. */
   async total(): Promise<number> {
-    const walk = this.#walk()
-    const pattern = containsPattern(this.search)
+    const walk = this.#walk(await this.#length())
     const matching = this.db
       .select({ one: sql`1` })
       .from(walk)
-      .where(or(ilike(walk.name, pattern), ilike(walk.email, pattern)))
+      .where(this.#holding(walk))
       .limit(LIST_TOTAL_CAP + 1)
       .as('matching')
     const [walked] = await this.db.select({ total: count() }).from(matching)
