@@ -42,7 +42,7 @@ const TABLES = [
   { table: 'review_webhook_events', time: 'created_at' },
   { table: 'lead_webhook_events', time: 'created_at' },
   // pg-boss 12 keeps finished jobs here until it deletes them (it has no archive any more).
-  { table: 'pgboss.job', time: 'created_on' },
+  { table: 'jobs.job', time: 'created_on' },
 ] as const
 
 type Kind = 'delivery' | 'stripe' | 'lead'
@@ -154,7 +154,7 @@ async function main(): Promise<void> {
   const closeDb = registerStop(() => db.end())
   const boss = new PgBoss({
     connectionString: server.databaseUrl,
-    schema: 'pgboss',
+    schema: 'jobs',
     supervise: false,
     schedule: false,
     migrate: false,
@@ -164,7 +164,7 @@ async function main(): Promise<void> {
   await boss.start()
   const stopBoss = registerStop(() => boss.stop({ graceful: false }))
   // The bench decides when retention runs: the minute's cron would fall into the phases without it.
-  await db.query('delete from pgboss.schedule where name = $1', [RETENTION_JOB])
+  await db.query('delete from jobs.schedule where name = $1', [RETENTION_JOB])
   const stripeAccount = (await createMember(server)).accountId
 
   const sendRequest = (kind: Kind, n: number) =>

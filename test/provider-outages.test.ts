@@ -97,7 +97,7 @@ interface JobRow {
 /** The jobs `name` holds whose data has `field` in `values`: state, retries spent, whether waiting for later. */
 async function jobsOf(t: TestApp, name: string, field: string, values: string[]): Promise<JobRow[]> {
   const result = await t.app.platform.db.execute(
-    sql`select id, state, retry_count, started_on, start_after > now() as waiting from pgboss.job
+    sql`select id, state, retry_count, started_on, start_after > now() as waiting from jobs.job
       where name = ${name} and data ->> ${field} in ${sql.raw(`(${values.map((v) => `'${v}'`).join(',')})`)}`,
   )
   return rowsOf<JobRow>(result)
@@ -106,7 +106,7 @@ async function jobsOf(t: TestApp, name: string, field: string, values: string[])
 /** Makes every waiting job of `name` (new, or back for a retry) due now: no sleeping through backoff. */
 const makeDue = (t: TestApp, name: string) =>
   t.app.platform.db.execute(
-    sql`update pgboss.job set start_after = now() where name = ${name} and state in ('created', 'retry')`,
+    sql`update jobs.job set start_after = now() where name = ${name} and state in ('created', 'retry')`,
   )
 
 /** Waits until each of the jobs has run and waits again, for later: none due, none running. */
@@ -131,7 +131,7 @@ describe('a provider failing for a long time', () => {
       PURGE_REMOVED_FUNNELS_JOB,
     ]
     const result = await t.app.platform.db.execute(
-      sql`select name, retry_limit, retry_delay, retry_backoff from pgboss.queue
+      sql`select name, retry_limit, retry_delay, retry_backoff from jobs.queue
         where name in ${sql.raw(`(${jobs.map((name) => `'${name}'`).join(',')})`)}`,
     )
     const queues = rowsOf<{ name: string; retry_limit: number; retry_delay: number; retry_backoff: boolean }>(

@@ -227,7 +227,7 @@ describe('retention of the event tables', () => {
     // copies made to wait, so neither runs on its own here.
     await execute(
       t,
-      sql`delete from pgboss.schedule where name in ${[RETENTION_JOB, 'reviews.requeue-received-events', 'leads.requeue-lead-events']}`,
+      sql`delete from jobs.schedule where name in ${[RETENTION_JOB, 'reviews.requeue-received-events', 'leads.requeue-lead-events']}`,
     )
   })
 
@@ -326,7 +326,7 @@ describe('retention of the event tables', () => {
     const finished = await eventually(async () => {
       const jobs = await execute<{ id: string }>(
         t,
-        sql`select id from pgboss.job where state = 'completed' and created_on >= ${since.toISOString()}::timestamptz`,
+        sql`select id from jobs.job where state = 'completed' and created_on >= ${since.toISOString()}::timestamptz`,
       )
       expect(jobs).toHaveLength(2)
       return jobs
@@ -334,17 +334,17 @@ describe('retention of the event tables', () => {
     const [old, recent] = finished.map((job) => job.id)
     await execute(
       t,
-      sql`update pgboss.job set completed_on = now() - interval '2 hours' where id = ${old}::uuid`,
+      sql`update jobs.job set completed_on = now() - interval '2 hours' where id = ${old}::uuid`,
     )
     await execute(
       t,
-      sql`update pgboss.job set completed_on = now() - interval '30 minutes' where id = ${recent}::uuid`,
+      sql`update jobs.job set completed_on = now() - interval '30 minutes' where id = ${recent}::uuid`,
     )
     // pg-boss deletes at most once per maintenance interval per queue: the claim of a pass is let go.
-    await execute(t, sql`update pgboss.queue set maintain_on = null`)
+    await execute(t, sql`update jobs.queue set maintain_on = null`)
     await t.app.platform.queue.maintain()
     const where = (id: string | undefined) =>
-      sql`select exists (select 1 from pgboss.job where id = ${id}::uuid) as kept`
+      sql`select exists (select 1 from jobs.job where id = ${id}::uuid) as kept`
     expect(await execute(t, where(old))).toEqual([{ kept: false }])
     expect(await execute(t, where(recent))).toEqual([{ kept: true }])
   })

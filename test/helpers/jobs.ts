@@ -21,7 +21,7 @@ export interface JobsOf {
 /** When each waiting job (pg-boss's `start_after` of those `created`) is due, earliest first. */
 export async function waitingJobStarts(t: TestApp, jobs: JobsOf): Promise<Date[]> {
   const result = await t.app.platform.db.execute(
-    sql`select start_after from pgboss.job where name = ${jobs.name} and data ->> ${jobs.field} = ${jobs.value}
+    sql`select start_after from jobs.job where name = ${jobs.name} and data ->> ${jobs.field} = ${jobs.value}
       and state = 'created' order by start_after`,
   )
   return rowsOf<{ start_after: Date | string }>(result).map((row) => new Date(row.start_after))
@@ -30,7 +30,7 @@ export async function waitingJobStarts(t: TestApp, jobs: JobsOf): Promise<Date[]
 /** Makes the waiting jobs due now: the queue then runs them as it would at their time, no sleeping. */
 export async function makeJobsDue(t: TestApp, jobs: JobsOf): Promise<void> {
   await t.app.platform.db.execute(
-    sql`update pgboss.job set start_after = now() where name = ${jobs.name}
+    sql`update jobs.job set start_after = now() where name = ${jobs.name}
       and data ->> ${jobs.field} = ${jobs.value} and state = 'created'`,
   )
 }
@@ -39,7 +39,7 @@ export async function makeJobsDue(t: TestApp, jobs: JobsOf): Promise<void> {
 export const jobsSettled = (t: TestApp, field: string, value: string) =>
   eventually(async () => {
     const pending = await t.app.platform.db.execute(
-      sql`select 1 from pgboss.job where data ->> ${field} = ${value} and state in ('created', 'retry', 'active')`,
+      sql`select 1 from jobs.job where data ->> ${field} = ${value} and state in ('created', 'retry', 'active')`,
     )
     if (rowsOf(pending).length > 0) throw new Error(`jobs with ${field} ${value} are still pending`)
   })

@@ -351,7 +351,7 @@ const streamQueues = sql.join(
 /** The stream's jobs still queued, retrying or running, and app webhook deliveries still to make. */
 async function unfinishedJobs(t: TestApp) {
   const result = await t.app.platform.db.execute(
-    sql`select name, state::text, count(*)::int as count from pgboss.job
+    sql`select name, state::text, count(*)::int as count from jobs.job
       where name in (${streamQueues}) and state in ('created', 'retry', 'active') group by name, state
       union all
       select 'app webhook delivery', status, count(*)::int from oauth_webhook_deliveries
@@ -364,7 +364,7 @@ async function unfinishedJobs(t: TestApp) {
 async function untilAJobRuns(t: TestApp, timeoutMs: number): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await sleep(50)) {
     const result = await t.app.platform.db.execute(
-      sql`select exists (select 1 from pgboss.job where name in (${streamQueues}) and state = 'active') as running`,
+      sql`select exists (select 1 from jobs.job where name in (${streamQueues}) and state = 'active') as running`,
     )
     if (rowsOf<{ running: boolean }>(result)[0]?.running) return
   }
@@ -373,7 +373,7 @@ async function untilAJobRuns(t: TestApp, timeoutMs: number): Promise<void> {
 /** The stream's jobs that ran more than once: each a run a kill cut short (or a failure) retried. */
 async function retriedJobs(t: TestApp): Promise<number> {
   const result = await t.app.platform.db.execute(
-    sql`select count(*)::int as count from pgboss.job where name in (${streamQueues}) and retry_count > 0`,
+    sql`select count(*)::int as count from jobs.job where name in (${streamQueues}) and retry_count > 0`,
   )
   return rowsOf<{ count: number }>(result)[0]?.count ?? 0
 }

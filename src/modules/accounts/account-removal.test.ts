@@ -297,7 +297,7 @@ describe('DELETE /v1/admin/accounts/:id', () => {
     // The email and leads modules' clean-up jobs, done (not waiting to be retried).
     const cleanUps = await execute<{ name: string; state: string }>(
       t,
-      sql`select name, state from pgboss.job where data ->> 'account_id' = ${gone.accountId}
+      sql`select name, state from jobs.job where data ->> 'account_id' = ${gone.accountId}
         and name in ('email.remove-subuser', 'leads.unsubscribe-removed-page') order by name`,
     )
     expect(cleanUps).toEqual([
@@ -472,7 +472,7 @@ describe('DELETE /v1/admin/accounts/:id', () => {
     expect(second.json().data.requested_at).toBe(first.json().data.requested_at)
     const jobs = await execute(
       t,
-      sql`select id from pgboss.job where name = 'accounts.removal' and data ->> 'account_id' = ${tenant.accountId}`,
+      sql`select id from jobs.job where name = 'accounts.removal' and data ->> 'account_id' = ${tenant.accountId}`,
     )
     expect(jobs).toHaveLength(1)
 

@@ -159,7 +159,7 @@ describe('review requests by SMS through Twilio', () => {
       await t.app.platform.db.execute(sql`update review_requests set status = 'scheduled', sent_at = null
         where id = ${request._id}`)
       const count = twilio.messages.length
-      await t.app.platform.db.execute(sql`update pgboss.job set state = 'created', start_after = now()
+      await t.app.platform.db.execute(sql`update jobs.job set state = 'created', start_after = now()
         where name = ${SEND_REQUEST_JOB} and data ->> 'request_id' = ${request._id}`)
       await eventually(async () => expect((await smsOf(t, request._id)).length).toBe(1))
       return { first, again: twilio.messages.slice(count), kept: (await smsOf(t, request._id))[0] }

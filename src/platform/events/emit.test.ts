@@ -75,7 +75,7 @@ describe('emit without a socket service', () => {
     const { db, events } = t.app.platform
     await events.emit(db, ACCOUNT, 'joinRoom', { roomId: 'a', userId: 'b' })
     const queued = (await db.execute(
-      sql`select count(*)::int as n from pgboss.job where name = ${EMIT_JOB}`,
+      sql`select count(*)::int as n from jobs.job where name = ${EMIT_JOB}`,
     )) as unknown as { rows: unknown[] }
     expect(queued.rows).toEqual([{ n: 0 }])
   })

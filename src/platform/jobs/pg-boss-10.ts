@@ -1,68 +1,118 @@
+import { JOBS_SCHEMA } from './job-schema.js'
+
 /**
  * pg-boss 10's schema (version 24) cannot be migrated by pg-boss 12: its oldest starting version is 25,
- * pg-boss 11's rewrite of the schema, which shipped without a migration from 10. So the upgrade is a cutover
- * (issue 44): the first instance of this release to start moves pg-boss 10's schema aside (`pgboss` →
- * `pgboss_v10`, one catalog update), pg-boss 12 installs itself afresh in `pgboss`, and the jobs still to run
- * are copied over once its queues exist: waiting ones as they were, running ones as retries (their run may
- * have died with the instance that held it; every job here is safe to run again, as after a lock's expiry).
- * Finished jobs stay behind. The old schema is left for the operator to drop once no instance of the
- * previous release runs (`drop schema pgboss_v10 cascade`): until then such an instance's job calls fail.
+ * pg-boss 11's rewrite of the schema, which shipped without a migration from 10. So this release's pg-boss
+ * installs itself beside it, in its own schema (JOBS_SCHEMA), and leaves pg-boss 10's where it is: the
+ * previous release's instances, still serving while a deploy replaces them, go on queueing and running jobs
+ * there. This release's instances adopt those jobs: every minute they move the ones still to run (waiting,
+ * and running ones whose lock expired: their instance is gone) into their own queues, each in its account's
+ * group. Once the previous release is gone and the old schema holds nothing to run, the operator drops it
+ * (`drop schema pgboss cascade`), as the log line says.
  */
 
 type Execute = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>
 
-/** Where pg-boss 10's schema goes aside. */
-export const V10_SCHEMA = 'pgboss_v10'
+/** pg-boss 10's schema: pg-boss's default, where the previous release kept its jobs. */
+export const V10_SCHEMA = 'pgboss'
 
 /** pg-boss's schema version that pg-boss 12 cannot migrate from. */
 const V10_VERSION = 24
 
-/**
- * Moves pg-boss 10's schema aside if `pgboss` holds it; true when it did. Under an advisory lock, so that of
- * several instances starting at once one moves it, and with a lock timeout: the rename waits for no long
- * transaction of an old instance.
- */
-export async function moveV10SchemaAside(execute: Execute): Promise<boolean> {
-  // pg-boss's version table is named only once it is known to exist: a fresh database has none.
-  const { rows } = await execute(
-    `select to_regclass('pgboss.version') is not null and to_regnamespace('${V10_SCHEMA}') is null as candidate`,
-  )
-  if (!rows.some((row) => (row as { candidate?: boolean }).candidate === true)) return false
-  const versions = await execute('select max(version) as version from pgboss.version')
-  if ((versions.rows[0] as { version?: number } | undefined)?.version !== V10_VERSION) return false
-  await execute(`
-    begin;
-    set local lock_timeout = '10s';
-    select pg_advisory_xact_lock(hashtext('pgboss v10 cutover'));
-    do $$ begin
-      if to_regnamespace('${V10_SCHEMA}') is null and (select max(version) from pgboss.version) = ${V10_VERSION}
-      then alter schema pgboss rename to ${V10_SCHEMA}; end if;
-    end $$;
-    commit;`)
-  return true
+/** How many jobs one statement moves: a short transaction, while the previous release's workers fetch too. */
+const ADOPTED_AT_ONCE = 2000
+
+/** Whether the database holds pg-boss 10's schema (a fresh database, or one that dropped it, does not). */
+export async function hasV10Schema(execute: Execute): Promise<boolean> {
+  // The version table is named only once it is known to exist.
+  const { rows } = await execute(`select to_regclass('${V10_SCHEMA}.version') is not null as present`)
+  if (!rows.some((row) => (row as { present?: boolean }).present === true)) return false
+  const versions = await execute(`select max(version) as version from ${V10_SCHEMA}.version`)
+  return (versions.rows[0] as { version?: number } | undefined)?.version === V10_VERSION
 }
 
 /**
- * Copies the jobs still to run from pg-boss 10's schema into pg-boss 12's queues of the same names (those
- * defined here), each with its account as its group (its data's `account_id`); a job already copied is
- * skipped. Returns how many were copied.
+ * Moves up to ADOPTED_AT_ONCE jobs still to run from pg-boss 10's queues into this release's queues of the
+ * same names: waiting ones as they were, running ones whose lock expired as retries (their run died with its
+ * instance; every job here is safe to run again, as after a lock's expiry). A job a previous instance holds is
+ * skipped (SKIP LOCKED), so both releases can work at once; a job whose id this release's queue already holds
+ * (the same singleton) is not queued twice. Returns how many jobs left the old schema, and how many remain.
  */
-export async function copyV10Jobs(execute: Execute): Promise<number> {
+export async function adoptV10Jobs(execute: Execute): Promise<{ moved: number; remaining: number }> {
+  const stillToRun = `(j.state in ('created', 'retry') or (j.state = 'active' and j.started_on + j.expire_in < now()))`
   const { rows } = await execute(`
-    with copied as (
-      insert into pgboss.job (id, name, priority, data, state, retry_limit, retry_count, retry_delay,
+    with picked as (
+      select j.id from ${V10_SCHEMA}.job j
+      where j.name in (select name from ${JOBS_SCHEMA}.queue) and ${stillToRun}
+      limit ${ADOPTED_AT_ONCE}
+      for update of j skip locked
+    ), moved as (
+      delete from ${V10_SCHEMA}.job j using picked where j.id = picked.id
+      returning j.*
+    ), adopted as (
+      insert into ${JOBS_SCHEMA}.job (id, name, priority, data, state, retry_limit, retry_count, retry_delay,
         retry_backoff, expire_seconds, singleton_key, start_after, created_on, keep_until, group_id)
-      select j.id, j.name, j.priority, j.data,
-        (case when j.state = 'active' then 'retry' else j.state::text end)::pgboss.job_state,
-        j.retry_limit, j.retry_count, j.retry_delay, j.retry_backoff,
-        greatest(1, extract(epoch from j.expire_in))::int, j.singleton_key,
-        j.start_after, j.created_on, greatest(j.keep_until, now() + interval '1 day'),
-        case when j.data ->> 'account_id' ~ '^[0-9a-f]{24}$' then j.data ->> 'account_id' end
-      from ${V10_SCHEMA}.job j join pgboss.queue q on q.name = j.name
-      where j.state in ('created', 'retry', 'active')
+      select m.id, m.name, m.priority, m.data,
+        (case when m.state = 'active' then 'retry' else m.state::text end)::${JOBS_SCHEMA}.job_state,
+        m.retry_limit, m.retry_count, m.retry_delay, m.retry_backoff,
+        greatest(1, extract(epoch from m.expire_in))::int, m.singleton_key,
+        m.start_after, m.created_on, greatest(m.keep_until, now() + interval '1 day'),
+        case when m.data ->> 'account_id' ~ '^[0-9a-f]{24}$' then m.data ->> 'account_id' end
+      from moved m
       on conflict do nothing
-      returning 1
     )
-    select count(*)::int as copied from copied`)
-  return (rows[0] as { copied: number } | undefined)?.copied ?? 0
+    select (select count(*) from moved)::int as moved`)
+  const moved = (rows[0] as { moved: number } | undefined)?.moved ?? 0
+  const left = await execute(
+    `select count(*)::int as remaining from ${V10_SCHEMA}.job j where j.state in ('created', 'retry', 'active')`,
+  )
+  return { moved, remaining: (left.rows[0] as { remaining: number } | undefined)?.remaining ?? 0 }
+}
+
+/** How often pg-boss 10's schema is looked at for jobs the previous release queued. */
+const ADOPT_INTERVAL_MS = 60_000
+
+interface AdoptionLog {
+  info(object: object, message: string): void
+  warn(object: object, message: string): void
+}
+
+/**
+ * Adopts pg-boss 10's jobs now, until none is left to move, and again every minute while its schema exists;
+ * says once when it holds nothing more to run (the operator may then drop it). Returns the stop.
+ */
+export function adoptV10JobsEveryMinute(execute: Execute, log: AdoptionLog): () => void {
+  let saidEmpty = false
+  // A sweep that outlasts the minute is not joined by the next.
+  let sweeping = false
+  const adoptAll = async () => {
+    if (!(await hasV10Schema(execute))) return
+    let moved = 0
+    let remaining = 0
+    for (let batch = ADOPTED_AT_ONCE; batch === ADOPTED_AT_ONCE; ) {
+      ;({ moved: batch, remaining } = await adoptV10Jobs(execute))
+      moved += batch
+    }
+    if (moved > 0) log.info({ jobs: moved, remaining }, "jobs of pg-boss 10's schema adopted")
+    if (remaining === 0 && !saidEmpty) {
+      saidEmpty = true
+      log.warn(
+        { schema: V10_SCHEMA },
+        `pg-boss 10's schema holds no job to run: drop it (drop schema ${V10_SCHEMA} cascade) once no instance of the previous release runs`,
+      )
+    }
+  }
+  const adopt = () => {
+    if (sweeping) return
+    sweeping = true
+    adoptAll()
+      .catch((error: unknown) => log.warn({ err: error }, "jobs of pg-boss 10's schema could not be adopted"))
+      .finally(() => {
+        sweeping = false
+      })
+  }
+  adopt()
+  const timer = setInterval(adopt, ADOPT_INTERVAL_MS)
+  timer.unref()
+  return () => clearInterval(timer)
 }

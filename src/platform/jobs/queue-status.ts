@@ -1,3 +1,5 @@
+import { JOBS_SCHEMA } from './job-schema.js'
+
 /**
  * What the operator sees of the job queues (issue 44): per queue, its unfinished jobs by state, and the
  * accounts holding most of its waiting and active jobs. Served by indexes: pg-boss's `job_i7` (name,
@@ -10,14 +12,14 @@ type Execute = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }
 
 /**
  * Our index of the waiting jobs by group, on pg-boss's table of the queues that share one (every queue
- * here: none is created with `partition: true`). An index on the partitioned `pgboss.job` cannot be built
+ * here: none is created with `partition: true`). An index on the partitioned `job` table cannot be built
  * concurrently, its partition's can; it is created concurrently so that a live database with a backlog
  * keeps taking jobs while it is built.
  */
 export const WAITING_GROUP_INDEX = 'job_common_waiting_group_i'
 const createWaitingGroupIndex = (concurrently: boolean) =>
   `create index ${concurrently ? 'concurrently ' : ''}if not exists ${WAITING_GROUP_INDEX}
-    on pgboss.job_common (name, group_id) where state < 'active' and group_id is not null`
+    on ${JOBS_SCHEMA}.job_common (name, group_id) where state < 'active' and group_id is not null`
 
 /** Creates the index once pg-boss's schema exists; plainly on the embedded database (one connection). */
 export async function ensureStatusIndexes(execute: Execute, concurrently: boolean): Promise<void> {
@@ -25,11 +27,11 @@ export async function ensureStatusIndexes(execute: Execute, concurrently: boolea
   const { rows } = await execute(
     `select 1 from pg_index i join pg_class c on c.oid = i.indexrelid
      join pg_namespace n on n.oid = c.relnamespace
-     where n.nspname = 'pgboss' and c.relname = $1 and not i.indisvalid`,
+     where n.nspname = '${JOBS_SCHEMA}' and c.relname = $1 and not i.indisvalid`,
     [WAITING_GROUP_INDEX],
   )
   if (rows.length > 0)
-    await execute(`drop index ${concurrently ? 'concurrently ' : ''}pgboss.${WAITING_GROUP_INDEX}`)
+    await execute(`drop index ${concurrently ? 'concurrently ' : ''}${JOBS_SCHEMA}.${WAITING_GROUP_INDEX}`)
   await execute(createWaitingGroupIndex(concurrently))
 }
 
@@ -55,13 +57,13 @@ export interface QueueStatus {
 const COUNTS = `select name, count(*) filter (where state < 'active' and start_after <= now())::int as ready,
     count(*) filter (where state < 'active' and start_after > now())::int as scheduled,
     count(*) filter (where state = 'active')::int as active
-  from pgboss.job where state <= 'active' group by name`
+  from ${JOBS_SCHEMA}.job where state <= 'active' group by name`
 
 /** The `top` groups of each queue with most jobs in `states`; each a count off the index. */
 const topGroups = (states: string) => `select name, group_id as account, jobs from (
     select name, group_id, count(*)::int as jobs,
       row_number() over (partition by name order by count(*) desc, group_id) as place
-    from pgboss.job where ${states} and group_id is not null group by name, group_id
+    from ${JOBS_SCHEMA}.job where ${states} and group_id is not null group by name, group_id
   ) ranked where place <= $1 order by name, place`
 
 /** Every queue defined here, with its counts; a queue without jobs counts zeros. */

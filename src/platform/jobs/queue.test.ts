@@ -139,7 +139,7 @@ describe('job queue', () => {
     await vi.waitFor(
       async () => {
         const result = await db.execute(sql`
-          select (data ->> 'n')::int as n, state, retry_count from pgboss.job
+          select (data ->> 'n')::int as n, state, retry_count from jobs.job
           where name = 'test.batch-flaky' order by n`)
         expect((result as unknown as { rows: object[] }).rows).toEqual(
           [1, 2, 3, 4, 5].map((n) => ({ n, state: 'completed', retry_count: n === 3 ? 1 : 0 })),
@@ -239,7 +239,7 @@ describe('job queue', () => {
     await scheduled.start({ runWorkers: false })
     try {
       const result = await db.execute(
-        sql`select name, cron from pgboss.schedule where name = 'test.every-minute'`,
+        sql`select name, cron from jobs.schedule where name = 'test.every-minute'`,
       )
       expect((result as unknown as { rows: object[] }).rows).toEqual([
         { name: 'test.every-minute', cron: '* * * * *' },
@@ -264,7 +264,7 @@ describe('job queue', () => {
     await dead.start({ runWorkers: false })
     // What a process killed mid-job leaves behind: its job active, started, never completed.
     const id = await dead.enqueue(db, 'test.orphaned', {})
-    await db.execute(sql`update pgboss.job set state = 'active', started_on = now() where id = ${id}`)
+    await db.execute(sql`update jobs.job set state = 'active', started_on = now() where id = ${id}`)
     await dead.stop()
     const started = Date.now()
     const live = instance()
@@ -344,7 +344,7 @@ describe('job queue', () => {
       interval: 100,
     })
     const result = await db.execute(sql`
-      select (data ->> 'n')::int as n, group_id, group_tier from pgboss.job
+      select (data ->> 'n')::int as n, group_id, group_tier from jobs.job
       where name = 'test.record' and (data ->> 'n')::int between 30 and 33 order by n`)
     expect((result as unknown as { rows: object[] }).rows).toEqual([
       { n: 30, group_id: 'account-c', group_tier: 'pro' },

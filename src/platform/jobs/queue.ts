@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import pg from 'pg'
 import { type Job, type JobInsert, PgBoss } from 'pg-boss'
 import { type Database, type DatabaseHandle, rawExecutor } from '../db/connection.js'
 import { ProviderUnavailable } from '../providers/provider-circuits.js'
 import type { SpanAttributes, TraceHeaders } from '../tracing/span.js'
 import { currentTraceHeaders, inSpan } from '../tracing/tracing.js'
 import { type AccountShares, DEFAULT_SHARES, FETCH_LOOPS, groupConcurrencyOf } from './fair-share.js'
-import { copyV10Jobs, moveV10SchemaAside } from './pg-boss-10.js'
+import { JOBS_SCHEMA } from './job-schema.js'
+import { adoptV10JobsEveryMinute } from './pg-boss-10.js'
 import { ensureStatusIndexes, type QueueStatus, queueStatus } from './queue-status.js'
 
 export interface JobDefinition<T extends object = object> {
@@ -118,7 +118,7 @@ function deferralOf(reason: unknown): number | undefined {
  * pg-boss has no call for this; its `fail` would count the refusal as an attempt, and an hour's outage
  * would use up every job's retries on calls that were never made.
  */
-const DEFER_JOB = `update pgboss.job
+const DEFER_JOB = `update ${JOBS_SCHEMA}.job
   set state = 'retry', started_on = null, start_after = now() + $3 * interval '1 second'
   where name = $1 and id = $2 and state = 'active' and retry_count = $4`
 
@@ -173,6 +173,12 @@ function singletonId(name: string, key: string): string {
 export interface JobQueueOptions {
   pollingIntervalSeconds: number
   /**
+   * The tier of a job's account when its enqueuer does not say it, read with the enqueuer's executor (the
+   * caller's transaction) or the queue's database: it weighs the account's share (`shares`). Without it, or
+   * when it finds none, the default share applies.
+   */
+  tierOf?: (executor: Database, accountId: string) => Promise<string | undefined>
+  /**
    * JOBS_LOCK_SECONDS: a job still active this long after it started belongs to a process that died (or
    * hangs); it is failed and retried by a live instance. Checked by pg-boss's maintenance, which runs every
    * quarter of it (at most every two minutes), so a dead process's job runs again within 1.25 times this.
@@ -203,14 +209,19 @@ function accountOf(data: object, account: JobAccount | null | undefined): JobAcc
   return typeof id === 'string' && id !== '' ? { id } : undefined
 }
 
-/** pg-boss's job group for the account: its id, and its tier when known (otherwise the default share). */
-const groupOf = (account: JobAccount | undefined) =>
-  account && { group: { id: account.id, ...(account.tier && { tier: account.tier }) } }
-
-/** pg-boss's schema: its tables are read by the admin views (queue-status.ts). */
-const SCHEMA = 'pgboss'
-
 export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions): JobQueue {
+  /** pg-boss's job group for the job's account: its id, and its tier (given, or `tierOf`'s) when known. */
+  const groupOf = async (
+    executor: Database,
+    data: object,
+    given: JobAccount | null | undefined,
+    readTier = true,
+  ) => {
+    const account = accountOf(data, given)
+    if (!account) return undefined
+    const tier = account.tier ?? (readTier ? await options.tierOf?.(executor, account.id) : undefined)
+    return { group: { id: account.id, ...(tier && { tier }) } }
+  }
   const jobsConnection = handle.jobsConnection
   const pooled = 'connectionString' in jobsConnection
   const connection =
@@ -220,7 +231,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
   const interval = maintenanceIntervalOf(options.lockSeconds)
   const boss = new PgBoss({
     ...connection,
-    schema: SCHEMA,
+    schema: JOBS_SCHEMA,
     // Expired locks are failed by pg-boss's supervision (monitor), finished jobs deleted by its maintenance.
     superviseIntervalSeconds: interval,
     monitorIntervalSeconds: interval,
@@ -237,7 +248,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
   // Every job's row is updated as it runs and deleted once finished: without a vacuum the table only grows.
   const vacuumJobTable = async () => {
     if (!options.vacuumAfterMaintenance) return
-    await boss.getDb().executeSql('vacuum pgboss.job', [])
+    await boss.getDb().executeSql(`vacuum ${JOBS_SCHEMA}.job`, [])
   }
   let vacuumTimer: NodeJS.Timeout | undefined
   const definitions = new Map<string, JobDefinition>()
@@ -312,7 +323,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     )
   }
 
-  let soon: (JobInsert & { name: string })[] = []
+  let soon: (JobInsert & { name: string; account: JobAccount | null | undefined })[] = []
   let soonTimer: NodeJS.Timeout | undefined
   async function insertSoon(): Promise<void> {
     const jobs = soon
@@ -320,10 +331,14 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     soonTimer = undefined
     // pg-boss 12 inserts one queue's jobs per statement, and refuses an id twice in one insert.
     const byName = new Map<string, Map<string, JobInsert>>()
-    for (const { name, ...job } of jobs) {
+    for (const { name, account, ...job } of jobs) {
       const queued = byName.get(name) ?? new Map<string, JobInsert>()
       byName.set(name, queued)
-      queued.set(job.id ?? String(queued.size), job)
+      // A tier that cannot be read leaves the job the default share, not unqueued.
+      const group = await groupOf(handle.db, job.data as object, account).catch(() =>
+        groupOf(handle.db, job.data as object, account, false),
+      )
+      queued.set(job.id ?? String(queued.size), { ...job, ...group })
     }
     for (const [name, queued] of byName) {
       await boss
@@ -335,18 +350,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
   }
 
   const execute = (text: string, values?: unknown[]) => boss.getDb().executeSql(text, values)
-  // Before pg-boss starts (its pool opens with its start): a connection of its own, or the embedded database.
-  const executeDirect = async (text: string): Promise<{ rows: unknown[] }> => {
-    if (!('connectionString' in jobsConnection)) return jobsConnection.executeSql(text, [])
-    const client = new pg.Client({ connectionString: jobsConnection.connectionString })
-    await client.connect()
-    try {
-      const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[]
-      return { rows: (Array.isArray(results) ? results : [results]).flatMap((result) => result.rows ?? []) }
-    } finally {
-      await client.end()
-    }
-  }
+  let stopAdopting: (() => void) | undefined
 
   return {
     status: (top) => queueStatus(execute, [...definitions.keys()], top),
@@ -358,7 +362,7 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         name,
         data: withTraceContext(data),
         ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
-        ...groupOf(accountOf(data, enqueueOptions.account)),
+        account: enqueueOptions.account,
       })
       soonTimer ??= setTimeout(insertSoon, ENQUEUE_SOON_MS)
     },
@@ -366,12 +370,12 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     async enqueue(executor, name, data, enqueueOptions = {}) {
       if (!definitions.has(name)) throw new Error(`job ${name} is not defined`)
       const { startAfter, singletonKey } = enqueueOptions
-      return inSpan(`send ${name}`, { kind: 'producer', attributes: jobAttributes(name, 'send') }, () =>
+      return inSpan(`send ${name}`, { kind: 'producer', attributes: jobAttributes(name, 'send') }, async () =>
         boss.send(name, withTraceContext(data), {
           db: { executeSql: rawExecutor(executor) },
           ...(startAfter !== undefined && { startAfter }),
           ...(singletonKey !== undefined && { id: singletonId(name, singletonKey) }),
-          ...groupOf(accountOf(data, enqueueOptions.account)),
+          ...(await groupOf(executor, data, enqueueOptions.account)),
         }),
       )
     },
@@ -381,8 +385,6 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
     },
 
     async start({ runWorkers }) {
-      // pg-boss 10's schema cannot be migrated by pg-boss 12: it goes aside, and its jobs follow (pg-boss-10.ts).
-      const fromV10 = await moveV10SchemaAside(executeDirect)
       await boss.start()
       // Our index of the waiting jobs by account (queue-status.ts), in pg-boss's schema once it exists. On
       // PostgreSQL built concurrently, in the background: a backlog's build must not hold the start back,
@@ -407,13 +409,6 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         else await boss.createQueue(definition.name, queue)
         if (definition.cron) await boss.schedule(definition.name, definition.cron)
       }
-      if (fromV10) {
-        const copied = await copyV10Jobs(execute)
-        options.logger.warn(
-          { jobs: copied },
-          "pg-boss 10's schema moved aside to pgboss_v10 and its jobs still to run copied to pg-boss 12's: drop it once no instance of the previous release runs",
-        )
-      }
       if (options.vacuumAfterMaintenance) {
         vacuumTimer = setInterval(
           () =>
@@ -425,12 +420,15 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
         vacuumTimer.unref()
       }
       if (!runWorkers) return
+      // Jobs the previous release (pg-boss 10) queued, or queues while a deploy replaces it, run here too.
+      stopAdopting = adoptV10JobsEveryMinute(execute, options.logger)
       for (const definition of definitions.values()) await startWorker(definition)
     },
 
     async stop({ timeoutMs = 20_000 } = {}) {
       clearTimeout(soonTimer)
       clearInterval(vacuumTimer)
+      stopAdopting?.()
       await insertSoon()
       await boss.stop({ graceful: true, close: true, timeout: timeoutMs })
     },
@@ -448,7 +446,10 @@ export function createJobQueue(handle: DatabaseHandle, options: JobQueueOptions)
       // pg-boss keeps finished jobs in the same table until they are deleted (12 hours by default).
       const { rows } = await boss
         .getDb()
-        .executeSql('select name, state, count(*)::int as count from pgboss.job group by name, state', [])
+        .executeSql(
+          `select name, state, count(*)::int as count from ${JOBS_SCHEMA}.job group by name, state`,
+          [],
+        )
       return (rows as { name: string; state: string; count: number }[]).map(({ name, state, count }) => ({
         queue: name,
         state,
