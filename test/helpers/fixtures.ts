@@ -28,7 +28,13 @@ async function adminPost<T>(app: FastifyInstance, url: string, payload: object):
   return response.json().data as T
 }
 
-type AccountFields = { name?: string; status?: string; listings_entity?: string; parent_account?: string }
+type AccountFields = {
+  name?: string
+  status?: string
+  listings_entity?: string
+  parent_account?: string
+  tier?: string
+}
 
 /** An account (without users) created through the admin API; its id. */
 export async function createAccount(app: FastifyInstance, account: AccountFields = {}): Promise<string> {

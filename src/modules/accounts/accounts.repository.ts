@@ -26,6 +26,12 @@ export async function findAccount(db: Database, accountId: string): Promise<Acco
   return row
 }
 
+/** The account's tier (its plan), or undefined when no such account exists. */
+export async function findAccountTier(db: Database, accountId: string): Promise<string | undefined> {
+  const [row] = await db.select({ tier: accounts.tier }).from(accounts).where(eq(accounts.id, accountId))
+  return row?.tier
+}
+
 /** The id and name of each of the accounts that exist among `accountIds`, in one statement. */
 export function findAccountNames(
   db: Database,

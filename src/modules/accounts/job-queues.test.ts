@@ -18,7 +18,7 @@ const groupsOf = async (t: TestApp, name: string, field: string, value: string) 
   (
     await rowsOf<{ group_id: string | null }>(
       t,
-      sql`select group_id from pgboss.job where name = ${name} and data ->> ${field} = ${value}`,
+      sql`select group_id from jobs.job where name = ${name} and data ->> ${field} = ${value}`,
     )
   ).rows.map((row) => row.group_id)
 
@@ -65,6 +65,37 @@ describe('the account of a job queued by a route', () => {
     const eventId = response.json().data._id as string
     await eventually(async () =>
       expect(await groupsOf(t, 'reviews.webhook-event', 'event_id', eventId)).toEqual([tenant.accountId]),
+    )
+  })
+})
+
+describe("the account's tier", () => {
+  test("weighs its jobs' share: a job carries its account's tier, read without its enqueuer saying it", async ({
+    t,
+  }) => {
+    const tenant = await createTenant(t.app, { tier: 'enterprise' })
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/reviews/events',
+      headers: tenant.headers,
+      payload: {
+        trigger: 'custom_event',
+        event_id: `visit-${randomBytes(4).toString('hex')}`,
+        customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+      },
+    })
+    expect(response.statusCode, response.body).toBe(202)
+    const eventId = response.json().data._id as string
+    await eventually(async () =>
+      expect(
+        (
+          await rowsOf<{ group_id: string; group_tier: string | null }>(
+            t,
+            sql`select group_id, group_tier from jobs.job
+              where name = 'reviews.webhook-event' and data ->> 'event_id' = ${eventId}`,
+          )
+        ).rows,
+      ).toEqual([{ group_id: tenant.accountId, group_tier: 'enterprise' }]),
     )
   })
 })
