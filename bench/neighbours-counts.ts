@@ -134,6 +134,8 @@ export interface Results {
   leadsCaptured: number
   leadContacts: number
   roomMessages: number
+  /** Distinct contents among them: each message the bench sent has its own. */
+  roomMessagesDistinct: number
 }
 
 export async function resultsOf(
@@ -158,7 +160,8 @@ export async function resultsOf(
        (select count(distinct leadgen_id) from leads where account_id = $1) as "leadsDistinct",
        (select count(*) from leads where account_id = $1 and status = 'captured') as "leadsCaptured",
        (select count(distinct contact_id) from leads where account_id = $1 and status = 'captured') as "leadContacts",
-       (select count(*) from room_messages where room_id = any($4)) as "roomMessages"`,
+       (select count(*) from room_messages where room_id = any($4)) as "roomMessages",
+       (select count(distinct content) from room_messages where room_id = any($4)) as "roomMessagesDistinct"`,
     [accountId, like(chargePrefix), like(eventPrefix), roomIds],
   )
   const row = rows[0] as Record<keyof Results, string>
