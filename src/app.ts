@@ -5,11 +5,14 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
 import { accountExportAdminRoutes } from './modules/accounts/account-export.routes.js'
 import { accountRemovalAdminRoutes } from './modules/accounts/account-removal.routes.js'
+import { createAccountTiers } from './modules/accounts/account-tiers.service.js'
 import { accountsAdminRoutes } from './modules/accounts/accounts.routes.js'
 import { accountStanding, apiRequestsPerHour, getAccountStatus } from './modules/accounts/accounts.service.js'
 import { contactsAdminRoutes, contactsRoutes } from './modules/accounts/contacts.routes.js'
 import { creditsAdminRoutes } from './modules/accounts/credits.routes.js'
+import { jobQueuesAdminRoutes } from './modules/accounts/job-queues.routes.js'
 import { defineAccountsJobs } from './modules/accounts/jobs.js'
+import { requestBudgetAdminRoutes } from './modules/accounts/request-budget.routes.js'
 import { tokensAdminRoutes } from './modules/accounts/tokens.routes.js'
 import { variableSourcesAdminRoutes } from './modules/accounts/variable-sources.routes.js'
 import { changelogRoutes } from './modules/changelog/changelog.routes.js'
@@ -86,6 +89,8 @@ import { newId } from './platform/db/ids.js'
 import { vacuumsItself } from './platform/db/vacuum.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
+import { createAccountBudget } from './platform/http/account-budget.js'
+import { registerHeavyRoutes } from './platform/http/account-concurrency.js'
 import {
   type DeferredCompilations,
   serializersCompiledOnFirstUse,
@@ -219,7 +224,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     pollingIntervalSeconds: config.jobs.pollingIntervalSeconds,
     lockSeconds: config.jobs.lockSeconds,
     keepFinishedMs: config.retention.jobsCompleted,
-    keepArchivedMs: config.retention.jobsArchive,
+    shares: config.jobs.shares,
+    tierOf: createAccountTiers(),
     vacuumAfterMaintenance: vacuum,
     logger: app.log,
   })
@@ -292,6 +298,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerResponseHeaders(app)
   if (config.nodeEnv === 'production') requireHttpsWhereDeclared(app)
   await registerRateLimit(app, redis)
+  registerHeavyRoutes(app, config.heavyRoutes)
   registerAuth(app, {
     tokens,
     verifyAccessToken: createAccessTokenVerifier(
@@ -309,6 +316,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     redis,
     accountStatus: (accountId) => getAccountStatus(database.db, accountId),
     accountAccess,
+    budget: createAccountBudget({ ...config.accountBudget, redis, logger: app.log }),
   })
   await app.register(swagger, openApiOptions(SEEDED_SCOPES))
   await app.register(swaggerUi, {
@@ -332,8 +340,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   )
   await app.register(statusRoutes, { readiness })
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(requestBudgetAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(accountExportAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(accountRemovalAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(jobQueuesAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(variableSourcesAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(creditsAdminRoutes, { platform, prefix: '/v1/admin' })

@@ -103,10 +103,6 @@ describe('configuration', () => {
       { JOBS_COMPLETED_RETENTION: '30s' },
       'JOBS_COMPLETED_RETENTION must be a period of at least 60s such as 30d, 12h, 15m or 90s, got "30s"',
     ],
-    [
-      { JOBS_ARCHIVE_RETENTION: 'off' },
-      'JOBS_ARCHIVE_RETENTION must be a period such as 30d, 12h, 15m or 90s, got "off"',
-    ],
   ])('fails fast naming the bad variable: %o', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(ConfigError)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message)
@@ -239,6 +235,18 @@ describe('configuration', () => {
     ])
   })
 
+  it("reads the accounts' request budget and heavy-route bound: documented defaults, and their bounds", () => {
+    const config = loadConfig({ DATA_DIR: tempDir() })
+    expect(config.accountBudget).toEqual({ requests: 6000, windowSeconds: 60 })
+    expect(config.heavyRoutes).toEqual({ concurrency: 4, waitMs: 2000 })
+    expect(() => loadConfig({ DATA_DIR: tempDir(), ACCOUNT_REQUEST_BUDGET: '0' })).toThrow(
+      'ACCOUNT_REQUEST_BUDGET must be an integer from 1 to 1000000000, got "0"',
+    )
+    expect(() => loadConfig({ DATA_DIR: tempDir(), ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS: '0' })).toThrow(
+      'ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS must be an integer from 1 to 86400, got "0"',
+    )
+  })
+
   it('reads provider settings with their defaults', () => {
     const config = loadConfig({
       DATA_DIR: tempDir(),
@@ -365,7 +373,6 @@ describe('configuration', () => {
       appWebhookDeliveries: 30 * DAY_MS,
       shortLinkClicks: 90 * DAY_MS,
       jobsCompleted: 12 * HOUR_MS,
-      jobsArchive: 7 * DAY_MS,
     })
     const set = loadConfig({
       DATA_DIR: tempDir(),
@@ -373,14 +380,12 @@ describe('configuration', () => {
       OAUTH_CODES_RETENTION: '90s',
       LEAD_WEBHOOK_EVENTS_RETENTION: '15m',
       JOBS_COMPLETED_RETENTION: '1m',
-      JOBS_ARCHIVE_RETENTION: '2h',
     }).retention
     expect(set).toMatchObject({
       shortLinkClicks: undefined,
       oauthCodes: 90_000,
       leadWebhookEvents: 15 * MINUTE_MS,
       jobsCompleted: MINUTE_MS,
-      jobsArchive: 2 * HOUR_MS,
     })
   })
 

@@ -5,6 +5,7 @@ import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 import { MIGRATION_DEFAULTS, type MigrationSettings } from './platform/db/migrations.js'
 import { DATABASE_WAIT_DEFAULTS, type DatabaseWaits } from './platform/db/waits.js'
+import { MAX_REQUEST_BUDGET } from './platform/http/account-budget.js'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
 import {
   PROVIDER_CIRCUIT_DEFAULTS,
@@ -79,6 +80,11 @@ export interface Config {
     webhookAllowedRanges: AddressRange[]
     webhooks: AppWebhookSettings
   }
+  /**
+   * ROOM_SEARCH_RANKED_HITS: how many of the newest hits a room search ranks; with more, its total is this
+   * bound and says so (`total_exact: false`).
+   */
+  roomSearchRankedHits: number
   rateLimits: {
     emailSendPerMinute: number
     roomPerMinute: number
@@ -87,7 +93,30 @@ export interface Config {
     funnelPreviewPerMinute: number
     formSubmitPerMinute: number
   }
-  jobs: { pollingIntervalSeconds: number; lockSeconds: number; runWorkers: boolean }
+  /** Each account's request budget, across instances (platform/http/account-budget.ts). */
+  accountBudget: {
+    /** ACCOUNT_REQUEST_BUDGET: requests per window of an account without a budget of its own. */
+    requests: number
+    /** ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS: the window's length. */
+    windowSeconds: number
+  }
+  /** Heavy routes' bound per account on each instance (platform/http/account-concurrency.ts). */
+  heavyRoutes: {
+    /** ACCOUNT_HEAVY_CONCURRENCY: heavy requests of one account an instance runs at once. */
+    concurrency: number
+    /** ACCOUNT_HEAVY_WAIT_MS: how long one more waits for a turn before its 429. */
+    waitMs: number
+  }
+  jobs: {
+    pollingIntervalSeconds: number
+    lockSeconds: number
+    runWorkers: boolean
+    /**
+     * How much of each queue's workers one account may hold while its jobs wait, in percent: the default
+     * (JOBS_ACCOUNT_SHARE_PERCENT, also for a job whose tier is not known) and per tier (platform/jobs/fair-share.ts).
+     */
+    shares: { percent: number; tiers: Record<string, number> }
+  }
   /** How an account's removal deletes its rows (`DELETE /v1/admin/accounts/:id`, docs/decisions.md). */
   accountRemoval: {
     /** ACCOUNT_REMOVAL_BATCH_SIZE: rows per delete statement. */
@@ -109,10 +138,8 @@ export interface Config {
     /** App webhook deliveries, once delivered, dead or dropped. */
     appWebhookDeliveries: number | undefined
     shortLinkClicks: number | undefined
-    /** pg-boss's: finished jobs move to its archive this long after they finish... */
+    /** pg-boss's: finished jobs are deleted this long after they finish. */
     jobsCompleted: number
-    /** ...and are deleted from the archive this long after that. */
-    jobsArchive: number
   }
   metrics: {
     /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; unset (and no METRICS_PORT), not served. */
@@ -314,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
         pollMs: integer(env, 'APP_WEBHOOK_POLL_MS', 500, 10, 60_000),
       },
     },
+    roomSearchRankedHits: integer(env, 'ROOM_SEARCH_RANKED_HITS', 200, 1, 10_000),
     rateLimits: {
       emailSendPerMinute: integer(env, 'RATE_LIMIT_EMAIL_SEND_PER_MINUTE', 120, 1),
       roomPerMinute: integer(env, 'RATE_LIMIT_ROOMS_PER_MINUTE', 600, 1),
@@ -322,11 +350,27 @@ export function loadConfig(env: Env = process.env): Config {
       funnelPreviewPerMinute: integer(env, 'RATE_LIMIT_FUNNEL_PREVIEW_PER_MINUTE', 120, 1),
       formSubmitPerMinute: integer(env, 'RATE_LIMIT_FORMS_PER_MINUTE', 60, 1),
     },
+    accountBudget: {
+      requests: integer(env, 'ACCOUNT_REQUEST_BUDGET', 6000, 1, MAX_REQUEST_BUDGET),
+      windowSeconds: integer(env, 'ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS', 60, 1, 86_400),
+    },
+    heavyRoutes: {
+      concurrency: integer(env, 'ACCOUNT_HEAVY_CONCURRENCY', 4, 1, 1000),
+      waitMs: integer(env, 'ACCOUNT_HEAVY_WAIT_MS', 2000, 0, 60_000),
+    },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),
       // Longer than any job's provider calls take; an account's removal sets its own.
       lockSeconds: integer(env, 'JOBS_LOCK_SECONDS', 120, 4, 3_600),
       runWorkers: env.RUN_WORKERS !== 'false',
+      shares: {
+        percent: integer(env, 'JOBS_ACCOUNT_SHARE_PERCENT', 50, 1, 100),
+        tiers: {
+          basic: integer(env, 'JOBS_BASIC_SHARE_PERCENT', 50, 1, 100),
+          pro: integer(env, 'JOBS_PRO_SHARE_PERCENT', 50, 1, 100),
+          enterprise: integer(env, 'JOBS_ENTERPRISE_SHARE_PERCENT', 50, 1, 100),
+        },
+      },
     },
     accountRemoval: {
       batchSize: integer(env, 'ACCOUNT_REMOVAL_BATCH_SIZE', 500, 1, 10_000),
@@ -344,7 +388,6 @@ export function loadConfig(env: Env = process.env): Config {
       shortLinkClicks: retentionPeriod(env, 'SHORT_LINK_CLICKS_RETENTION', '90d', '1h'),
       // pg-boss keeps its once-a-minute cron jobs apart by their finished predecessors (less: cron is off).
       jobsCompleted: period(env, 'JOBS_COMPLETED_RETENTION', '12h', '60s'),
-      jobsArchive: period(env, 'JOBS_ARCHIVE_RETENTION', '7d'),
     },
     metrics: { token: env.METRICS_TOKEN || undefined, port: metricsPort },
     shutdown: {

@@ -15,6 +15,13 @@ const EDGE_SIGNATURE = {
     'in the JSON body of a POST.',
 } as const
 
+/** What every scheme that authenticates an account adds to its description (platform/http/account-budget.ts). */
+const ACCOUNT_BUDGET =
+  " Every request authenticated as an account counts against the account's request budget (ACCOUNT_REQUEST_BUDGET " +
+  'a window, all its users and apps together): each answer carries `RateLimit-Policy` and `RateLimit` ' +
+  '(draft-ietf-httpapi-ratelimit-headers), e.g. `RateLimit-Policy: "account";q=6000;w=60` and ' +
+  '`RateLimit: "account";r=5999;t=42` (requests left, seconds until the window ends); past it 429 with Retry-After.'
+
 /** The options of the OpenAPI document at `/docs/json`: its security schemes and component names. */
 export function openApiOptions(scopes: Record<string, string>): FastifyDynamicSwaggerOptions {
   return {
@@ -26,11 +33,16 @@ export function openApiOptions(scopes: Record<string, string>): FastifyDynamicSw
       servers: [{ url: '/', description: 'This service' }],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: `A platform JWT of a user in an account.${ACCOUNT_BUDGET}`,
+          },
           admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
           oauth2: {
             type: 'oauth2',
-            description: "A third-party app's access token, for the scope the route names",
+            description: `A third-party app's access token, for the scope the route names.${ACCOUNT_BUDGET}`,
             flows: {
               authorizationCode: {
                 authorizationUrl: '/v1/auth/oauth/authorize',

@@ -46,6 +46,8 @@ export function signatureHeaders<const Name extends string>(descriptions: Record
   return Type.Object(Object.fromEntries(headers) as Record<Name, TOptional<TString>>)
 }
 
+const authenticatesAnAccount = (access: RouteAccess) => access === 'bearer' || typeof access === 'object'
+
 function securityOf(access: RouteAccess): { [scheme: string]: string[] }[] {
   if (access === 'public') return []
   if (typeof access === 'string') return [{ [access]: [] }]
@@ -65,7 +67,9 @@ export function routeOptions<const S extends RouteSpec>(
     response: S['response'] & Record<S['errors'][number], TUnsafe<ErrorEnvelopeOf<S['errorEnvelope']>>>
   }
 } {
-  const { access, errors, errorEnvelope, config, response, requiresHttps, ...schema } = spec
+  const { access, errors: given, errorEnvelope, config, response, requiresHttps, ...schema } = spec
+  // A route that authenticates an account may answer 429 past the account's request budget (account-budget.ts).
+  const errors = authenticatesAnAccount(access) && !given.includes(429) ? [...given, 429] : given
   const routeConfig: FastifyContextConfig = {
     ...config,
     ...(typeof access === 'object' && { oauthScope: access.oauthScope }),
