@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
 import type pg from 'pg'
+import { JOBS_SCHEMA } from '../src/platform/jobs/job-schema.js'
 import { type FakeGraphApi, startFakeGraphApi } from '../test/fakes/graph-api.js'
 import { type FakeSendgrid, startFakeSendgrid } from '../test/fakes/sendgrid.js'
 import { leadEvent, signedLeadPost } from '../test/helpers/leads.js'
@@ -624,7 +625,7 @@ export async function jobsDone(db: pg.Pool): Promise<boolean> {
   const deadline = Date.now() + JOBS_SETTLE_MS
   for (;;) {
     const { rows } = await db.query<{ due: number }>(
-      `select count(*)::int as due from pgboss.job
+      `select count(*)::int as due from ${JOBS_SCHEMA}.job
        where state in ('created', 'retry', 'active') and start_after <= now()`,
     )
     if (rows[0]?.due === 0) return true
