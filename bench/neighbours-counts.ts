@@ -13,26 +13,35 @@ export interface JobTimes {
   startedAt: number | null
 }
 
-/** pg-boss's job tables present in the database (pgboss.archive is gone from pg-boss 11 on). */
-async function jobTables(db: pg.Pool): Promise<{ tables: string[]; hasGroup: boolean }> {
-  const { rows } = await db.query<{ table_name: string; column_name: string }>(
-    `select table_name, column_name from information_schema.columns
-      where table_schema = 'pgboss' and table_name in ('job', 'archive')`,
+/**
+ * pg-boss's job tables in the database, whatever its schema: `pgboss` (pg-boss 10, with `archive`), or the schema
+ * pg-boss 12 is installed in beside it (JOBS_SCHEMA, `jobs`): every table named `job` or `archive` with a
+ * `started_on`, and whether it has pg-boss 12's `group_id`.
+ */
+async function jobTables(db: pg.Pool): Promise<{ table: string; hasGroup: boolean }[]> {
+  const { rows } = await db.query<{ table_schema: string; table_name: string; columns: string[] }>(
+    `select table_schema, table_name, array_agg(column_name::text) as columns from information_schema.columns
+      where table_name in ('job', 'archive') and table_schema not in ('public', 'information_schema', 'pg_catalog')
+      group by table_schema, table_name`,
   )
-  const tables = [...new Set(rows.map((row) => `pgboss.${row.table_name}`))]
-  return { tables, hasGroup: rows.some((row) => row.table_name === 'job' && row.column_name === 'group_id') }
+  return rows
+    .filter((row) => row.columns.includes('started_on') && row.columns.includes('start_after'))
+    .map((row) => ({
+      table: `"${row.table_schema}"."${row.table_name}"`,
+      hasGroup: row.columns.includes('group_id'),
+    }))
 }
 
 /**
  * B's jobs, found by their data: the review webhook events of B's charges, B's review requests' sends, the
- * delivery event batches of B's events; and, where pg-boss 12's groups carry accounts, every job of B's group.
+ * delivery event batches of B's events; and, where pg-boss 12's groups carry accounts, every job of B's group
+ * (pg-boss 12 names B's webhook events' group by the account too).
  * Due is `start_after`, or the job's creation when that is later (a request due before its job was queued).
  */
 export async function jobTimesOf(db: pg.Pool, accountId: string, chargePrefix: string): Promise<JobTimes[]> {
-  const { tables, hasGroup } = await jobTables(db)
-  const all: JobTimes[] = []
-  const seen = new Set<string>()
-  for (const table of tables) {
+  // A job pg-boss 12 adopted from pg-boss 10's schema is in both, with one id: its latest start counts.
+  const byId = new Map<string, JobTimes>()
+  for (const { table, hasGroup } of await jobTables(db)) {
     const { rows } = await db.query<{ id: string; name: string; due: Date; started: Date | null }>(
       `select j.id, j.name, greatest(j.start_after, j.created_on) as due, j.started_on as started
          from ${table} j
@@ -41,16 +50,16 @@ export async function jobTimesOf(db: pg.Pool, accountId: string, chargePrefix: s
            or (j.name in ('reviews.send-request', 'reviews.follow-up') and j.data->>'account_id' = $1)
            or (j.name = 'email.delivery-events' and exists (
                  select 1 from mail_event_batches b where b.id = j.data->>'batch_id' and b.payload->0->>'account_id' = $1))
-           ${hasGroup && table === 'pgboss.job' ? 'or j.group_id = $1' : ''}`,
+           ${hasGroup ? 'or j.group_id = $1' : ''}`,
       [accountId, `${chargePrefix.replace(/_/g, '\\_')}%`],
     )
     for (const row of rows) {
-      if (seen.has(row.id)) continue
-      seen.add(row.id)
-      all.push({ name: row.name, dueAt: row.due.getTime(), startedAt: row.started?.getTime() ?? null })
+      const job = { name: row.name, dueAt: row.due.getTime(), startedAt: row.started?.getTime() ?? null }
+      const known = byId.get(row.id)
+      if (!known || (job.startedAt ?? 0) > (known.startedAt ?? 0)) byId.set(row.id, job)
     }
   }
-  return all
+  return [...byId.values()]
 }
 
 export interface WaitFigures {

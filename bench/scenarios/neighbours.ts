@@ -519,7 +519,7 @@ function report(input: ReportInput): Measured {
         waitRow('quiet', input.quietWaits),
         waitRow('flooded', input.floodedWaits),
       ]),
-      'from pgboss.job: started_on − greatest(start_after, created_on), by the phase the job became due in; ' +
+      "from pg-boss's job tables (pgboss.job and .archive on pg-boss 10, jobs.job on 12): started_on − greatest(start_after, created_on), by the phase the job became due in; " +
         'a job never started counts until the end of the drain',
       '',
       `B's failures: quiet ${statuses(quiet.failures)}; flooded ${statuses(flooded.failures)}; sockets missed ` +
