@@ -456,7 +456,8 @@ function report(input: ReportInput): Measured {
   const bComplete =
     bMail.once === steady.customers.length &&
     bMail.duplicated === 0 &&
-    input.bResults.deliveryEvents === steady.events
+    // A batch whose answer timed out may be stored all the same: at least every event answered 200.
+    input.bResults.deliveryEvents >= steady.events
   const apiRatio = ratio(flooded.requests.api.p99Ms, quiet.requests.api.p99Ms)
   const socketRatio = ratio(flooded.sockets.p99Ms, quiet.sockets.p99Ms)
   const targets = {
@@ -526,7 +527,7 @@ function report(input: ReportInput): Measured {
         `${quiet.socketsMissed + flooded.socketsMissed}, duplicated ${quiet.socketsDuplicated + flooded.socketsDuplicated}, dropped ${steady.dropped}`,
       ...Object.entries(steady.samples).map(([kind, body]) => `  first ${kind}: ${body}`),
       `B's work: review emails ${bMail.once} once of ${steady.customers.length} (missing ${bMail.missing}, twice ${bMail.duplicated}); ` +
-        `delivery events stored ${input.bResults.deliveryEvents} of ${steady.events}`,
+        `delivery events stored ${input.bResults.deliveryEvents} of ${steady.events} answered 200`,
       '',
       `A's posts, answered in ${f.postedSeconds.toFixed(1)} s (each retried up to 10 times, as the providers retry; not sent: still to post when the flooded phase ended): ` +
         posts('charges', f.reviews),
