@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'drizzle-orm'
 import { describe, expect } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
-import { createTenant } from '../../../test/helpers/fixtures.js'
+import { createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { eventually } from '../../../test/helpers/jobs.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
@@ -14,13 +14,38 @@ import { test } from '../../../test/helpers/tenant-test.js'
 const rowsOf = async <T>(t: TestApp, query: ReturnType<typeof sql>) =>
   (await t.database.handle.db.execute(query)) as unknown as { rows: T[] }
 
-const groupsOf = async (t: TestApp, name: string, field: string, value: string) =>
+/** The group (account) or the group's tier of the jobs of queue `name` whose data's `field` is `value`. */
+const jobsGroup = async (
+  t: TestApp,
+  column: 'group_id' | 'group_tier',
+  [name, field, value]: [string, string, string],
+) =>
   (
-    await rowsOf<{ group_id: string | null }>(
+    await rowsOf<{ value: string | null }>(
       t,
-      sql`select group_id from jobs.job where name = ${name} and data ->> ${field} = ${value}`,
+      sql`select ${sql.identifier(column)} as value from jobs.job where name = ${name} and data ->> ${field} = ${value}`,
     )
-  ).rows.map((row) => row.group_id)
+  ).rows.map((row) => row.value)
+const groupsOf = (t: TestApp, name: string, field: string, value: string) =>
+  jobsGroup(t, 'group_id', [name, field, value])
+const tiersOf = (t: TestApp, name: string, field: string, value: string) =>
+  jobsGroup(t, 'group_tier', [name, field, value])
+
+/** A custom event the account reports (`POST /reviews/events`); its id. */
+async function reportEvent(t: TestApp, tenant: Tenant): Promise<string> {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/reviews/events',
+    headers: tenant.headers,
+    payload: {
+      trigger: 'custom_event',
+      event_id: `visit-${randomBytes(4).toString('hex')}`,
+      customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+    },
+  })
+  expect(response.statusCode, response.body).toBe(202)
+  return response.json().data._id as string
+}
 
 describe('the account of a job queued by a route', () => {
   test("a SendGrid batch's job counts against the account most of its events name", async ({ t }) => {
@@ -51,51 +76,19 @@ describe('the account of a job queued by a route', () => {
 
   test("an account's reported review event is processed as the account's job", async ({ t }) => {
     const tenant = await createTenant(t.app)
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/reviews/events',
-      headers: tenant.headers,
-      payload: {
-        trigger: 'custom_event',
-        event_id: `visit-${randomBytes(4).toString('hex')}`,
-        customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-      },
-    })
-    expect(response.statusCode, response.body).toBe(202)
-    const eventId = response.json().data._id as string
+    const eventId = await reportEvent(t, tenant)
     await eventually(async () =>
       expect(await groupsOf(t, 'reviews.webhook-event', 'event_id', eventId)).toEqual([tenant.accountId]),
     )
   })
-})
 
-describe("the account's tier", () => {
-  test("weighs its jobs' share: a job carries its account's tier, read without its enqueuer saying it", async ({
+  test("carries its account's tier, read without its enqueuer saying it: the tier weighs the job's share", async ({
     t,
   }) => {
     const tenant = await createTenant(t.app, { tier: 'enterprise' })
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/reviews/events',
-      headers: tenant.headers,
-      payload: {
-        trigger: 'custom_event',
-        event_id: `visit-${randomBytes(4).toString('hex')}`,
-        customer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-      },
-    })
-    expect(response.statusCode, response.body).toBe(202)
-    const eventId = response.json().data._id as string
+    const eventId = await reportEvent(t, tenant)
     await eventually(async () =>
-      expect(
-        (
-          await rowsOf<{ group_id: string; group_tier: string | null }>(
-            t,
-            sql`select group_id, group_tier from jobs.job
-              where name = 'reviews.webhook-event' and data ->> 'event_id' = ${eventId}`,
-          )
-        ).rows,
-      ).toEqual([{ group_id: tenant.accountId, group_tier: 'enterprise' }]),
+      expect(await tiersOf(t, 'reviews.webhook-event', 'event_id', eventId)).toEqual(['enterprise']),
     )
   })
 })
