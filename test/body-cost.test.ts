@@ -16,7 +16,7 @@ import { listenTestApp, type TestApp } from './helpers/app.js'
 const STALL_BOUND_MS = 100
 const SERVICE_BODY_LIMIT = 1_048_576
 
-type Shape = 'json' | 'form' | 'multipart' | 'long string'
+type Shape = 'json' | 'form' | 'multipart' | 'multipart in windows-1252' | 'long string'
 interface PublicPost {
   operationId: string
   url: string
@@ -40,6 +40,7 @@ const PUBLIC_POSTS: PublicPost[] = [
     shapes: [
       ['json', INBOUND_JSON_BODY_LIMIT],
       ['multipart', INBOUND_BODY_LIMIT],
+      ['multipart in windows-1252', INBOUND_BODY_LIMIT],
     ],
   },
   {
@@ -84,9 +85,15 @@ const manyFields = (bytes: number) => {
   return fields.join('&')
 }
 const BOUNDARY = 'bodycostboundary'
-/** Inbound Parse's form at its limit: a sender and one text part that fills the rest. */
-const multipartText = (bytes: number) => {
-  const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="from"\r\n\r\na@example.com\r\n--${BOUNDARY}\r\nContent-Disposition: form-data; name="text"\r\n\r\n`
+const formField = (name: string, value: string) =>
+  `--${BOUNDARY}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+/**
+ * Inbound Parse's form at its limit: a sender and one text part that fills the rest, in the charset
+ * `charsets` names for it when one is given.
+ */
+const multipartText = (bytes: number, charset?: string) => {
+  const charsets = charset ? formField('charsets', JSON.stringify({ text: charset })) : ''
+  const head = `${charsets}${formField('from', 'a@example.com')}--${BOUNDARY}\r\nContent-Disposition: form-data; name="text"\r\n\r\n`
   const tail = `\r\n--${BOUNDARY}--\r\n`
   return head + 'x'.repeat(bytes - head.length - tail.length) + tail
 }
@@ -100,6 +107,11 @@ const BODIES: Record<Shape, (bytes: number) => { type: string; body: string }> =
   json: (bytes) => ({ type: 'application/json', body: manyValues(bytes) }),
   form: (bytes) => ({ type: 'application/x-www-form-urlencoded', body: manyFields(bytes) }),
   multipart: (bytes) => ({ type: `multipart/form-data; boundary=${BOUNDARY}`, body: multipartText(bytes) }),
+  // A single-byte charset that Node decodes as Latin-1, its 32 differing bytes mapped one by one.
+  'multipart in windows-1252': (bytes) => ({
+    type: `multipart/form-data; boundary=${BOUNDARY}`,
+    body: multipartText(bytes, 'windows-1252'),
+  }),
   'long string': (bytes) => ({ type: 'application/json', body: longString(bytes) }),
 }
 

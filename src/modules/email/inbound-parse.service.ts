@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { AddressObject } from 'mailparser'
 import { Invalid } from '../../platform/http/errors.js'
 
@@ -57,9 +58,8 @@ export async function parseInboundForm(
   const raw = fields.get('email')
   if (raw?.length) return fromRawMessage(raw, jsonField(fields, 'envelope') as InboundEmail['envelope'])
   const charsets = jsonField(fields, 'charsets') as Record<string, unknown> | null
-  const decoded = Object.fromEntries(
-    TEXT_FIELDS.map((name) => [name, decodeField(fields.get(name), charsets?.[name])]),
-  ) as Record<(typeof TEXT_FIELDS)[number], string>
+  const decoded = {} as Record<(typeof TEXT_FIELDS)[number], string>
+  for (const name of TEXT_FIELDS) decoded[name] = await decodeField(fields.get(name), charsets?.[name])
   if (!decoded.from.trim()) throw new Invalid('from is required')
   const envelope = jsonField(fields, 'envelope') as InboundEmail['envelope']
   const info = (jsonField(fields, 'attachment-info') ?? {}) as Record<string, Record<string, unknown>>
@@ -122,18 +122,41 @@ const addressText = (value: AddressObject | AddressObject[] | undefined) =>
     .map((list) => list.text)
     .join(', ')
 
+/**
+ * A field of up to 30 MB is decoded a slice per turn of the event loop: in one go, its decoding holds the
+ * loop for tens of milliseconds (a second for windows-1252 mapped byte by byte), and other requests wait.
+ */
+const SLICE_BYTES = 1024 * 1024
+
 /** The field's bytes decoded with the charset SendGrid named for it; UTF-8 when none or unknown. */
-export function decodeField(bytes: Buffer | undefined, charset: unknown): string {
+export async function decodeField(bytes: Buffer | undefined, charset: unknown): Promise<string> {
   if (!bytes) return ''
+  const decode = charsetDecoder(charset)
+  let text = ''
+  for (let at = 0; at < bytes.length; at += SLICE_BYTES) {
+    if (at > 0) await nextTurn()
+    const end = Math.min(at + SLICE_BYTES, bytes.length)
+    text += decode(bytes.subarray(at, end), end < bytes.length)
+  }
+  return text
+}
+
+/** Decodes bytes in the named charset, UTF-8 when none or unknown; `more` when the text goes on. */
+function charsetDecoder(charset: unknown): (bytes: Uint8Array, more?: boolean) => string {
   const label = typeof charset === 'string' && charset.trim() ? charset.trim() : 'utf-8'
   const decoder = decoderFor(label)
   // Node 20 decodes windows-1252 (and iso-8859-1, its WHATWG alias) as plain Latin-1, turning Outlook's
   // euro signs and curly quotes (bytes 0x80-0x9F) into control characters; those are mapped here.
   if (decoder.encoding === 'windows-1252') {
-    return Array.from(bytes, (byte) => WINDOWS_1252_HIGH[byte - 0x80] ?? String.fromCharCode(byte)).join('')
+    return (bytes, more) =>
+      decoder
+        .decode(bytes, { stream: more })
+        .replace(C1_CONTROLS, (c) => WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]!)
   }
-  return decoder.decode(bytes)
+  return (bytes, more) => decoder.decode(bytes, { stream: more })
 }
+
+const C1_CONTROLS = /[\x80-\x9f]/g
 
 function decoderFor(label: string) {
   try {
@@ -235,7 +258,7 @@ export function decodeEncodedWords(value: string): string {
                   ),
                 'latin1',
               )
-        return decodeField(bytes, charset.split('*')[0])
+        return charsetDecoder(charset.split('*')[0])(bytes)
       },
     )
 }

@@ -34,16 +34,35 @@ describe('inbound email parsing', () => {
     })
   })
 
-  it('decodes RFC 2047 words and fields in their charset, UTF-8 for an unknown one', () => {
+  it('decodes RFC 2047 words and fields in their charset, UTF-8 for an unknown one', async () => {
     expect(decodeEncodedWords('=?ISO-8859-1?Q?R=E9ponse_=E0?= =?utf-8?q?_vous?=')).toBe(
       'R\u00e9ponse \u00e0 vous',
     )
-    expect(decodeField(Buffer.from([0x80, 0x20, 0x93, 0x41, 0x94]), 'windows-1252')).toBe(
+    expect(await decodeField(Buffer.from([0x80, 0x20, 0x93, 0x41, 0x94]), 'windows-1252')).toBe(
       '\u20ac \u201cA\u201d',
     )
-    expect(decodeField(Buffer.from([0xa1, 0xe9]), 'iso-8859-2')).toBe('\u0104\u00e9')
-    expect(decodeField(Buffer.from('caf\u00e9'), 'x-unknown-charset')).toBe('caf\u00e9')
-    expect(decodeField(undefined, 'utf-8')).toBe('')
+    expect(await decodeField(Buffer.from([0xa1, 0xe9]), 'iso-8859-2')).toBe('\u0104\u00e9')
+    expect(await decodeField(Buffer.from('caf\u00e9'), 'x-unknown-charset')).toBe('caf\u00e9')
+    expect(await decodeField(undefined, 'utf-8')).toBe('')
+  })
+
+  it('decodes a field of many megabytes a slice at a time, characters cut by a slice kept whole', async () => {
+    const megabyte = 1024 * 1024
+    // A three-byte character and a curly quote across each slice's end.
+    const utf8 = Buffer.concat([
+      Buffer.alloc(megabyte - 1, 'a'),
+      Buffer.from('\u20ac'),
+      Buffer.alloc(megabyte, 'b'),
+    ])
+    expect(await decodeField(utf8, 'utf-8')).toBe(`${'a'.repeat(megabyte - 1)}\u20ac${'b'.repeat(megabyte)}`)
+    const cp1252 = Buffer.concat([
+      Buffer.alloc(megabyte - 1, 0x41),
+      Buffer.from([0x93, 0x94]),
+      Buffer.alloc(10, 0x42),
+    ])
+    expect(await decodeField(cp1252, 'windows-1252')).toBe(
+      `${'A'.repeat(megabyte - 1)}\u201c\u201d${'B'.repeat(10)}`,
+    )
   })
 
   it('splits address lists on commas outside quotes and brackets', () => {

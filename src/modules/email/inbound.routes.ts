@@ -26,9 +26,10 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     changes: platform.changes,
   }
   await app.register(multipart, {
-    // `latin1` keeps every byte of a field, to be decoded with the charset `charsets` names for it.
-    defCharset: 'latin1',
-    limits: { fieldSize: INBOUND_BODY_LIMIT, fileSize: INBOUND_BODY_LIMIT, files: 100, fields: 100 },
+    // Every part is read as a stream of bytes, fields too: a field's bytes are decoded with the charset
+    // `charsets` names for it, and a text of up to 30 MB is never built as one string in one go.
+    isPartAFile: () => true,
+    limits: { fileSize: INBOUND_BODY_LIMIT, files: 200 },
   })
 
   app.post(
@@ -74,8 +75,8 @@ class PayloadTooLarge extends DomainError {
 }
 
 /**
- * Reads the multipart body, counting it against the limit. The multipart parser is registered with
- * `latin1`, which maps each byte to one character, so each field's bytes are recovered here as posted.
+ * Reads the multipart body, counting it against the limit. Every part comes as a stream (see `isPartAFile`
+ * above); those busboy would have read as files (a file name, or `application/octet-stream`) are files.
  */
 async function readMultipart(request: FastifyRequest) {
   const fields = new Map<string, Buffer>()
@@ -87,24 +88,44 @@ async function readMultipart(request: FastifyRequest) {
   }
   try {
     for await (const part of request.parts()) {
-      // Reading a part of up to 30 MB, copying it, then decoding the form each take tens of milliseconds,
-      // and would run in one go when one chunk ends them all: other requests get their turn in between.
-      await nextTurn()
-      if (part.type === 'file') {
-        const data = await part.toBuffer()
-        count(data.length)
+      if (part.type !== 'file') continue // none: every part is a file
+      const data = await partBytes(part.file, count)
+      if (part.filename !== undefined || part.mimetype === 'application/octet-stream') {
         files.set(part.fieldname, { filename: part.filename, type: part.mimetype, data })
       } else {
-        if (part.valueTruncated) throw new PayloadTooLarge()
-        const bytes = Buffer.from(String(part.value), 'latin1')
-        count(bytes.length)
-        fields.set(part.fieldname, bytes)
+        fields.set(part.fieldname, data)
       }
     }
-    await nextTurn()
   } catch (error) {
     if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw new PayloadTooLarge()
     throw error
   }
   return { fields, files }
+}
+
+/** Copying this many bytes of a part takes a turn of the event loop, so other requests get theirs. */
+const COPY_BYTES_PER_TURN = 1024 * 1024
+
+/** A part's bytes, as its chunks came, joined a megabyte per turn of the event loop. */
+async function partBytes(stream: AsyncIterable<Buffer>, count: (bytes: number) => void): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    count(chunk.length)
+    chunks.push(chunk)
+    size += chunk.length
+  }
+  const bytes = Buffer.allocUnsafe(size)
+  let at = 0
+  let sinceTurn = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.length
+    sinceTurn += chunk.length
+    if (sinceTurn >= COPY_BYTES_PER_TURN) {
+      sinceTurn = 0
+      await nextTurn()
+    }
+  }
+  return bytes
 }
