@@ -123,8 +123,10 @@ export async function startProviders(): Promise<Record<string, string>> {
     REDIS_URL: 'redis://127.0.0.1:6379',
     // As README's Deploying says: API instances run no jobs; worker processes run them (startWorkers).
     RUN_WORKERS: 'false',
-    // The service's default budget, as production has it (servers.ts lifts it for the other scenarios).
+    // The service's default budget and account turns, as production has them (servers.ts lifts them for the
+    // other scenarios).
     ACCOUNT_REQUEST_BUDGET: '',
+    ACCOUNT_CONCURRENCY: '',
     MAIL_PROVIDER: 'sendgrid',
     SENDGRID_API_KEY: SENDGRID_KEY,
     SENDGRID_BASE_URL: sendgrid.url,

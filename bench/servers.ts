@@ -81,10 +81,12 @@ export async function startInstances(options: ServerOptions, count: number): Pro
     LOG_LEVEL: 'warn',
     // No load balancer to drain: stopped, the server closes at once instead of serving on for 5 s.
     SHUTDOWN_DELAY_MS: '0',
-    // A bench drives one account far past any real client (the light GET: 20,000 requests a second). The budget
-    // is still counted on every request, as in production, and never reached; a scenario that measures the
-    // budget itself sets one (its env, or the admin API's `PUT /v1/admin/accounts/:id/request-budget`).
+    // A bench drives one account far past any real client (the light GET: 20,000 requests a second, on 100
+    // connections). The budget and the account's turns are still counted on every request, as in production,
+    // and never reached; a scenario that measures them sets its own (its env, or the admin API's
+    // `PUT /v1/admin/accounts/:id/request-budget`).
     ACCOUNT_REQUEST_BUDGET: '1000000000',
+    ACCOUNT_CONCURRENCY: '1000',
     HOST,
     ...(database && { DATABASE_URL: database.url }),
     ...scenarioEnv,

@@ -120,9 +120,10 @@ export async function startProviders(): Promise<Providers> {
     RATE_LIMIT_FORMS_PER_MINUTE: LIFTED,
     RATE_LIMIT_EMAIL_SEND_PER_MINUTE: LIFTED,
     RATE_LIMIT_OAUTH_TOKEN_PER_HOUR: LIFTED,
-    // Each account's request budget and its heavy routes' concurrency (issue 44) are for one account's share
-    // of the service: here one account is the whole load, whose cost at each scale is what is measured.
+    // Each account's request budget and its concurrency, all and heavy routes' (issue 44), are for one account's
+    // share of the service: here one account is the whole load, whose cost at each scale is what is measured.
     ACCOUNT_REQUEST_BUDGET: LIFTED,
+    ACCOUNT_CONCURRENCY: '1000',
     ACCOUNT_HEAVY_CONCURRENCY: '1000',
   }
   return { sendgrid, graph, env }

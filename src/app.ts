@@ -90,7 +90,7 @@ import { vacuumsItself } from './platform/db/vacuum.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import { createAccountBudget } from './platform/http/account-budget.js'
-import { registerHeavyRoutes } from './platform/http/account-concurrency.js'
+import { registerAccountConcurrency } from './platform/http/account-concurrency.js'
 import {
   type DeferredCompilations,
   serializersCompiledOnFirstUse,
@@ -298,7 +298,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerResponseHeaders(app)
   if (config.nodeEnv === 'production') requireHttpsWhereDeclared(app)
   await registerRateLimit(app, redis)
-  registerHeavyRoutes(app, config.heavyRoutes)
+  registerAccountConcurrency(app, config.accountConcurrency)
   registerAuth(app, {
     tokens,
     verifyAccessToken: createAccessTokenVerifier(

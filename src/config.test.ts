@@ -238,7 +238,20 @@ describe('configuration', () => {
   it("reads the accounts' request budget and heavy-route bound: documented defaults, and their bounds", () => {
     const config = loadConfig({ DATA_DIR: tempDir() })
     expect(config.accountBudget).toEqual({ requests: 6000, windowSeconds: 60 })
-    expect(config.heavyRoutes).toEqual({ concurrency: 4, waitMs: 2000 })
+    expect(config.accountConcurrency).toEqual({
+      every: { concurrency: 10, waitMs: 2000 },
+      heavy: { concurrency: 4, waitMs: 2000 },
+    })
+    // Half the pool whatever its size, unless set.
+    expect(
+      loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '7' }).accountConcurrency.every.concurrency,
+    ).toBe(3)
+    expect(
+      loadConfig({ DATA_DIR: tempDir(), DATABASE_POOL_SIZE: '1' }).accountConcurrency.every.concurrency,
+    ).toBe(1)
+    expect(
+      loadConfig({ DATA_DIR: tempDir(), ACCOUNT_CONCURRENCY: '40' }).accountConcurrency.every.concurrency,
+    ).toBe(40)
     expect(() => loadConfig({ DATA_DIR: tempDir(), ACCOUNT_REQUEST_BUDGET: '0' })).toThrow(
       'ACCOUNT_REQUEST_BUDGET must be an integer from 1 to 1000000000, got "0"',
     )

@@ -100,12 +100,20 @@ export interface Config {
     /** ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS: the window's length. */
     windowSeconds: number
   }
-  /** Heavy routes' bound per account on each instance (platform/http/account-concurrency.ts). */
-  heavyRoutes: {
-    /** ACCOUNT_HEAVY_CONCURRENCY: heavy requests of one account an instance runs at once. */
-    concurrency: number
-    /** ACCOUNT_HEAVY_WAIT_MS: how long one more waits for a turn before its 429. */
-    waitMs: number
+  /** Each account's requests an instance runs at once (platform/http/account-concurrency.ts). */
+  accountConcurrency: {
+    every: {
+      /** ACCOUNT_CONCURRENCY: requests of one account an instance runs at once; half the pool by default. */
+      concurrency: number
+      /** ACCOUNT_CONCURRENCY_WAIT_MS: how long one more waits for a turn before its 429. */
+      waitMs: number
+    }
+    heavy: {
+      /** ACCOUNT_HEAVY_CONCURRENCY: heavy requests of one account an instance runs at once. */
+      concurrency: number
+      /** ACCOUNT_HEAVY_WAIT_MS: how long one more waits for a turn before its 429. */
+      waitMs: number
+    }
   }
   jobs: {
     pollingIntervalSeconds: number
@@ -271,6 +279,9 @@ export function loadConfig(env: Env = process.env): Config {
   const secrets = production ? undefined : devSecrets(dataDir)
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://127.0.0.1:${port}`
   if (production) requireHttpsPublicUrl(publicBaseUrl)
+  const databasePoolSize = integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000)
+  // Half the pool: one account's requests leave the other half to the rest, whatever the pool's size.
+  const accountConcurrency = Math.max(1, Math.floor(databasePoolSize / 2))
 
   return {
     nodeEnv,
@@ -279,7 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 1, 1000),
+    databasePoolSize,
     migrations: migrationSettings(env),
     databaseWaits: databaseWaits(env),
     httpTimeouts: httpTimeouts(env),
@@ -354,9 +365,15 @@ export function loadConfig(env: Env = process.env): Config {
       requests: integer(env, 'ACCOUNT_REQUEST_BUDGET', 6000, 1, MAX_REQUEST_BUDGET),
       windowSeconds: integer(env, 'ACCOUNT_REQUEST_BUDGET_WINDOW_SECONDS', 60, 1, 86_400),
     },
-    heavyRoutes: {
-      concurrency: integer(env, 'ACCOUNT_HEAVY_CONCURRENCY', 4, 1, 1000),
-      waitMs: integer(env, 'ACCOUNT_HEAVY_WAIT_MS', 2000, 0, 60_000),
+    accountConcurrency: {
+      every: {
+        concurrency: integer(env, 'ACCOUNT_CONCURRENCY', accountConcurrency, 1, 1000),
+        waitMs: integer(env, 'ACCOUNT_CONCURRENCY_WAIT_MS', 2000, 0, 60_000),
+      },
+      heavy: {
+        concurrency: integer(env, 'ACCOUNT_HEAVY_CONCURRENCY', 4, 1, 1000),
+        waitMs: integer(env, 'ACCOUNT_HEAVY_WAIT_MS', 2000, 0, 60_000),
+      },
     },
     jobs: {
       pollingIntervalSeconds: number(env, 'JOBS_POLLING_INTERVAL_SECONDS', 2, 0.5),

@@ -43,9 +43,11 @@ export async function buildTestApp(
     JWT_SECRET: TEST_JWT_SECRET,
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     JOBS_POLLING_INTERVAL_SECONDS: '0.5',
-    // Tests drive one account far past any real client (the fuzz: 10,000 calls in 30 s), as the benches do: the
-    // budget is counted on every request, and reached only where a test sets one (request-budget.test.ts).
+    // Tests drive one account far past any real client (the fuzz: 10,000 calls in 30 s, races of many requests
+    // at once), as the benches do: the budget and the account's turns are counted on every request, and reached
+    // only where a test sets them (request-budget.test.ts, account-concurrency.test.ts).
     ACCOUNT_REQUEST_BUDGET: '1000000',
+    ACCOUNT_CONCURRENCY: '1000',
     ...env,
   })
   const database = await createTestDatabase({

@@ -5,7 +5,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
-import { heavy, registerHeavyRoutes } from './account-concurrency.js'
+import { heavy, registerAccountConcurrency } from './account-concurrency.js'
 import { registerErrorHandling } from './error-handler.js'
 
 /**
@@ -19,7 +19,10 @@ interface Held {
 }
 
 /** A small service whose heavy routes answer when the test releases them. */
-async function heavyApp(settings: { concurrency: number; waitMs: number }) {
+async function heavyApp(
+  settings: { concurrency: number; waitMs: number },
+  every = { concurrency: 1000, waitMs: 0 },
+) {
   const held: Held[] = []
   const hold = () =>
     new Promise<void>((resolve) => {
@@ -27,7 +30,7 @@ async function heavyApp(settings: { concurrency: number; waitMs: number }) {
     })
   const app = Fastify()
   registerErrorHandling(app)
-  registerHeavyRoutes(app, settings)
+  registerAccountConcurrency(app, { every, heavy: settings })
   // The caller's account, as `authenticate` sets it.
   app.decorateRequest('auth', null as unknown as FastifyRequest['auth'])
   app.addHook('onRequest', async (request) => {
@@ -44,6 +47,11 @@ async function heavyApp(settings: { concurrency: number; waitMs: number }) {
     return reply.type('text/plain').send(stream)
   })
   app.get('/light', async () => ({ light: true }))
+  // A write that answers 201 itself, as most of the service's do.
+  app.post('/write', async (_request, reply) => {
+    await hold()
+    return reply.status(201).send({ written: true })
+  })
   // Requests that reached their handler's bound (the last hook runs right before it).
   let entered = 0
   app.addHook('preHandler', async () => {
@@ -51,6 +59,8 @@ async function heavyApp(settings: { concurrency: number; waitMs: number }) {
   })
   await app.ready()
   const get = (url: string, account = 'a') => app.inject({ url, headers: { 'x-account': account } })
+  const post = (url: string, account = 'a') =>
+    app.inject({ method: 'POST', url, headers: { 'x-account': account } })
   /** Resolves once `count` requests are held in their handlers. */
   const held_ = async (count: number) => {
     while (held.length < count) await new Promise((resolve) => setImmediate(resolve))
@@ -59,6 +69,7 @@ async function heavyApp(settings: { concurrency: number; waitMs: number }) {
     app,
     held,
     get,
+    post,
     heldCount: held_,
     stream: () => stream as Readable,
     handlersEntered: () => entered,
@@ -189,6 +200,58 @@ describe('the concurrency bound of heavy routes', () => {
  * The real routes, on PostgreSQL: a contact search held by a lock on the contacts table holds its account's
  * turn, so that the account's next search is refused while another account's runs.
  */
+describe("every request of an account: ACCOUNT_CONCURRENCY at once, so that it cannot hold the instance's pool", () => {
+  it("makes the account's next request wait its turn, then run, while another account's run at once", async () => {
+    const s = await heavyApp({ concurrency: 4, waitMs: 0 }, { concurrency: 1, waitMs: 60_000 })
+    apps.push(s.app)
+    const address = await s.app.listen({ host: '127.0.0.1', port: 0 })
+    const first = s.post('/write')
+    await s.heldCount(1)
+    let waitingAnswered = false
+    // Over HTTP, with a body: once read whole, its request stream is done (destroyed) while it waits.
+    const waiting = fetch(`${address}/write`, {
+      method: 'POST',
+      headers: { 'x-account': 'a', 'content-type': 'application/json' },
+      body: '{"text":"a body read whole before its turn"}',
+    }).then((answer) => {
+      waitingAnswered = true
+      return answer
+    })
+    while (s.handlersEntered() < 2) await new Promise((resolve) => setImmediate(resolve))
+    // The queue holds as many as may run: the account's third is refused at once, light as it is.
+    const refused = await s.get('/light')
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toBe('1')
+    // Another account's request is not held behind the first account's: it reaches its handler at once.
+    const other = s.post('/write', 'b')
+    await s.heldCount(2)
+    expect(waitingAnswered).toBe(false)
+    s.held[0]?.release()
+    s.held[1]?.release()
+    expect((await first).statusCode).toBe(201)
+    expect((await other).statusCode).toBe(201)
+    // The one that waited runs now, and answers what its handler sent.
+    await s.heldCount(3)
+    s.held[2]?.release()
+    const waited = await waiting
+    expect(waited.status).toBe(201)
+    expect(await waited.json()).toStrictEqual({ written: true })
+  })
+
+  it('refuses one that waited ACCOUNT_CONCURRENCY_WAIT_MS without a turn; requests without an account are not counted', async () => {
+    const s = await heavyApp({ concurrency: 4, waitMs: 0 }, { concurrency: 1, waitMs: 20 })
+    apps.push(s.app)
+    const first = s.post('/write')
+    await s.heldCount(1)
+    expect((await s.get('/light')).statusCode).toBe(429)
+    // The onRequest hook of heavyApp sets an account for every request; one without (a public route's) is
+    // not bounded: the header's "undefined" account here stands for none.
+    s.held[0]?.release()
+    expect((await first).statusCode).toBe(201)
+    expect((await s.get('/light')).statusCode).toBe(200)
+  })
+})
+
 describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
   let t: TestApp | undefined
   afterEach(async () => {

@@ -91,8 +91,9 @@ export function createAccountConcurrency(settings: HeavyRouteSettings) {
     const waited = take(account)
     if (waited) await waited
     const turns = turnsOf.get(account) as Turns
-    // A client that left while it waited gets nothing run for it: its turn goes to the next at once.
-    if (waited && reply.request.raw.destroyed) {
+    // A client that left while it waited gets nothing run for it: its turn goes to the next at once. Its
+    // connection tells: a request whose body was read whole is `destroyed` too, and must still be answered.
+    if (waited && reply.request.raw.socket?.destroyed) {
       leave(account, turns)
       return undefined
     }
@@ -116,20 +117,38 @@ export function createAccountConcurrency(settings: HeavyRouteSettings) {
   }
 }
 
+export interface AccountConcurrencySettings {
+  /** Every request authenticated as an account (ACCOUNT_CONCURRENCY, ACCOUNT_CONCURRENCY_WAIT_MS). */
+  every: HeavyRouteSettings
+  /** Heavy routes, within that (ACCOUNT_HEAVY_CONCURRENCY, ACCOUNT_HEAVY_WAIT_MS). */
+  heavy: HeavyRouteSettings
+}
+
 /**
- * Bounds every route registered after this call whose config has `heavy` (see `heavy()`): wraps its
- * handler, so that validation and authentication come first and a refused request costs no turn.
+ * Bounds every route registered after this call: each request authenticated as an account holds one of
+ * ACCOUNT_CONCURRENCY turns of its account on the instance while it runs, so that one account's requests
+ * (an integration looping with many in flight) cannot hold the instance's database pool while another
+ * account's wait for a connection behind them; those whose config has `heavy` (see `heavy()`) also hold one
+ * of its fewer heavy turns. Handlers are wrapped, so that validation and authentication come first and a
+ * refused request costs no turn.
  */
-export function registerHeavyRoutes(app: FastifyInstance, settings: HeavyRouteSettings): void {
-  const bound = createAccountConcurrency(settings)
+export function registerAccountConcurrency(app: FastifyInstance, settings: AccountConcurrencySettings): void {
+  const every = createAccountConcurrency(settings.every)
+  const heavyBound = createAccountConcurrency(settings.heavy)
   app.addHook('onRoute', (route) => {
-    const heavyRoute = (route.config as { heavy?: HeavyRoute } | undefined)?.heavy
-    if (!heavyRoute) return
     const handler = route.handler as RouteHandlerMethod
-    const accountOf = heavyRoute.account ?? ((request: FastifyRequest) => request.auth.account_id)
-    route.handler = function heavyHandler(this: FastifyInstance, request, reply) {
-      if (heavyRoute.when && !heavyRoute.when(request)) return handler.call(this, request, reply)
-      return bound.run(accountOf(request), reply, () => handler.call(this, request, reply))
+    const heavyRoute = (route.config as { heavy?: HeavyRoute } | undefined)?.heavy
+    const accountOf = heavyRoute?.account ?? ((request: FastifyRequest) => request.auth.account_id)
+    const bounded: RouteHandlerMethod = heavyRoute
+      ? function heavyHandler(this: FastifyInstance, request, reply) {
+          if (heavyRoute.when && !heavyRoute.when(request)) return handler.call(this, request, reply)
+          return heavyBound.run(accountOf(request), reply, () => handler.call(this, request, reply))
+        }
+      : handler
+    route.handler = function accountHandler(this: FastifyInstance, request, reply) {
+      const account = request.auth?.account_id
+      if (!account) return bounded.call(this, request, reply)
+      return every.run(account, reply, () => bounded.call(this, request, reply))
     }
   })
 }
