@@ -259,6 +259,47 @@ describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
     t = undefined
   })
 
+  it("bounds every request of an account, whatever its route, and no other account's", async () => {
+    // The held list waits on a lock longer than the tests' default lock_timeout would let it.
+    t = await buildTestApp({
+      ACCOUNT_CONCURRENCY: '1',
+      ACCOUNT_CONCURRENCY_WAIT_MS: '0',
+      DATABASE_LOCK_TIMEOUT_MS: '30000',
+      DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+    })
+    const app = t.app
+    const owner = await createTenant(app)
+    const other = await createTenant(app)
+    const changelog = (headers: { authorization: string }) =>
+      app.inject({ url: '/v1/e/changelog/posts', headers })
+    const locker = new pg.Client({ connectionString: t.database.url })
+    await locker.connect()
+    try {
+      await locker.query('begin')
+      await locker.query('lock table contacts in access exclusive mode')
+      const held = app.inject({ url: '/v1/contacts', headers: owner.headers })
+      while (
+        (
+          await locker.query(
+            "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
+          )
+        ).rows[0].n === 0
+      )
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      // The account's one turn is taken: its next request, of any route, is refused at once.
+      const refused = await changelog(owner.headers)
+      expect(refused.statusCode).toBe(429)
+      expect(refused.headers['retry-after']).toBe('1')
+      // Another account's is not.
+      expect((await changelog(other.headers)).statusCode).toBe(200)
+      await locker.query('rollback')
+      expect((await held).statusCode).toBe(200)
+      expect((await changelog(owner.headers)).statusCode).toBe(200)
+    } finally {
+      await locker.end()
+    }
+  })
+
   it('bounds contact searches per account, and not the contact list without a search', async () => {
     // The held search waits on a lock longer than the tests' default lock_timeout would let it.
     t = await buildTestApp({

@@ -28,29 +28,31 @@ export function heavy(route: HeavyRoute = {}): { heavy: HeavyRoute } {
   return { heavy: route }
 }
 
-export interface HeavyRouteSettings {
-  /** ACCOUNT_HEAVY_CONCURRENCY */
+/** An account's turns on an instance: ACCOUNT_CONCURRENCY and its wait, or the heavy routes' own. */
+export interface TurnSettings {
+  /** ACCOUNT_CONCURRENCY, ACCOUNT_HEAVY_CONCURRENCY */
   concurrency: number
-  /** ACCOUNT_HEAVY_WAIT_MS */
+  /** ACCOUNT_CONCURRENCY_WAIT_MS, ACCOUNT_HEAVY_WAIT_MS */
   waitMs: number
 }
 
-/** What an instance is running and holding back of one account's heavy requests. */
+/** What an instance is running and holding back of one account's requests (of one bound). */
 interface Turns {
   running: number
   waiting: (() => void)[]
 }
 
-/** The seconds a refused heavy request is told to wait: heavy requests take seconds, not minutes. */
+/** The seconds a refused request is told to wait: turns come back within seconds, not minutes. */
 const RETRY_AFTER_SECONDS = 1
 
 /**
- * The per-account bound of heavy requests on this instance: the database pool is the instance's own
- * (DATABASE_POOL_SIZE), so a bound per instance is what keeps one account from holding it. A request holds
- * its turn until its handler is done and its response closed, so that a streamed export holds it while it
- * reads, and a client that goes away does not free a turn while the database still works for it.
+ * A per-account bound of requests on this instance (all of an account's, or its heavy ones): the database
+ * pool is the instance's own (DATABASE_POOL_SIZE), so a bound per instance is what keeps one account from
+ * holding it. A request holds its turn until its handler is done and its response closed, so that a streamed
+ * export holds it while it reads, and a client that goes away does not free a turn while the database still
+ * works for it.
  */
-export function createAccountConcurrency(settings: HeavyRouteSettings) {
+export function createAccountConcurrency(settings: TurnSettings) {
   const turnsOf = new Map<string, Turns>()
 
   function leave(account: string, turns: Turns) {
@@ -119,9 +121,9 @@ export function createAccountConcurrency(settings: HeavyRouteSettings) {
 
 export interface AccountConcurrencySettings {
   /** Every request authenticated as an account (ACCOUNT_CONCURRENCY, ACCOUNT_CONCURRENCY_WAIT_MS). */
-  every: HeavyRouteSettings
+  every: TurnSettings
   /** Heavy routes, within that (ACCOUNT_HEAVY_CONCURRENCY, ACCOUNT_HEAVY_WAIT_MS). */
-  heavy: HeavyRouteSettings
+  heavy: TurnSettings
 }
 
 /**
