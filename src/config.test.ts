@@ -239,7 +239,7 @@ describe('configuration', () => {
     const config = loadConfig({ DATA_DIR: tempDir() })
     expect(config.accountBudget).toEqual({ requests: 6000, windowSeconds: 60 })
     expect(config.accountConcurrency).toEqual({
-      every: { concurrency: 10, waitMs: 2000 },
+      every: { concurrency: 10, waitMs: 2000, shared: 20 },
       heavy: { concurrency: 4, waitMs: 2000 },
     })
     // Half the pool whatever its size, unless set.

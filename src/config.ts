@@ -107,6 +107,8 @@ export interface Config {
       concurrency: number
       /** ACCOUNT_CONCURRENCY_WAIT_MS: how long one more waits for a turn before its 429. */
       waitMs: number
+      /** DATABASE_POOL_SIZE: below this many requests of all accounts, an account may run past its share. */
+      shared: number
     }
     heavy: {
       /** ACCOUNT_HEAVY_CONCURRENCY: heavy requests of one account an instance runs at once. */
@@ -369,6 +371,7 @@ export function loadConfig(env: Env = process.env): Config {
       every: {
         concurrency: integer(env, 'ACCOUNT_CONCURRENCY', accountConcurrency, 1, 1000),
         waitMs: integer(env, 'ACCOUNT_CONCURRENCY_WAIT_MS', 2000, 0, 60_000),
+        shared: databasePoolSize,
       },
       heavy: {
         concurrency: integer(env, 'ACCOUNT_HEAVY_CONCURRENCY', 4, 1, 1000),

@@ -5,7 +5,7 @@ import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant } from '../../../test/helpers/fixtures.js'
-import { heavy, registerAccountConcurrency } from './account-concurrency.js'
+import { heavy, registerAccountConcurrency, type TurnSettings } from './account-concurrency.js'
 import { registerErrorHandling } from './error-handler.js'
 
 /**
@@ -19,10 +19,7 @@ interface Held {
 }
 
 /** A small service whose heavy routes answer when the test releases them. */
-async function heavyApp(
-  settings: { concurrency: number; waitMs: number },
-  every = { concurrency: 1000, waitMs: 0 },
-) {
+async function heavyApp(settings: TurnSettings, every: TurnSettings = { concurrency: 1000, waitMs: 0 }) {
   const held: Held[] = []
   const hold = () =>
     new Promise<void>((resolve) => {
@@ -238,6 +235,30 @@ describe("every request of an account: ACCOUNT_CONCURRENCY at once, so that it c
     expect(await waited.json()).toStrictEqual({ written: true })
   })
 
+  it('lets an account run past its share while the pool has room, and not once it is full', async () => {
+    // A pool of 3 (`shared`), a share of 1.
+    const s = await heavyApp({ concurrency: 4, waitMs: 0 }, { concurrency: 1, waitMs: 60_000, shared: 3 })
+    apps.push(s.app)
+    const a = [s.post('/write'), s.post('/write'), s.post('/write')]
+    await s.heldCount(3)
+    // The pool is full: the account's fourth waits, while another account's first runs, within its share.
+    const fourth = s.post('/write')
+    const other = s.post('/write', 'b')
+    await s.heldCount(4)
+    expect(s.handlersEntered()).toBe(5)
+    // One of the account's ends: still as many run as the pool has, so its fourth goes on waiting.
+    s.held[0]?.release()
+    expect((await a[0])?.statusCode).toBe(201)
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    expect(s.held).toHaveLength(4)
+    // The other account's ends too: the pool has room again, and the fourth runs.
+    s.held[3]?.release()
+    expect((await other).statusCode).toBe(201)
+    await s.heldCount(5)
+    for (const { release } of s.held) release()
+    for (const answer of [...a.slice(1), fourth]) expect((await answer)?.statusCode).toBe(201)
+  })
+
   it('refuses one that waited ACCOUNT_CONCURRENCY_WAIT_MS without a turn; requests without an account are not counted', async () => {
     const s = await heavyApp({ concurrency: 4, waitMs: 0 }, { concurrency: 1, waitMs: 20 })
     apps.push(s.app)
@@ -259,9 +280,10 @@ describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
     t = undefined
   })
 
-  it("bounds every request of an account, whatever its route, and no other account's", async () => {
-    // The held list waits on a lock longer than the tests' default lock_timeout would let it.
+  it("bounds every request of an account once the pool is full, whatever its route, and no other account's", async () => {
+    // The held lists wait on a lock longer than the tests' default lock_timeout would let them.
     t = await buildTestApp({
+      DATABASE_POOL_SIZE: '2',
       ACCOUNT_CONCURRENCY: '1',
       ACCOUNT_CONCURRENCY_WAIT_MS: '0',
       DATABASE_LOCK_TIMEOUT_MS: '30000',
@@ -274,26 +296,30 @@ describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
       app.inject({ url: '/v1/e/changelog/posts', headers })
     const locker = new pg.Client({ connectionString: t.database.url })
     await locker.connect()
+    const waitingOnLock = async () =>
+      (
+        await locker.query(
+          "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
+        )
+      ).rows[0].n as number
     try {
       await locker.query('begin')
       await locker.query('lock table contacts in access exclusive mode')
-      const held = app.inject({ url: '/v1/contacts', headers: owner.headers })
-      while (
-        (
-          await locker.query(
-            "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
-          )
-        ).rows[0].n === 0
-      )
-        await new Promise((resolve) => setTimeout(resolve, 10))
-      // The account's one turn is taken: its next request, of any route, is refused at once.
+      // The pool has room for two: the account runs past its share of one until it is full.
+      const held = [
+        app.inject({ url: '/v1/contacts', headers: owner.headers }),
+        app.inject({ url: '/v1/contacts', headers: owner.headers }),
+      ]
+      while ((await waitingOnLock()) < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+      // Now the account's next request, of any route, is refused at once.
       const refused = await changelog(owner.headers)
       expect(refused.statusCode).toBe(429)
       expect(refused.headers['retry-after']).toBe('1')
-      // Another account's is not.
-      expect((await changelog(other.headers)).statusCode).toBe(200)
+      // Another account's is not: within its share, it waits for a connection like any request.
+      const others = changelog(other.headers)
       await locker.query('rollback')
-      expect((await held).statusCode).toBe(200)
+      expect((await others).statusCode).toBe(200)
+      for (const answer of held) expect((await answer).statusCode).toBe(200)
       expect((await changelog(owner.headers)).statusCode).toBe(200)
     } finally {
       await locker.end()

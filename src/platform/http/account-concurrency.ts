@@ -34,12 +34,24 @@ export interface TurnSettings {
   concurrency: number
   /** ACCOUNT_CONCURRENCY_WAIT_MS, ACCOUNT_HEAVY_WAIT_MS */
   waitMs: number
+  /**
+   * How many requests of all accounts together the instance runs before an account's share binds: below
+   * that, the pool has room, and an account may run past its share (DATABASE_POOL_SIZE for every request).
+   * 0, the default: the share always binds (heavy routes).
+   */
+  shared?: number
 }
 
 /** What an instance is running and holding back of one account's requests (of one bound). */
 interface Turns {
   running: number
-  waiting: (() => void)[]
+  waiting: number
+}
+
+/** A request waiting for a turn of its account's. */
+interface Waiter {
+  turns: Turns
+  start: () => void
 }
 
 /** The seconds a refused request is told to wait: turns come back within seconds, not minutes. */
@@ -54,48 +66,72 @@ const RETRY_AFTER_SECONDS = 1
  */
 export function createAccountConcurrency(settings: TurnSettings) {
   const turnsOf = new Map<string, Turns>()
-
-  function leave(account: string, turns: Turns) {
-    const next = turns.waiting.shift()
-    if (next) return next()
-    turns.running--
-    if (turns.running === 0) turnsOf.delete(account)
+  // Every account's waiting requests, first come first served.
+  const queue: Waiter[] = []
+  const shared = settings.shared ?? 0
+  let running = 0
+  const mayRun = (turns: Turns) => turns.running < settings.concurrency || running < shared
+  const start = (turns: Turns) => {
+    turns.running++
+    running++
   }
 
-  /** Resolves once the request may run (its turn taken); rejects with 429 when it may not. */
-  function take(account: string): Promise<void> | undefined {
+  function leave(account: string, turns: Turns) {
+    turns.running--
+    running--
+    // The freed turn goes to the oldest request that may run now: its account's, or any while the pool has room.
+    for (let i = 0; i < queue.length; ) {
+      const waiter = queue[i] as Waiter
+      if (!mayRun(waiter.turns)) {
+        i++
+        continue
+      }
+      queue.splice(i, 1)
+      waiter.turns.waiting--
+      start(waiter.turns)
+      waiter.start()
+    }
+    if (turns.running === 0 && turns.waiting === 0) turnsOf.delete(account)
+  }
+
+  /** The account's turns once the request may run (its turn taken); rejects with 429 when it may not. */
+  function take(account: string): Turns | Promise<Turns> {
     let turns = turnsOf.get(account)
     if (!turns) {
-      turns = { running: 0, waiting: [] }
+      turns = { running: 0, waiting: 0 }
       turnsOf.set(account, turns)
     }
-    if (turns.running < settings.concurrency) {
-      turns.running++
-      return undefined
+    if (mayRun(turns)) {
+      start(turns)
+      return turns
     }
-    if (settings.waitMs === 0 || turns.waiting.length >= settings.concurrency)
+    if (settings.waitMs === 0 || turns.waiting >= settings.concurrency)
       return Promise.reject(new TooManyRequests(RETRY_AFTER_SECONDS))
-    const queue = turns.waiting
+    const waiting = turns
     return new Promise((resolve, reject) => {
-      const turn = () => {
-        clearTimeout(timer)
-        resolve()
+      const waiter: Waiter = {
+        turns: waiting,
+        start: () => {
+          clearTimeout(timer)
+          resolve(waiting)
+        },
       }
       const timer = setTimeout(() => {
-        queue.splice(queue.indexOf(turn), 1)
+        queue.splice(queue.indexOf(waiter), 1)
+        waiting.waiting--
         reject(new TooManyRequests(RETRY_AFTER_SECONDS))
       }, settings.waitMs)
-      queue.push(turn)
+      waiting.waiting++
+      queue.push(waiter)
     })
   }
 
   async function run(account: string, reply: FastifyReply, handler: () => unknown): Promise<unknown> {
-    const waited = take(account)
-    if (waited) await waited
-    const turns = turnsOf.get(account) as Turns
+    const taken = take(account)
+    const turns = taken instanceof Promise ? await taken : taken
     // A client that left while it waited gets nothing run for it: its turn goes to the next at once. Its
     // connection tells: a request whose body was read whole is `destroyed` too, and must still be answered.
-    if (waited && reply.request.raw.socket?.destroyed) {
+    if (taken instanceof Promise && reply.request.raw.socket?.destroyed) {
       leave(account, turns)
       return undefined
     }
@@ -114,7 +150,7 @@ export function createAccountConcurrency(settings: TurnSettings) {
 
   return {
     run,
-    /** How many of the account's heavy requests run on this instance now (tests, metrics). */
+    /** How many of the account's requests of this bound run on this instance now (tests, metrics). */
     running: (account: string) => turnsOf.get(account)?.running ?? 0,
   }
 }
@@ -127,11 +163,12 @@ export interface AccountConcurrencySettings {
 }
 
 /**
- * Bounds every route registered after this call: each request authenticated as an account holds one of
- * ACCOUNT_CONCURRENCY turns of its account on the instance while it runs, so that one account's requests
- * (an integration looping with many in flight) cannot hold the instance's database pool while another
- * account's wait for a connection behind them; those whose config has `heavy` (see `heavy()`) also hold one
- * of its fewer heavy turns. Handlers are wrapped, so that validation and authentication come first and a
+ * Bounds every route registered after this call: each request authenticated as an account holds a turn of
+ * its account on the instance while it runs. Once the instance runs as many requests as its pool has
+ * connections, an account runs at most ACCOUNT_CONCURRENCY at once, so that one account's requests (an
+ * integration looping with many in flight) cannot hold the pool while another account's wait behind them;
+ * below that, the pool has room and no one waits. Those whose config has `heavy` (see `heavy()`) also hold
+ * one of its fewer heavy turns, which bind always. Handlers are wrapped, so that validation and authentication come first and a
  * refused request costs no turn.
  */
 export function registerAccountConcurrency(app: FastifyInstance, settings: AccountConcurrencySettings): void {
