@@ -168,8 +168,8 @@ export interface AccountConcurrencySettings {
  * connections, an account runs at most ACCOUNT_CONCURRENCY at once, so that one account's requests (an
  * integration looping with many in flight) cannot hold the pool while another account's wait behind them;
  * below that, the pool has room and no one waits. Those whose config has `heavy` (see `heavy()`) also hold
- * one of its fewer heavy turns, which bind always. Handlers are wrapped, so that validation and authentication come first and a
- * refused request costs no turn.
+ * one of its fewer heavy turns, which bind always. Handlers are wrapped, so that validation and
+ * authentication come first and a refused request costs no turn.
  */
 export function registerAccountConcurrency(app: FastifyInstance, settings: AccountConcurrencySettings): void {
   const every = createAccountConcurrency(settings.every)
