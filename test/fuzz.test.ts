@@ -127,6 +127,10 @@ function variants(operation: Operation): { label: string; input: Input }[] {
     raw: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="subject"\r\n\r\nab`,
     contentType: `multipart/form-data; boundary=${BOUNDARY}`,
   })
+  add('multipart cut short in a file', {
+    raw: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="attachments"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nab`,
+    contentType: `multipart/form-data; boundary=${BOUNDARY}`,
+  })
   add('multipart with a NUL field', {
     raw: multipartWithNul(),
     contentType: `multipart/form-data; boundary=${BOUNDARY}`,

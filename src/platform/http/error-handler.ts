@@ -37,7 +37,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const unavailable = unavailabilityOf(error)
     if (unavailable) return sendUnavailable(request, reply, unavailable, error)
-    const status = error.statusCode ?? (isMalformedMultipart(request, error) ? 400 : 500)
+    const malformed = malformedMultipart(request, error)
+    if (malformed && !error.statusCode) return send(400, malformed)
+    const status = error.statusCode ?? 500
     if (status >= 400 && status < 500) return send(status, error.message)
     request.log.error({ err: error }, 'unhandled error')
     return send(500, 'Internal Server Error')
@@ -147,13 +149,16 @@ export function clientErrors(error: Error & { code?: string }, socket: Socket): 
 
 /**
  * The multipart reader (busboy) throws plain errors, without a status, for a body that is not the
- * multipart form its content type announces (no boundary, cut short): the client's fault, not ours.
+ * multipart form its content type announces (no boundary, cut short): the client's fault, not ours. A
+ * file part cut short ends its stream early instead (Node's "Premature close"), which says less: it is
+ * told in the reader's words. Returns the 400's message, or undefined for another error.
  */
-function isMalformedMultipart(request: FastifyRequest, error: Error): boolean {
+function malformedMultipart(request: FastifyRequest, error: Error): string | undefined {
   const contentType = request.headers['content-type']
-  return (
-    typeof contentType === 'string' &&
-    contentType.toLowerCase().startsWith('multipart/') &&
-    /^Multipart: |multipart data$|^Unsupported Content-Type|^Malformed part header/.test(error.message)
-  )
+  if (typeof contentType !== 'string' || !contentType.toLowerCase().startsWith('multipart/')) return undefined
+  if ((error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE')
+    return 'Unexpected end of multipart data'
+  return /^Multipart: |multipart data$|^Unsupported Content-Type|^Malformed part header/.test(error.message)
+    ? error.message
+    : undefined
 }
