@@ -31,7 +31,9 @@ async function heavyApp(settings: TurnSettings, every: TurnSettings = { concurre
   // The caller's account, as `authenticate` sets it.
   app.decorateRequest('auth', null as unknown as FastifyRequest['auth'])
   app.addHook('onRequest', async (request) => {
-    request.auth = { uid: 'u', account_id: String(request.headers['x-account']), parent_account: null }
+    // A request without the header is a public route's: no account.
+    const account = request.headers['x-account']
+    if (typeof account === 'string') request.auth = { uid: 'u', account_id: account, parent_account: null }
   })
   app.get('/search', { config: heavy({ when: (request) => 'q' in (request.query as object) }) }, async () => {
     await hold()
@@ -265,15 +267,43 @@ describe("every request of an account: ACCOUNT_CONCURRENCY at once, so that it c
     const first = s.post('/write')
     await s.heldCount(1)
     expect((await s.get('/light')).statusCode).toBe(429)
-    // The onRequest hook of heavyApp sets an account for every request; one without (a public route's) is
-    // not bounded: the header's "undefined" account here stands for none.
     s.held[0]?.release()
     expect((await first).statusCode).toBe(201)
     expect((await s.get('/light')).statusCode).toBe(200)
+    // Requests without an account (a public route's) take no turn: two run at once.
+    const publicWrites = [1, 2].map(() => s.app.inject({ method: 'POST', url: '/write' }))
+    await s.heldCount(3)
+    for (const { release } of s.held) release()
+    for (const answer of publicWrites) expect((await answer).statusCode).toBe(201)
   })
 })
 
-describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
+/**
+ * `contacts` locked from another connection, so that the service's requests reading it wait (holding their
+ * turns) until the test releases it.
+ */
+async function lockContacts(connectionString: string | undefined) {
+  const locker = new pg.Client({ connectionString })
+  await locker.connect()
+  await locker.query('begin')
+  await locker.query('lock table contacts in access exclusive mode')
+  const waiting = async () =>
+    (
+      await locker.query(
+        "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
+      )
+    ).rows[0].n as number
+  return {
+    /** Resolves once `count` requests wait on the lock. */
+    untilWaiting: async (count: number) => {
+      while ((await waiting()) < count) await new Promise((resolve) => setTimeout(resolve, 10))
+    },
+    release: () => locker.query('rollback'),
+    end: () => locker.end(),
+  }
+}
+
+describe.runIf(process.env.DATABASE_URL)('account turns and heavy routes in the service', () => {
   let t: TestApp | undefined
   afterEach(async () => {
     await t?.close()
@@ -294,35 +324,26 @@ describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
     const other = await createTenant(app)
     const changelog = (headers: { authorization: string }) =>
       app.inject({ url: '/v1/e/changelog/posts', headers })
-    const locker = new pg.Client({ connectionString: t.database.url })
-    await locker.connect()
-    const waitingOnLock = async () =>
-      (
-        await locker.query(
-          "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
-        )
-      ).rows[0].n as number
+    const lock = await lockContacts(t.database.url)
     try {
-      await locker.query('begin')
-      await locker.query('lock table contacts in access exclusive mode')
       // The pool has room for two: the account runs past its share of one until it is full.
       const held = [
         app.inject({ url: '/v1/contacts', headers: owner.headers }),
         app.inject({ url: '/v1/contacts', headers: owner.headers }),
       ]
-      while ((await waitingOnLock()) < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+      await lock.untilWaiting(2)
       // Now the account's next request, of any route, is refused at once.
       const refused = await changelog(owner.headers)
       expect(refused.statusCode).toBe(429)
       expect(refused.headers['retry-after']).toBe('1')
       // Another account's is not: within its share, it waits for a connection like any request.
       const others = changelog(other.headers)
-      await locker.query('rollback')
+      await lock.release()
       expect((await others).statusCode).toBe(200)
       for (const answer of held) expect((await answer).statusCode).toBe(200)
       expect((await changelog(owner.headers)).statusCode).toBe(200)
     } finally {
-      await locker.end()
+      await lock.end()
     }
   })
 
@@ -339,32 +360,23 @@ describe.runIf(process.env.DATABASE_URL)('heavy routes of the service', () => {
     const other = await createTenant(app)
     const search = (headers: { authorization: string }) =>
       app.inject({ url: '/v1/contacts?search=ada', headers })
-    const locker = new pg.Client({ connectionString: t.database.url })
-    await locker.connect()
+    const lock = await lockContacts(t.database.url)
     try {
-      await locker.query('begin')
-      await locker.query('lock table contacts in access exclusive mode')
       const held = search(owner.headers)
       // Its turn is taken once it waits on the lock.
-      const waiting = async () =>
-        (
-          await locker.query(
-            "select count(*)::int as n from pg_locks where relation = 'contacts'::regclass and not granted",
-          )
-        ).rows[0].n as number
-      while ((await waiting()) === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      await lock.untilWaiting(1)
       const refused = await search(owner.headers)
       expect(refused.statusCode).toBe(429)
       expect(refused.headers['retry-after']).toBe('1')
       // The contact list without a search is not a heavy request.
       const list = app.inject({ url: '/v1/contacts', headers: owner.headers })
-      await locker.query('rollback')
+      await lock.release()
       expect((await held).statusCode).toBe(200)
       expect((await list).statusCode).toBe(200)
       expect((await search(owner.headers)).statusCode).toBe(200)
       expect((await search(other.headers)).statusCode).toBe(200)
     } finally {
-      await locker.end()
+      await lock.end()
     }
   })
 })
