@@ -111,3 +111,86 @@ export function ownedRows(ownership: Ownership, accountIds: string[]): SQL {
   )
   return sql`${column} in (${sql.join(references, sql` union `)})`
 }
+
+/**
+ * A unique index of the schema (a primary key's and a unique constraint's too). `columns` in key order; an
+ * expression (`lower(name)`) is written as such, so `account_id` is found only as a column of its own.
+ */
+export interface CatalogUniqueIndex {
+  table: string
+  name: string
+  primary: boolean
+  columns: string[]
+  /** Its WHERE, for a partial index; null when it covers every row. */
+  predicate: string | null
+}
+
+/** Every unique index of the service's schema, from the catalog (`pg_index`), partitions' copies left out. */
+export async function listCatalogUniqueIndexes(db: Database): Promise<CatalogUniqueIndex[]> {
+  const result = await db.execute(sql`
+    select t.relname::text as "table", ic.relname::text as name, i.indisprimary as primary,
+      array(select case when k.attnum = 0 then pg_get_indexdef(i.indexrelid, k.position::int, true)
+                        else (select a.attname::text from pg_attribute a
+                              where a.attrelid = t.oid and a.attnum = k.attnum) end
+            from unnest(i.indkey[0:i.indnkeyatts - 1]) with ordinality as k(attnum, position)
+            order by k.position) as columns,
+      pg_get_expr(i.indpred, i.indrelid) as predicate
+    from pg_index i
+      join pg_class t on t.oid = i.indrelid
+      join pg_class ic on ic.oid = i.indexrelid
+      join pg_namespace n on n.oid = t.relnamespace
+    where i.indisunique and n.nspname = current_schema() and t.relkind in ('r', 'p') and not t.relispartition
+    order by 1, 2`)
+  return rowsOf<{
+    table: string
+    name: string
+    primary: boolean
+    columns: string[]
+    predicate: string | null
+  }>(result)
+}
+
+/** A foreign key of the schema as one constraint: its columns and the referenced columns, pair by pair. */
+export interface CatalogForeignKey {
+  name: string
+  table: string
+  columns: string[]
+  referenced: string
+  referencedColumns: string[]
+}
+
+/** Every foreign key of the service's schema, one per constraint (listCatalogReferences has one per column). */
+export async function listCatalogForeignKeys(db: Database): Promise<CatalogForeignKey[]> {
+  const result = await db.execute(sql`
+    select k.conname::text as name, t.relname::text as "table", r.relname::text as referenced,
+      array(select a.attname::text from unnest(k.conkey) with ordinality as x(attnum, position)
+              join pg_attribute a on a.attrelid = t.oid and a.attnum = x.attnum order by x.position) as columns,
+      array(select a.attname::text from unnest(k.confkey) with ordinality as x(attnum, position)
+              join pg_attribute a on a.attrelid = r.oid and a.attnum = x.attnum order by x.position)
+        as referenced_columns
+    from pg_constraint k
+      join pg_class t on t.oid = k.conrelid
+      join pg_class r on r.oid = k.confrelid
+      join pg_namespace n on n.oid = t.relnamespace
+    where k.contype = 'f' and n.nspname = current_schema() and not t.relispartition
+    order by 2, 1`)
+  return rowsOf<{
+    name: string
+    table: string
+    referenced: string
+    columns: string[]
+    referenced_columns: string[]
+  }>(result).map(({ referenced_columns, ...key }) => ({ ...key, referencedColumns: referenced_columns }))
+}
+
+/** The tables of the service's schema whose `account_id` may be null: rows attributed to no account yet. */
+export async function listNullableAccountIdTables(db: Database): Promise<string[]> {
+  const result = await db.execute(sql`
+    select c.relname::text as name
+    from pg_class c
+      join pg_namespace n on n.oid = c.relnamespace
+      join pg_attribute a on a.attrelid = c.oid and a.attname = 'account_id' and not a.attisdropped
+    where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition and not a.attnotnull
+    order by 1`)
+  return rowsOf<{ name: string }>(result).map((row) => row.name)
+}
