@@ -16,7 +16,6 @@ const ACCOUNT_COLUMN = 'account_id'
  * entry: it reads one row, whose account the statement checks.
  */
 const LOOKUPS_WITHOUT_ACCOUNT: Record<string, string> = {
-  room_messages_room_seq: "a room's messages, the room found in the caller's account first",
   room_messages_room_sender_seq: "a room's unread messages of one sender, the room found in the account",
   room_messages_room_deleted_seq:
     "a room's deleted messages past a read marker, the room found in the account",

@@ -215,8 +215,8 @@ const ofAccount = (accountId: string, before: string | null) =>
 
 /**
  * A search of the account's contacts, newest first, after the contact `after` (none: from the newest). It
- * reads the newest SEARCH_PROBE contacts by id (`contacts_account_id`); when half of them hold the term, it
- * walks on to SEARCH_WALK, where a common term finds what it needs. Only when the walk holds too few matches
+ * reads the newest SEARCH_PROBE contacts by id (`contacts_pkey`: account, id); when half of them hold the term,
+ * it walks on to SEARCH_WALK, where a common term finds what it needs. Only when the walk holds too few matches
  * does it look up the older contacts by the term's keys, which then have few. Each read stops at what it
  * needs, so neither a term every contact holds nor one none holds reads the account's every contact.
  */

@@ -4,6 +4,7 @@ import {
   bigint,
   boolean,
   check,
+  foreignKey,
   index,
   integer,
   jsonb,
@@ -15,9 +16,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
   idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -91,7 +94,7 @@ export const memberships = pgTable(
 export const chatIdentities = pgTable(
   'chat_identities',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn().references(() => accounts.id),
     userId: text('user_id')
       .notNull()
@@ -99,6 +102,7 @@ export const chatIdentities = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('chat_identities', t),
     idFormat('chat_identities_id_format', t.id),
     uniqueIndex('chat_identities_account_user').on(t.accountId, t.userId),
   ],
@@ -107,7 +111,7 @@ export const chatIdentities = pgTable(
 export const contacts = pgTable(
   'contacts',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn().references(() => accounts.id),
     email: text('email'),
     name: optionalText('name'),
@@ -116,13 +120,11 @@ export const contacts = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('contacts', t),
     idFormat('contacts_id_format', t.id),
     uniqueIndex('contacts_account_email_unique')
       .on(t.accountId, sql`lower(${t.email})`)
       .where(sql`${t.email} is not null`),
-    // The account's contacts newest first (ids start with their time) and their count: without it a small
-    // account's page walked every account's contacts backwards by id.
-    index('contacts_account_id').on(t.accountId, t.id),
     // Search by a part of the name or email (ILIKE '%…%'): keys of the account's own, each three characters
     // of the lowercased name or email behind a hash of the account (`contact_search_keys`, migration 0032).
     // A search reads the postings of its account's keys only: no other account's contacts, and not the
@@ -146,11 +148,9 @@ export const contacts = pgTable(
 export const prospectConversations = pgTable(
   'prospect_conversations',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn().references(() => accounts.id),
-    contactId: text('contact_id')
-      .notNull()
-      .references(() => contacts.id),
+    contactId: text('contact_id').notNull(),
     channel: text('channel').notNull(),
     title: optionalText('title'),
     isOpen: boolean('is_open').notNull().default(true),
@@ -159,8 +159,14 @@ export const prospectConversations = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('prospect_conversations', t),
     idFormat('prospect_conversations_id_format', t.id),
     index('prospect_conversations_contact_idx').on(t.accountId, t.contactId, t.channel),
+    foreignKey({
+      name: 'prospect_conversations_contact_fk',
+      columns: [t.accountId, t.contactId],
+      foreignColumns: [contacts.accountId, contacts.id],
+    }),
   ],
 )
 
@@ -168,15 +174,20 @@ export const prospectConversationMembers = pgTable(
   'prospect_conversation_members',
   {
     accountId: accountIdColumn(),
-    conversationId: text('conversation_id')
-      .notNull()
-      .references(() => prospectConversations.id, { onDelete: 'cascade' }),
+    conversationId: text('conversation_id').notNull(),
     userId: text('user_id')
       .notNull()
       .references(() => users.id),
     unreadCount: integer('unread_count').notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.conversationId, t.userId] })],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.conversationId, t.userId] }),
+    foreignKey({
+      name: 'prospect_conversation_members_conversation_fk',
+      columns: [t.accountId, t.conversationId],
+      foreignColumns: [prospectConversations.accountId, prospectConversations.id],
+    }).onDelete('cascade'),
+  ],
 )
 
 /** A record an account owns and email variables read: id, account, timestamps, and `columns`. */
@@ -184,13 +195,17 @@ function variableSourceTable<C extends Record<string, PgColumnBuilderBase>>(name
   return pgTable(
     name,
     {
-      id: idColumn(),
+      id: ownedIdColumn(),
       accountId: accountIdColumn().references(() => accounts.id),
       ...columns,
       createdAt: createdAt(),
       updatedAt: updatedAt(),
     },
-    (t) => [idFormat(`${name}_id_format`, t.id), index(`${name}_account_idx`).on(t.accountId)],
+    (t) => [
+      accountKey(name, t),
+      idFormat(`${name}_id_format`, t.id),
+      index(`${name}_account_idx`).on(t.accountId),
+    ],
   )
 }
 
@@ -233,7 +248,7 @@ export const creditBalances = pgTable(
 export const creditLedger = pgTable(
   'credit_ledger',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn().references(() => accounts.id),
     event: text('event').notNull(),
     quantity: integer('quantity').notNull(),
@@ -241,6 +256,7 @@ export const creditLedger = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('credit_ledger', t),
     idFormat('credit_ledger_id_format', t.id),
     index('credit_ledger_account_idx').on(t.accountId, t.createdAt),
     // A retried reservation or grant with the same reference is applied once.

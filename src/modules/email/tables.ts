@@ -13,9 +13,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
   idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -26,7 +28,7 @@ export const DND_TYPES = ['permanent', 'temporary'] as const
 export const doNotDisturbEntries = pgTable(
   'do_not_disturb_entries',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     value: text('value').notNull(),
     type: text('type', { enum: DND_TYPES }).notNull(),
@@ -34,6 +36,7 @@ export const doNotDisturbEntries = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('do_not_disturb_entries', t),
     idFormat('do_not_disturb_entries_id_format', t.id),
     check('do_not_disturb_entries_type_valid', sql`${t.type} in ('permanent', 'temporary')`),
     uniqueIndex('do_not_disturb_entries_account_value').on(t.accountId, sql`lower(${t.value})`),
@@ -67,7 +70,7 @@ export interface SentBy {
 export const communications = pgTable(
   'communications',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     type: text('type', { enum: COMMUNICATION_TYPES }).notNull(),
     /** The provider tag in upper case (`SENDGRID`, `OUTBOX`); inbound threading filters on it. */
@@ -92,9 +95,8 @@ export const communications = pgTable(
     modifiedAt: updatedAt('modified_at'),
   },
   (t) => [
+    accountKey('communications', t),
     idFormat('communications_id_format', t.id),
-    // The key of same-account references: deleting a row checks its children along their account-led indexes.
-    uniqueIndex('communications_account_id').on(t.accountId, t.id),
     check('communications_type_valid', sql`${t.type} in ('OUTGOING', 'INCOMING')`),
     // The account's records newest first, by page or by keyset on (created_at, id).
     index('communications_account_created').on(t.accountId, t.createdAt, t.id),

@@ -36,7 +36,7 @@ export async function upsertComponents(
     .insert(funnelStepComponents)
     .values({ ...values, accountId, savedAt: now })
     .onConflictDoUpdate({
-      target: funnelStepComponents.stepId,
+      target: [funnelStepComponents.accountId, funnelStepComponents.stepId],
       set: { components: values.components, checksum: values.checksum, savedAt: now },
     })
     .returning()
@@ -86,7 +86,10 @@ export async function findBackupOfLiveFunnel(db: Database, accountId: string, ba
   const [row] = await db
     .select({ backup: funnelStepBackups })
     .from(funnelStepBackups)
-    .innerJoin(funnels, eq(funnels.id, funnelStepBackups.funnelId))
+    .innerJoin(
+      funnels,
+      and(eq(funnels.accountId, funnelStepBackups.accountId), eq(funnels.id, funnelStepBackups.funnelId)),
+    )
     .where(
       and(
         eq(funnelStepBackups.accountId, accountId),

@@ -19,7 +19,10 @@ export async function findStepOfLiveFunnel(db: Database, accountId: string, step
   const [found] = await db
     .select({ step: funnelSteps, funnel: funnels })
     .from(funnelSteps)
-    .innerJoin(funnels, eq(funnels.id, funnelSteps.funnelId))
+    .innerJoin(
+      funnels,
+      and(eq(funnels.accountId, funnelSteps.accountId), eq(funnels.id, funnelSteps.funnelId)),
+    )
     .where(and(eq(funnelSteps.accountId, accountId), eq(funnelSteps.id, stepId), eq(funnels.deleted, false)))
   return found
 }

@@ -11,6 +11,7 @@ import {
   funnels,
   funnelTagLinks,
   funnelTags,
+  PREVIOUS_DOMAIN_BASE_PATH_INDEX,
 } from './tables.js'
 
 export type NewFunnel = typeof funnels.$inferInsert
@@ -18,7 +19,11 @@ export type NewStep = typeof funnelSteps.$inferInsert
 export type FunnelPatch = Partial<Omit<NewFunnel, 'id' | 'accountId' | 'createdAt'>>
 
 /** The unique indexes that keep a base path to one live funnel per host. */
-export const BASE_PATH_INDEXES = [DOMAIN_BASE_PATH_INDEX, DEFAULT_HOST_BASE_PATH_INDEX]
+export const BASE_PATH_INDEXES = [
+  DOMAIN_BASE_PATH_INDEX,
+  PREVIOUS_DOMAIN_BASE_PATH_INDEX,
+  DEFAULT_HOST_BASE_PATH_INDEX,
+]
 
 export interface FunnelFilter {
   search?: string
@@ -86,7 +91,10 @@ export function tagsOfFunnels(db: Database, accountId: string, funnelIds: string
   return db
     .select({ funnelId: funnelTagLinks.funnelId, id: funnelTags.id, name: funnelTags.name })
     .from(funnelTagLinks)
-    .innerJoin(funnelTags, eq(funnelTags.id, funnelTagLinks.tagId))
+    .innerJoin(
+      funnelTags,
+      and(eq(funnelTags.accountId, funnelTagLinks.accountId), eq(funnelTags.id, funnelTagLinks.tagId)),
+    )
     .where(and(eq(funnelTagLinks.accountId, accountId), inArray(funnelTagLinks.funnelId, funnelIds)))
     .orderBy(asc(sql`lower(${funnelTags.name})`), asc(funnelTags.id))
 }

@@ -46,18 +46,21 @@ export async function listTagsWithCounts(
     filter.search ? ilike(funnelTags.name, containsPattern(filter.search)) : undefined,
   )
   const counted = and(
+    eq(funnels.accountId, funnelTagLinks.accountId),
     eq(funnels.id, funnelTagLinks.funnelId),
-    eq(funnels.accountId, accountId),
     eq(funnels.deleted, false),
     filter.status ? eq(funnels.status, filter.status) : undefined,
   )
   const query = db
     .select({ id: funnelTags.id, name: funnelTags.name, count: count(funnels.id) })
     .from(funnelTags)
-    .leftJoin(funnelTagLinks, eq(funnelTagLinks.tagId, funnelTags.id))
+    .leftJoin(
+      funnelTagLinks,
+      and(eq(funnelTagLinks.accountId, funnelTags.accountId), eq(funnelTagLinks.tagId, funnelTags.id)),
+    )
     .leftJoin(funnels, counted)
     .where(where)
-    .groupBy(funnelTags.id)
+    .groupBy(funnelTags.accountId, funnelTags.id)
     .orderBy(asc(lowerName), asc(funnelTags.id))
     .$dynamic()
   if (!window) {

@@ -12,9 +12,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
   idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -44,7 +46,7 @@ export const LEAD_SOURCES = ['webhook', 'sync'] as const
 export const socialnetTokens = pgTable(
   'socialnet_tokens',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     createdBy: text('created_by'),
     source: text('source').notNull(),
@@ -62,6 +64,7 @@ export const socialnetTokens = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('socialnet_tokens', t),
     idFormat('socialnet_tokens_id_format', t.id),
     uniqueIndex('socialnet_tokens_account_source_live')
       .on(t.accountId, t.source)
@@ -73,7 +76,7 @@ export const socialnetTokens = pgTable(
 export const leadCampaigns = pgTable(
   'lead_campaigns',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     integration: text('integration').notNull().default(SOCIALNET_ADS),
     pageId: text('page_id').notNull(),
@@ -93,9 +96,8 @@ export const leadCampaigns = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('lead_campaigns', t),
     idFormat('lead_campaigns_id_format', t.id),
-    // The key of same-account references: deleting a row checks its children along their account-led indexes.
-    uniqueIndex('lead_campaigns_account_id').on(t.accountId, t.id),
     // A page and form belong to one live campaign across all accounts: each lead maps to one account.
     uniqueIndex('lead_campaigns_page_form_live').on(t.pageId, t.formId).where(sql`not ${t.isDeleted}`),
     index('lead_campaigns_account_created').on(t.accountId, t.createdAt),
@@ -106,21 +108,25 @@ export const leadCampaigns = pgTable(
 export const leadWebhookRegistrations = pgTable(
   'lead_webhook_registrations',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     /** The user who registered it. */
     owner: text('owner').notNull(),
-    campaignId: text('campaign_id')
-      .notNull()
-      .references(() => leadCampaigns.id),
+    campaignId: text('campaign_id').notNull(),
     pageId: text('page_id').notNull(),
     webhookUrl: text('webhook_url').notNull(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('lead_webhook_registrations', t),
     idFormat('lead_webhook_registrations_id_format', t.id),
     uniqueIndex('lead_webhook_registrations_campaign').on(t.accountId, t.campaignId),
+    foreignKey({
+      name: 'lead_webhook_registrations_campaign_fk',
+      columns: [t.accountId, t.campaignId],
+      foreignColumns: [leadCampaigns.accountId, leadCampaigns.id],
+    }),
   ],
 )
 

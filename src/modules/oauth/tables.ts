@@ -12,9 +12,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
   idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -61,7 +63,7 @@ export const oauthApps = pgTable(
 export const oauthCodes = pgTable(
   'oauth_codes',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     codeHash: text('code_hash').notNull(),
     clientId: text('client_id').notNull(),
     userId: text('user_id').notNull(),
@@ -74,7 +76,11 @@ export const oauthCodes = pgTable(
     usedAt: timestampColumn('used_at'),
     createdAt: createdAt(),
   },
-  (t) => [idFormat('oauth_codes_id_format', t.id), uniqueIndex('oauth_codes_hash').on(t.codeHash)],
+  (t) => [
+    accountKey('oauth_codes', t),
+    idFormat('oauth_codes_id_format', t.id),
+    uniqueIndex('oauth_codes_hash').on(t.codeHash),
+  ],
 )
 
 /**
@@ -84,7 +90,7 @@ export const oauthCodes = pgTable(
 export const oauthRefreshTokens = pgTable(
   'oauth_refresh_tokens',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     tokenHash: text('token_hash').notNull(),
     codeId: text('code_id').notNull(),
     clientId: text('client_id').notNull(),
@@ -99,6 +105,7 @@ export const oauthRefreshTokens = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('oauth_refresh_tokens', t),
     idFormat('oauth_refresh_tokens_id_format', t.id),
     uniqueIndex('oauth_refresh_tokens_hash').on(t.tokenHash),
     // Every query by grant wants its unrevoked tokens; a refresh revokes the older ones, so a grant
@@ -169,7 +176,7 @@ export interface WebhookAttempt {
 export const oauthWebhookDeliveries = pgTable(
   'oauth_webhook_deliveries',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     clientId: text('client_id').notNull(),
     accountId: accountIdColumn(),
     event: text('event').notNull(),
@@ -189,6 +196,7 @@ export const oauthWebhookDeliveries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('oauth_webhook_deliveries', t),
     idFormat('oauth_webhook_deliveries_id_format', t.id),
     check(
       'oauth_webhook_deliveries_status_valid',
@@ -205,7 +213,5 @@ export const oauthWebhookDeliveries = pgTable(
     index('oauth_webhook_deliveries_leased')
       .on(t.clientId, t.leasedUntil)
       .where(sql`${t.leasedUntil} is not null`),
-    // The account's rows (its removal and export).
-    index('oauth_webhook_deliveries_account').on(t.accountId, t.id),
   ],
 )

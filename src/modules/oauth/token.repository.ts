@@ -89,8 +89,11 @@ export async function findCodeForUpdate(
   return row
 }
 
-export async function markCodeUsed(db: Database, id: string, now: Date): Promise<void> {
-  await db.update(oauthCodes).set({ usedAt: now }).where(eq(oauthCodes.id, id))
+export async function markCodeUsed(db: Database, accountId: string, id: string, now: Date): Promise<void> {
+  await db
+    .update(oauthCodes)
+    .set({ usedAt: now })
+    .where(and(eq(oauthCodes.accountId, accountId), eq(oauthCodes.id, id)))
 }
 
 export async function insertRefreshToken(
@@ -190,7 +193,8 @@ const replaceRefreshTokenStatement = preparedStatement<GrantColumns>(
     revoked as (
       update ${oauthRefreshTokens} as other set revoked_at = ${sql.placeholder('now')}
       from replaced
-      where other.code_id = replaced.code_id and other.revoked_at is null and other.id <> replaced.id
+      where other.account_id = replaced.account_id and other.code_id = replaced.code_id
+        and other.revoked_at is null and other.id <> replaced.id
     ),
     audited as (${grantAuditInsert('replaced', 'token.refreshed')}),
     issued as (${grantRefreshTokenInsert('replaced')})
@@ -253,11 +257,11 @@ export async function findJudgedRefreshToken(
 }
 
 /** Replaces the token: it stays usable for the grace period from the first replacement. */
-export async function markRefreshTokenReplaced(db: Database, id: string): Promise<void> {
+export async function markRefreshTokenReplaced(db: Database, accountId: string, id: string): Promise<void> {
   await db
     .update(oauthRefreshTokens)
     .set({ replacedAt: sql`coalesce(${oauthRefreshTokens.replacedAt}, now())`, lastUsed: new Date() })
-    .where(eq(oauthRefreshTokens.id, id))
+    .where(and(eq(oauthRefreshTokens.accountId, accountId), eq(oauthRefreshTokens.id, id)))
 }
 
 /** Revokes the grant's tokens that are still live; with `except`, all but that one. */

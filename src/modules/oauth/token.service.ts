@@ -261,7 +261,7 @@ async function exchangeCode(deps: TokenDeps, app: AppRow, body: OAuthForm): Prom
     // Nothing changes while the account is suspended: the code stays for a retry after its reactivation.
     if (ownUsable && !row.accountActive) return { refused: await accountRefusal(tx, row.accountId) }
     // Used by this attempt, whatever follows: a refused code cannot be tried again.
-    await markCodeUsed(tx, row.id, now)
+    await markCodeUsed(tx, row.accountId, row.id, now)
     if (!ownUsable) return { refused: unusable }
     if (row.redirectUri !== redirectUri)
       return { refused: 'redirect_uri does not match the authorization request' }
@@ -411,7 +411,7 @@ async function refreshTokens(deps: TokenDeps, app: AppRow, body: OAuthForm): Pro
     await revokeRefreshTokensOfCode(tx, row.codeId, retried?.id ?? row.id)
     await audit(deps, tx, 'token.refreshed', grant, retried ? { retry: true } : {})
     if (!retried) {
-      await markRefreshTokenReplaced(tx, row.id)
+      await markRefreshTokenReplaced(tx, row.accountId, row.id)
       await storeRefreshToken(tx, grant, successor)
     }
     return { tokens: await tokenResponse(deps, tx, narrowedTo(grant, requested), successor.token) }

@@ -100,7 +100,7 @@ async function leaseDueDeliveries(
     )
     update oauth_webhook_deliveries d set leased_until = ${lease}, next_attempt_at = ${lease}
     from claimed left join oauth_apps a on a.id = claimed.client_id
-    where d.id = claimed.id
+    where d.client_id = claimed.client_id and d.id = claimed.id
     returning d.id, d.client_id, d.account_id, d.event, d.notification, d.series_attempts, d.leased_until,
       d.created_at, a.webhook_url, a.webhook_secret_sealed`)
   return rowsOf<{
@@ -150,7 +150,7 @@ export type Settlement =
  */
 export async function settleDelivery(
   db: Database,
-  claimed: Pick<ClaimedDelivery, 'id' | 'leasedUntil'>,
+  claimed: Pick<ClaimedDelivery, 'accountId' | 'id' | 'leasedUntil'>,
   settlement: Settlement,
 ): Promise<boolean> {
   const attempted =
@@ -168,7 +168,13 @@ export async function settleDelivery(
       leasedUntil: null,
       ...attempted,
     })
-    .where(and(eq(deliveries.id, claimed.id), eq(deliveries.leasedUntil, claimed.leasedUntil)))
+    .where(
+      and(
+        eq(deliveries.accountId, claimed.accountId),
+        eq(deliveries.id, claimed.id),
+        eq(deliveries.leasedUntil, claimed.leasedUntil),
+      ),
+    )
     .returning({ id: deliveries.id })
   return rows.length === 1
 }

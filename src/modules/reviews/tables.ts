@@ -16,9 +16,11 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
   idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -36,7 +38,7 @@ import {
 export const reviewTemplates = pgTable(
   'review_templates',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     name: text('name').notNull(),
     channel: text('channel', { enum: TEMPLATE_CHANNELS }).notNull(),
@@ -46,6 +48,7 @@ export const reviewTemplates = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('review_templates', t),
     idFormat('review_templates_id_format', t.id),
     index('review_templates_account_created').on(t.accountId, t.createdAt),
   ],
@@ -58,7 +61,7 @@ export const reviewTemplates = pgTable(
 export const reviewConfigurations = pgTable(
   'review_configurations',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     parentAccount: text('parent_account').notNull(),
     name: text('name').notNull(),
@@ -67,7 +70,7 @@ export const reviewConfigurations = pgTable(
     delayHours: doublePrecision('delay_hours').notNull(),
     platforms: text('platforms', { enum: REVIEW_PLATFORMS }).array().notNull(),
     // A template in use by a configuration cannot be deleted (the key's default, no action: SQLSTATE 23503).
-    templateId: text('template_id').references(() => reviewTemplates.id),
+    templateId: text('template_id'),
     conditions: jsonb('conditions').$type<ReviewConditions>(),
     sendMethod: text('send_method', { enum: SEND_METHODS }).notNull(),
     fromEmail: text('from_email'),
@@ -79,8 +82,15 @@ export const reviewConfigurations = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('review_configurations', t),
     idFormat('review_configurations_id_format', t.id),
     uniqueIndex('review_configurations_account').on(t.accountId),
+    foreignKey({
+      name: 'review_configurations_template_fk',
+      columns: [t.accountId, t.templateId],
+      foreignColumns: [reviewTemplates.accountId, reviewTemplates.id],
+    }),
+
     check('review_configurations_delay_not_negative', sql`${t.delayHours} >= 0`),
   ],
 )
@@ -89,7 +99,7 @@ export const reviewConfigurations = pgTable(
 export const reviewLinks = pgTable(
   'review_links',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     platform: text('platform', { enum: REVIEW_PLATFORMS }).notNull(),
     url: text('url').notNull(),
@@ -97,6 +107,7 @@ export const reviewLinks = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('review_links', t),
     idFormat('review_links_id_format', t.id),
     uniqueIndex('review_links_account_platform').on(t.accountId, t.platform),
   ],
@@ -160,7 +171,7 @@ export const REQUEST_STATUSES = ['scheduled', 'sent', 'clicked', 'skipped', 'fai
 export const reviewRequests = pgTable(
   'review_requests',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     parentAccount: text('parent_account').notNull(),
     eventId: text('event_id').notNull(),
@@ -184,6 +195,7 @@ export const reviewRequests = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('review_requests', t),
     idFormat('review_requests_id_format', t.id),
     uniqueIndex('review_requests_code').on(t.code),
     uniqueIndex('review_requests_source_platform').on(t.accountId, t.sourceRef, t.platform),
@@ -234,11 +246,9 @@ export const SMS_PROVIDERS = ['outbox', 'twilio'] as const
 export const reviewSmsMessages = pgTable(
   'review_sms_messages',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
-    requestId: text('request_id')
-      .notNull()
-      .references(() => reviewRequests.id),
+    requestId: text('request_id').notNull(),
     to: text('to').notNull(),
     from: text('from'),
     body: text('body').notNull(),
@@ -247,11 +257,17 @@ export const reviewSmsMessages = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('review_sms_messages', t),
     idFormat('review_sms_messages_id_format', t.id),
     index('review_sms_messages_account_created').on(t.accountId, t.createdAt, t.id),
     // The operator's outbox of every account's SMS, newest first.
     index('review_sms_messages_created').on(t.createdAt, t.id),
-    index('review_sms_messages_request').on(t.requestId),
+    foreignKey({
+      name: 'review_sms_messages_request_fk',
+      columns: [t.accountId, t.requestId],
+      foreignColumns: [reviewRequests.accountId, reviewRequests.id],
+    }),
+    index('review_sms_messages_account_request').on(t.accountId, t.requestId),
     // An inbound STOP names the number it came from: the accounts that texted it are found by it.
     index('review_sms_messages_to').on(t.to),
   ],
@@ -282,12 +298,13 @@ export const reviewSmsSendKeys = pgTable(
 export const reviewOrderLocations = pgTable(
   'review_order_locations',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     locationId: text('location_id').notNull(),
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('review_order_locations', t),
     idFormat('review_order_locations_id_format', t.id),
     uniqueIndex('review_order_locations_location').on(t.locationId),
     index('review_order_locations_account_created').on(t.accountId, t.createdAt),
@@ -302,13 +319,14 @@ export const reviewOrderLocations = pgTable(
 export const reviewSmsOptOuts = pgTable(
   'review_sms_opt_outs',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     phone: text('phone').notNull(),
     keyword: text('keyword').notNull(),
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('review_sms_opt_outs', t),
     idFormat('review_sms_opt_outs_id_format', t.id),
     uniqueIndex('review_sms_opt_outs_account_phone').on(t.accountId, t.phone),
   ],
@@ -322,12 +340,13 @@ export const reviewSmsOptOuts = pgTable(
 export const reviewRefunds = pgTable(
   'review_refunds',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     sourceRef: text('source_ref').notNull(),
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('review_refunds', t),
     idFormat('review_refunds_id_format', t.id),
     uniqueIndex('review_refunds_account_source').on(t.accountId, t.sourceRef),
   ],

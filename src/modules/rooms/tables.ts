@@ -13,9 +13,10 @@ import {
 } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
-  idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -40,7 +41,7 @@ const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' })
 export const rooms = pgTable(
   'rooms',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     type: text('type', { enum: ROOM_TYPES }).notNull(),
     /** Group rooms only; null for direct rooms. */
@@ -56,13 +57,12 @@ export const rooms = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('rooms', t),
     idFormat('rooms_id_format', t.id),
     check('rooms_type_valid', sql`${t.type} in ('direct', 'group')`),
     check('rooms_direct_pair_for_direct_rooms', sql`(${t.type} = 'direct') = (${t.directPair} is not null)`),
     uniqueIndex('rooms_account_direct_pair').on(t.accountId, t.directPair),
     index('rooms_account_activity').on(t.accountId, t.lastActivity),
-    // The key of same-account references: deleting a room finds its memberships along their primary key.
-    uniqueIndex('rooms_account_id').on(t.accountId, t.id),
   ],
 )
 
@@ -109,21 +109,25 @@ export const roomMembers = pgTable(
 export const roomMemberHistory = pgTable(
   'room_member_history',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
-    roomId: text('room_id')
-      .notNull()
-      .references(() => rooms.id, { onDelete: 'cascade' }),
+    roomId: text('room_id').notNull(),
     conversationId: text('conversation_id').notNull(),
     joinedAt: timestampColumn('joined_at').notNull().defaultNow(),
     leftAt: timestampColumn('left_at'),
   },
   (t) => [
+    accountKey('room_member_history', t),
     idFormat('room_member_history_id_format', t.id),
-    index('room_member_history_room').on(t.roomId, t.joinedAt),
+    foreignKey({
+      name: 'room_member_history_room_fk',
+      columns: [t.accountId, t.roomId],
+      foreignColumns: [rooms.accountId, rooms.id],
+    }).onDelete('cascade'),
+    index('room_member_history_account_room').on(t.accountId, t.roomId, t.joinedAt),
     // At most one open stay per identity and room.
-    uniqueIndex('room_member_history_one_open_stay')
-      .on(t.roomId, t.conversationId)
+    uniqueIndex('room_member_history_account_open_stay')
+      .on(t.accountId, t.roomId, t.conversationId)
       .where(sql`${t.leftAt} is null`),
   ],
 )
@@ -135,7 +139,7 @@ export const roomMemberHistory = pgTable(
 export const roomMessages = pgTable(
   'room_messages',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     roomId: text('room_id').notNull(),
     seq: bigint('seq', { mode: 'number' }).notNull(),
@@ -152,10 +156,15 @@ export const roomMessages = pgTable(
     deletedAt: timestampColumn('deleted_at'),
   },
   (t) => [
+    accountKey('room_messages', t),
     idFormat('room_messages_id_format', t.id),
     check('room_messages_kind_valid', sql`${t.kind} in ('user', 'system')`),
-    foreignKey({ columns: [t.roomId], foreignColumns: [rooms.id] }).onDelete('cascade'),
-    uniqueIndex('room_messages_room_seq').on(t.roomId, t.seq),
+    foreignKey({
+      name: 'room_messages_room_fk',
+      columns: [t.accountId, t.roomId],
+      foreignColumns: [rooms.accountId, rooms.id],
+    }).onDelete('cascade'),
+    uniqueIndex('room_messages_account_room_seq').on(t.accountId, t.roomId, t.seq),
     // Unread counts subtract the member's own and the deleted messages past the read marker.
     index('room_messages_room_sender_seq').on(t.roomId, t.senderId, t.seq),
     index('room_messages_room_deleted_seq').on(t.roomId, t.seq).where(sql`${t.deletedAt} is not null`),

@@ -2,9 +2,10 @@ import { sql } from 'drizzle-orm'
 import { boolean, check, foreignKey, index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
 import {
   accountIdColumn,
+  accountKey,
   createdAt,
-  idColumn,
   idFormat,
+  ownedIdColumn,
   timestampColumn,
   updatedAt,
 } from '../../platform/db/columns.js'
@@ -24,7 +25,7 @@ export interface SupportAttachment {
 export const supportInboxes = pgTable(
   'support_inboxes',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     type: text('type').notNull(),
     name: text('name').notNull(),
@@ -33,6 +34,7 @@ export const supportInboxes = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('support_inboxes', t),
     idFormat('support_inboxes_id_format', t.id),
     // At most one default inbox per type, so "the account's default email inbox" is never ambiguous.
     uniqueIndex('support_inboxes_account_type_default').on(t.accountId, t.type).where(sql`${t.isDefault}`),
@@ -43,7 +45,7 @@ export const supportInboxes = pgTable(
 export const supportConversations = pgTable(
   'support_conversations',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     contactId: text('contact_id').notNull(),
     subject: text('subject').notNull().default(''),
@@ -52,9 +54,8 @@ export const supportConversations = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
+    accountKey('support_conversations', t),
     idFormat('support_conversations_id_format', t.id),
-    // The key of same-account references: deleting a row checks its children along their account-led indexes.
-    uniqueIndex('support_conversations_account_id').on(t.accountId, t.id),
     // One open conversation per contact: concurrent replies of the same contact land in the same one.
     uniqueIndex('support_conversations_account_contact_open')
       .on(t.accountId, t.contactId)
@@ -66,31 +67,38 @@ export const supportConversations = pgTable(
 export const supportRooms = pgTable(
   'support_rooms',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     conversationId: text('conversation_id').notNull(),
-    inboxId: text('inbox_id').references(() => supportInboxes.id, { onDelete: 'set null' }),
+    inboxId: text('inbox_id'),
     /** Contact ids taking part. */
     participants: text('participants').array().notNull().default(sql`'{}'::text[]`),
     createdAt: createdAt(),
   },
   (t) => [
+    accountKey('support_rooms', t),
     idFormat('support_rooms_id_format', t.id),
     uniqueIndex('support_rooms_account_conversation').on(t.accountId, t.conversationId),
+    // A deleted inbox leaves its rooms: `ON DELETE SET NULL (inbox_id)` (the SQL of migration 0038; drizzle-kit
+    // cannot name the column), so that the account stays.
+    foreignKey({
+      name: 'support_rooms_inbox_fk',
+      columns: [t.accountId, t.inboxId],
+      foreignColumns: [supportInboxes.accountId, supportInboxes.id],
+    }).onDelete('set null'),
+
     foreignKey({
       name: 'support_rooms_conversation_fk',
       columns: [t.accountId, t.conversationId],
       foreignColumns: [supportConversations.accountId, supportConversations.id],
     }).onDelete('cascade'),
-    // The key of same-account references: deleting a row checks its children along their account-led indexes.
-    uniqueIndex('support_rooms_account_id').on(t.accountId, t.id),
   ],
 )
 
 export const supportMessages = pgTable(
   'support_messages',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     roomId: text('room_id').notNull(),
     conversationId: text('conversation_id').notNull(),
@@ -104,6 +112,7 @@ export const supportMessages = pgTable(
     createdAt: timestampColumn('created_at').notNull().defaultNow(),
   },
   (t) => [
+    accountKey('support_messages', t),
     idFormat('support_messages_id_format', t.id),
     check('support_messages_direction_valid', sql`${t.direction} in ('INCOMING', 'OUTGOING')`),
     index('support_messages_account_room_created').on(t.accountId, t.roomId, t.createdAt),

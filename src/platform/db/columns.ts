@@ -1,10 +1,23 @@
 import { sql } from 'drizzle-orm'
-import type { AnyPgColumn } from 'drizzle-orm/pg-core'
-import { check, text, timestamp } from 'drizzle-orm/pg-core'
+import type { AnyPgColumn, PgColumn } from 'drizzle-orm/pg-core'
+import { check, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
 import { newId } from './ids.js'
 
 /** Primary key column: a 24-character hex id generated in one place. */
 export const idColumn = () => text('id').primaryKey().$defaultFn(newId)
+
+/**
+ * The id of an account-owned row: generated as `idColumn`'s, and keyed with its account (`accountKey`), so
+ * that the table can be distributed by account (ARCHITECTURE.md).
+ */
+export const ownedIdColumn = () => text('id').notNull().$defaultFn(newId)
+
+/**
+ * The primary key of an account-owned table, `(account_id, id)`, under the name PostgreSQL gives a table's
+ * own (`<table>_pkey`), which it had when it was `(id)`.
+ */
+export const accountKey = (table: string, t: { accountId: PgColumn; id: PgColumn }) =>
+  primaryKey({ name: `${table}_pkey`, columns: [t.accountId, t.id] })
 
 /** Check constraint keeping an id column to the 24-hex format. */
 export const idFormat = (name: string, column: AnyPgColumn) => check(name, sql`${column} ~ '^[0-9a-f]{24}$'`)
