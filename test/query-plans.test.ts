@@ -20,6 +20,10 @@ const LOOKUPS_WITHOUT_ACCOUNT: Record<string, string> = {
   room_messages_room_deleted_seq:
     "a room's deleted messages past a read marker, the room found in the account",
   funnel_steps_funnel_order: "the steps of the page's funnels, found in the account by the same request",
+  // Plain indexes on ids kept for the lookups made before the account is known (migration 0037): an id is
+  // generated unique, so its condition reads one row, whose account the statement checks.
+  funnels_id: 'one funnel by its id (the key is (account_id, id)); the statement checks its account',
+  funnel_steps_id: 'one step by its id (the key is (account_id, id)); the statement checks its account',
 }
 
 /**
