@@ -86,7 +86,9 @@ import { createRevokedGrants } from './platform/auth/revoked-grants.js'
 import type { Platform } from './platform/context.js'
 import { type DatabaseHandle, openDatabase } from './platform/db/connection.js'
 import { newId } from './platform/db/ids.js'
+import { replicaStates } from './platform/db/replicas.js'
 import { vacuumsItself } from './platform/db/vacuum.js'
+import { createWritePositions } from './platform/db/write-positions.js'
 import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import { createAccountBudget } from './platform/http/account-budget.js'
@@ -103,6 +105,7 @@ import { registerMetrics } from './platform/http/metrics.js'
 import { openApiOptions } from './platform/http/openapi.js'
 import { refuseCursorWithPage } from './platform/http/pagination.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
+import { createReplicaReads } from './platform/http/replica-reads.js'
 import {
   boundFormFields,
   guardEveryQuery,
@@ -196,6 +199,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolSize: config.databasePoolSize,
+      replicaUrls: config.databaseReplicas.urls,
+      replicaMaxLagMs: config.databaseReplicas.maxLagMs,
       waits: config.databaseWaits,
       log: app.log,
     }))
@@ -204,6 +209,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     ? createRedis(config.redisUrl, app.log, config.redisCommandTimeoutMs)
     : undefined
 
+  const replicaReads =
+    database.replicas &&
+    createReplicaReads(
+      database.replicas,
+      createWritePositions({ redis, maxLagMs: config.databaseReplicas.maxLagMs, log: app.log }),
+    )
   const tokens = createPlatformTokens(config.jwt)
   const revokedGrants = await createRevokedGrants({
     lookUp: (grantId) => isGrantRevoked(database.db, grantId),
@@ -247,6 +258,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     tokens,
     accountAccess,
     redis,
+    readAs: replicaReads?.readAs,
     logger: app.log,
   })
   // A client connected before its account was suspended, or its user removed, is disconnected then.
@@ -280,6 +292,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       jobs: queue.ping,
       ...(redis && { redis: async () => void (await redis.ping()) }),
     },
+    replicas: database.replicas && replicaStates(database.replicas),
   }
   app.decorate('readiness', readiness)
   defineRetentionJob(queue, retention)
@@ -298,6 +311,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   registerResponseHeaders(app)
   if (config.nodeEnv === 'production') requireHttpsWhereDeclared(app)
   await registerRateLimit(app, redis)
+  // Before the account's turns: a request chooses its replica once it has its turn, not while it waits.
+  replicaReads?.register(app)
   registerAccountConcurrency(app, config.accountConcurrency)
   registerAuth(app, {
     tokens,
@@ -335,6 +350,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     {
       jobCounts: queue.countByState,
       databasePool: () => database.poolStats?.(),
+      databaseReplicas: database.replicas && replicaStates(database.replicas),
       providerCircuits: providerCircuitStates,
     },
   )

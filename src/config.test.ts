@@ -260,6 +260,28 @@ describe('configuration', () => {
     )
   })
 
+  it('reads the database replicas: none by default, each a postgres URL, only beside DATABASE_URL', () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).databaseReplicas).toEqual({ urls: [], maxLagMs: 5000 })
+    const primary = { DATA_DIR: tempDir(), DATABASE_URL: 'postgres://db/app' }
+    const replicas = 'postgres://replica-1/app, postgresql://u:p@replica-2:6432/app/'
+    expect(
+      loadConfig({ ...primary, DATABASE_REPLICA_URLS: replicas, DATABASE_REPLICA_MAX_LAG_MS: '800' })
+        .databaseReplicas,
+    ).toEqual({ urls: ['postgres://replica-1/app', 'postgresql://u:p@replica-2:6432/app'], maxLagMs: 800 })
+    expect(() =>
+      loadConfig({ DATA_DIR: tempDir(), DATABASE_REPLICA_URLS: 'postgres://replica/app' }),
+    ).toThrow('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas')
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_URLS: 'postgres://r/app,mysql://r/app' })).toThrow(
+      'DATABASE_REPLICA_URLS must use postgres or postgresql',
+    )
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_URLS: 'postgres://r/app,,' })).toThrow(
+      'DATABASE_REPLICA_URLS has an empty URL at position 2',
+    )
+    expect(() => loadConfig({ ...primary, DATABASE_REPLICA_MAX_LAG_MS: '10' })).toThrow(
+      'DATABASE_REPLICA_MAX_LAG_MS must be an integer from 100 to 3600000, got "10"',
+    )
+  })
+
   it('reads provider settings with their defaults', () => {
     const config = loadConfig({
       DATA_DIR: tempDir(),

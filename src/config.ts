@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { isIPv4 } from 'node:net'
 import { join, resolve } from 'node:path'
 import { MIGRATION_DEFAULTS, type MigrationSettings } from './platform/db/migrations.js'
+import { REPLICA_MAX_LAG_DEFAULT_MS } from './platform/db/replicas.js'
 import { DATABASE_WAIT_DEFAULTS, type DatabaseWaits } from './platform/db/waits.js'
 import { MAX_REQUEST_BUDGET } from './platform/http/account-budget.js'
 import { type AddressRange, parseAddressRanges } from './platform/http/outbound-address.js'
@@ -24,6 +25,8 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections the API and the jobs' handlers share on PostgreSQL (pg-boss keeps 4 of its own). */
   databasePoolSize: number
+  /** Streaming replicas of DATABASE_URL that serve reads (docs/decisions.md, "Reads on replicas"). */
+  databaseReplicas: DatabaseReplicas
   /** How a migration waits for its locks (docs/decisions.md, "Migrations that never take a table offline"). */
   migrations: MigrationSettings
   /** How long the service waits on PostgreSQL (docs/decisions.md, "Every wait has a bound"). */
@@ -293,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize,
+    databaseReplicas: databaseReplicas(env),
     migrations: migrationSettings(env),
     databaseWaits: databaseWaits(env),
     httpTimeouts: httpTimeouts(env),
@@ -474,6 +478,33 @@ function httpTimeouts(env: Env): HttpTimeouts {
   }
   const keepAliveMs = integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, HOUR_MS)
   return { requestMs, headersMs, keepAliveMs }
+}
+
+export interface DatabaseReplicas {
+  /** DATABASE_REPLICA_URLS: none by default, and every statement goes to DATABASE_URL. */
+  urls: string[]
+  /** DATABASE_REPLICA_MAX_LAG_MS: a replica further behind the primary leaves the rotation. */
+  maxLagMs: number
+}
+
+function databaseReplicas(env: Env): DatabaseReplicas {
+  const raw = env.DATABASE_REPLICA_URLS?.trim() ?? ''
+  const urls =
+    raw === ''
+      ? []
+      : raw.split(',').map((item, index) => {
+          const replica = url({ DATABASE_REPLICA_URLS: item.trim() }, 'DATABASE_REPLICA_URLS', [
+            'postgres:',
+            'postgresql:',
+          ])
+          if (!replica)
+            throw new ConfigError(`DATABASE_REPLICA_URLS has an empty URL at position ${index + 1}`)
+          return replica
+        })
+  if (urls.length > 0 && !env.DATABASE_URL)
+    throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL: the embedded database has no replicas')
+  const maxLagMs = integer(env, 'DATABASE_REPLICA_MAX_LAG_MS', REPLICA_MAX_LAG_DEFAULT_MS, 100, HOUR_MS)
+  return { urls, maxLagMs }
 }
 
 function databaseWaits(env: Env): DatabaseWaits {

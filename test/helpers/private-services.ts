@@ -23,6 +23,9 @@ function runPostgresTool(tool: string, args: string[]): string {
 export interface PrivatePostgres {
   /** The URL of its `postgres` database (trust authentication, user postgres). */
   url: string
+  port: number
+  /** Its server log (with `log_statement=all`, every statement it ran). */
+  logFile: string
   /** `pg_ctl stop -m fast` (a clean stop, as a restart for a minor version) or `immediate` (killed hard). */
   stop(mode: 'fast' | 'immediate'): void
   start(): void
@@ -30,19 +33,29 @@ export interface PrivatePostgres {
   destroy(): void
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** A private cluster's folder, owned by `postgres` when the test runs as root. */
+function clusterFolder(): string {
   const dir = mkdtempSync(join(tmpdir(), 'private-postgres-'))
   if (asRoot) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), 0)
+  return dir
+}
+
+/** Starts the cluster in `dir`/data on `port` with `settings` (`name=value`), and how to stop and remove it. */
+function runCluster(dir: string, port: number, settings: string[]): PrivatePostgres {
   const data = join(dir, 'data')
-  const port = await freePort()
-  runPostgresTool('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'])
+  const logFile = join(dir, 'log')
   // Nothing here outlives the test: fsync off spares the disk; the socket stays in the cluster's folder.
-  const settings = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`
+  const options = [
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`,
+    ...settings.map((setting) => `-c ${setting}`),
+  ].join(' ')
   const pgCtl = (...args: string[]) => runPostgresTool('pg_ctl', ['-D', data, ...args])
-  const start = () => void pgCtl('-o', settings, '-l', join(dir, 'log'), '-w', 'start')
+  const start = () => void pgCtl('-o', options, '-l', logFile, '-w', 'start')
   start()
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    logFile,
     stop: (mode) => void pgCtl('-m', mode, '-w', 'stop'),
     start,
     destroy: () => {
@@ -54,6 +67,43 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+export async function startPrivatePostgres(settings: string[] = []): Promise<PrivatePostgres> {
+  const dir = clusterFolder()
+  runPostgresTool('initdb', [
+    '-D',
+    join(dir, 'data'),
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '--no-sync',
+    '-E',
+    'UTF8',
+  ])
+  return runCluster(dir, await freePort(), settings)
+}
+
+/**
+ * A streaming replica of `primary`: its copy taken with `pg_basebackup -R` (which writes the settings that
+ * make it a standby following the primary), started on a port of its own; hot standby, so it serves reads.
+ * Its slot stays on the primary, which keeps WAL for it while it is stopped: destroy the primary with it.
+ * `settings` such as `recovery_min_apply_delay=400ms` or `log_statement=all`.
+ */
+export async function startPrivateStandby(
+  primary: PrivatePostgres,
+  settings: string[] = [],
+): Promise<PrivatePostgres> {
+  const dir = clusterFolder()
+  const port = await freePort()
+  // A replication slot of its own (-C -S), which -R names in its settings: the primary keeps every WAL segment
+  // the standby has yet to receive, where otherwise the next checkpoint (another copy's) may remove it first.
+  runPostgresTool('pg_basebackup', [
+    ...['-D', join(dir, 'data'), '-R', '-X', 'stream', '--no-sync', '-C', '-S', `standby_${port}`],
+    ...['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres'],
+  ])
+  return runCluster(dir, port, settings)
 }
 
 export interface PrivateRedis {

@@ -9,7 +9,9 @@ import pg from 'pg'
 import type { Logger } from '../log/logger.js'
 import { createOutageLog } from '../log/outage-log.js'
 import { lockDataDir } from './data-dir-lock.js'
+import { dedicatedConnection } from './dedicated-connection.js'
 import { type MigrateOptions, migrate, pendingMigrations, type SqlSession } from './migrations.js'
+import { openReplicaSet, REPLICA_MAX_LAG_DEFAULT_MS, type ReplicaSet } from './replicas.js'
 import { type ConnectionSettings, connectionSettings, type DatabaseWaits } from './waits.js'
 
 /** A Drizzle database or transaction: every repository function takes one as its executor. */
@@ -23,6 +25,8 @@ export interface DatabaseHandle {
   ping(): Promise<void>
   /** The API's connections on PostgreSQL (metrics); the embedded database has no pool. */
   poolStats?(): { total: number; idle: number; waiting: number }
+  /** The streaming replicas that serve reads (DATABASE_REPLICA_URLS), when there are any. */
+  replicas?: ReplicaSet
   /** The embedded database's data directory as one tar file, which `pgliteDump` opens again. */
   dumpDataDir?(): Promise<Blob>
   close(): Promise<void>
@@ -43,6 +47,10 @@ export interface DatabaseOptions {
   poolSize?: number
   /** The bounds on waiting for PostgreSQL (the server's; unset, nothing is bounded: seeding and benches). */
   waits?: DatabaseWaits
+  /** Streaming replicas of `databaseUrl` that serve reads (PostgreSQL only; see replicas.ts). */
+  replicaUrls?: string[]
+  /** DATABASE_REPLICA_MAX_LAG_MS: a replica further behind leaves the rotation. */
+  replicaMaxLagMs?: number
   /** Where a lost connection is told, once an outage (PostgreSQL only). */
   log?: Logger
 }
@@ -69,10 +77,27 @@ const JOB_QUEUE_STATEMENT_TIMEOUT_MS = 60_000
 
 async function openPostgres(connectionString: string, options: DatabaseOptions): Promise<DatabaseHandle> {
   const settings = connectionSettings(options.waits)
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, keepAlive: true, ...settings })
-  survivesLostConnections(pool, createOutageLog(options.log ?? SILENT, 'PostgreSQL'))
+  const log = options.log ?? SILENT
+  const poolSize = options.poolSize ?? 10
+  const replicas = options.replicaUrls?.length
+    ? openReplicaSet({
+        primaryUrl: connectionString,
+        urls: options.replicaUrls,
+        poolSize,
+        settings,
+        maxLagMs: options.replicaMaxLagMs ?? REPLICA_MAX_LAG_DEFAULT_MS,
+        log,
+        survivesLostConnections: (pool, name) => survivesLostConnections(pool, createOutageLog(log, name)),
+      })
+    : undefined
+  const pool =
+    replicas?.pool ?? new pg.Pool({ connectionString, max: poolSize, keepAlive: true, ...settings })
+  survivesLostConnections(pool, createOutageLog(log, 'PostgreSQL'))
   const db = drizzleNodePg(pool) as unknown as Database
-  const ping = readinessPing(connectionString, settings)
+  // Readiness asks PostgreSQL itself, outside the pool: a pool whose connections all wait on a lock held on
+  // one table says nothing of the database, and a load balancer that read it so would take every instance
+  // out of rotation for one lock.
+  const ping = dedicatedConnection(connectionString, settings)
   return {
     kind: 'postgres',
     db,
@@ -83,11 +108,12 @@ async function openPostgres(connectionString: string, options: DatabaseOptions):
       lock_timeout: undefined,
       ...(options.waits && { statement_timeout: JOB_QUEUE_STATEMENT_TIMEOUT_MS }),
     },
-    ping: ping.run,
+    ping: async () => void (await ping.query('select 1')),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    replicas,
     close: async () => {
       await ping.close()
-      await pool.end()
+      await (replicas ? replicas.close() : pool.end())
     },
   }
 }
@@ -104,48 +130,6 @@ function survivesLostConnections(pool: pg.Pool, outage: ReturnType<typeof create
     client.on('error', outage.failed)
     outage.recovered()
   })
-}
-
-/**
- * Readiness asks PostgreSQL itself on a connection of its own, outside the pool: a pool whose connections
- * all wait on a lock held on one table says nothing of the database, and a load balancer that read it so
- * would take every instance out of rotation for one lock. A connection that fails or is lost is dropped at
- * once, and the next ping makes another.
- */
-function readinessPing(connectionString: string, settings: ConnectionSettings) {
-  let current: Promise<pg.Client> | undefined
-  let closed = false
-  const forget = (connection: Promise<pg.Client>) => {
-    if (current === connection) current = undefined
-    connection.then((client) => client.end()).catch(() => undefined)
-  }
-  const connect = () => {
-    // pg's own read timeout too: a database cut off without a reset would otherwise hold the ping forever.
-    const client = new pg.Client({ connectionString, ...settings, query_timeout: settings.statement_timeout })
-    const connection = client.connect().then(() => client)
-    client.on('error', () => forget(connection))
-    connection.catch(() => forget(connection))
-    return connection
-  }
-  return {
-    run: async () => {
-      if (closed) throw new Error('the database handle is closed')
-      current ??= connect()
-      const connection = current
-      try {
-        await (await connection).query('select 1')
-      } catch (error) {
-        forget(connection)
-        throw error
-      }
-    },
-    close: async () => {
-      closed = true
-      const connection = current
-      current = undefined
-      await connection?.then((client) => client.end()).catch(() => undefined)
-    },
-  }
 }
 
 /**

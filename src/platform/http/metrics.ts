@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import { isSameSecret } from '../crypto/constant-time.js'
+import type { ReplicaStatus } from '../db/replicas.js'
 import { errorBody } from './envelope.js'
 
 /** What `/metrics` reads at each scrape, besides what it counts itself. */
@@ -9,6 +10,8 @@ export interface MetricsSources {
   jobCounts(): Promise<{ queue: string; state: string; count: number }[]>
   /** The API's database connections; undefined on the embedded database, which has no pool. */
   databasePool(): { total: number; idle: number; waiting: number } | undefined
+  /** The database's replicas serving reads (DATABASE_REPLICA_URLS), when there are any. */
+  databaseReplicas?: () => ReplicaStatus[]
   /** Each outside provider's circuit: 0 closed, 1 half-open, 2 open (CIRCUIT_STATE_VALUES). */
   providerCircuits(): { provider: string; state: number }[]
 }
@@ -57,6 +60,7 @@ function createRegistry(sources: MetricsSources, app: FastifyInstance): Registry
       this.set({ state: 'waiting' }, pool.waiting)
     },
   })
+  if (sources.databaseReplicas) registerReplicaMetrics(registry, sources.databaseReplicas)
   new Gauge({
     name: 'provider_circuit_state',
     help: "Each outside provider's circuit in this instance: 0 closed, 1 half-open (a call is testing it), 2 open (calls refused)",
@@ -67,6 +71,40 @@ function createRegistry(sources: MetricsSources, app: FastifyInstance): Registry
     },
   })
   return registry
+}
+
+function registerReplicaMetrics(registry: Registry, replicas: () => ReplicaStatus[]): void {
+  const labelNames = ['replica']
+  new Gauge({
+    name: 'database_replica_in_rotation',
+    help: 'Whether each database replica serves reads (1) or is out of the rotation (0: lagging, unreachable)',
+    labelNames,
+    registers: [registry],
+    collect() {
+      for (const { name, state } of replicas()) this.set({ replica: name }, state === 'in rotation' ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'database_replica_lag_seconds',
+    help: 'How far behind the primary each database replica was at its last check (absent while it does not answer)',
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const { name, lagMs } of replicas())
+        if (lagMs !== undefined) this.set({ replica: name }, lagMs / 1000)
+    },
+  })
+  new Counter({
+    name: 'database_replica_read_requests_total',
+    help: 'Read requests this instance sent to each database replica (the others read on the primary)',
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const { name, reads } of replicas()) this.inc({ replica: name }, reads)
+    },
+  })
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { REPLICA_STATES, type ReplicaStatus } from '../db/replicas.js'
 import { errorBody } from './envelope.js'
 import { routeOptions } from './route-options.js'
 
@@ -9,6 +10,11 @@ export interface Readiness {
   shuttingDown: boolean
   /** Each dependency by the name a 503 gives it: throws when it does not answer. */
   checks: { database: Check; jobs: Check; redis?: Check }
+  /**
+   * The database's replicas (DATABASE_REPLICA_URLS), shown and never failing readiness: without them, reads
+   * go to the primary.
+   */
+  replicas?: () => ReplicaStatus[]
 }
 
 type Check = () => Promise<void>
@@ -57,7 +63,30 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
       tags: ['status'],
       access: 'public',
       response: {
-        200: Type.Object({ status: Ok, database: Ok, jobs: Ok, redis: Type.Optional(Ok) }),
+        200: Type.Object({
+          status: Ok,
+          database: Ok,
+          jobs: Ok,
+          redis: Type.Optional(Ok),
+          replicas: Type.Optional(
+            Type.Array(
+              Type.Object({
+                name: Type.String({ description: 'host:port/database' }),
+                state: Type.Union(
+                  REPLICA_STATES.map((state) => Type.Literal(state)),
+                  {
+                    description: 'Only a replica `in rotation` serves reads',
+                  },
+                ),
+                lag_ms: Type.Union([Type.Integer(), Type.Null()], {
+                  description:
+                    'How far behind the primary it was at its last check; null when it did not answer',
+                }),
+              }),
+              { description: 'The database replicas serving reads, when DATABASE_REPLICA_URLS is set' },
+            ),
+          ),
+        }),
       },
       errors: [400, 503],
     }),
@@ -81,7 +110,17 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
       )
       if (failed.length === 0) {
         const ok = 'ok' as const
-        return { status: ok, database: ok, jobs: ok, ...(readiness.checks.redis && { redis: ok }) }
+        return {
+          status: ok,
+          database: ok,
+          jobs: ok,
+          ...(readiness.checks.redis && { redis: ok }),
+          ...(readiness.replicas && {
+            replicas: readiness
+              .replicas()
+              .map(({ name, state, lagMs }) => ({ name, state, lag_ms: lagMs ?? null })),
+          }),
+        }
       }
       return notReady(`Not ready: ${failed.sort().join(', ')} unavailable`, { unavailable: failed })
     },

@@ -47,6 +47,11 @@ export interface RealtimeOptions {
   accountAccess: Pick<AccountAccess, 'refusalFor'>
   /** With Redis, events reach the clients of every instance. */
   redis: Redis | undefined
+  /**
+   * Runs the handshake's lookups as the account's reads (on a replica that holds its writes and the
+   * operator's, when there are replicas); without it, they run as they are.
+   */
+  readAs?: <T>(accountId: string, work: () => Promise<T>) => Promise<T>
   logger: Logger
 }
 
@@ -104,6 +109,7 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     maxHttpBufferSize: 65_536,
   })
   const { redis, logger } = options
+  const readAs = options.readAs ?? ((_account, work) => work())
   const redisClients = redis
     ? [
         tolerateUnawaitedCommands(duplicateRedis(redis, logger, 'realtime publisher')),
@@ -120,7 +126,7 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
     options.tokens.verify(token).then(
       async (auth) => {
         if (!auth.conversation) return next(refusal('token lacks conversation.id'))
-        const closed = await options.accountAccess.refusalFor(auth)
+        const closed = await readAs(auth.account_id, async () => options.accountAccess.refusalFor(auth))
         if (closed)
           return next(
             refusal(closed instanceof Unauthorized ? String(closed.additionalInfo) : closed.message),
