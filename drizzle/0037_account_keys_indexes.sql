@@ -7,6 +7,7 @@
 
 -- The primary key every account-owned table gets in 0039, (account_id, id) (funnel_tag_links: account, funnel,
 -- tag). Tables that already had a unique (account_id, id) index, for same-account references, use that one.
+-- funnel_tags' stays a unique index in this release (the previous release's GROUP BY needs its key on id alone).
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "businesses_account_key" ON "businesses" USING btree ("account_id","id");
 --> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "chat_identities_account_key" ON "chat_identities" USING btree ("account_id","id");
@@ -26,8 +27,6 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "prospect_conversations_account_k
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "do_not_disturb_entries_account_key" ON "do_not_disturb_entries" USING btree ("account_id","id");
 --> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "funnel_domains_account_key" ON "funnel_domains" USING btree ("account_id","id");
---> statement-breakpoint
-CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "funnel_tags_account_key" ON "funnel_tags" USING btree ("account_id","id");
 --> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "funnel_steps_account_key" ON "funnel_steps" USING btree ("account_id","id");
 --> statement-breakpoint
@@ -74,6 +73,8 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "room_messages_account_key" ON "r
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "support_inboxes_account_key" ON "support_inboxes" USING btree ("account_id","id");
 --> statement-breakpoint
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "support_messages_account_key" ON "support_messages" USING btree ("account_id","id");
+--> statement-breakpoint
+CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "funnel_tags_account_key" ON "funnel_tags" USING btree ("account_id","id");
 --> statement-breakpoint
 -- Keys and lookups that now lead with the account: their predecessors without it go in 0039 (or, for the two
 -- that the previous release's code names, in the next release's migration).

@@ -155,12 +155,6 @@ DO $$ BEGIN
 END $$;
 --> statement-breakpoint
 DO $$ BEGIN
-  IF to_regclass('"funnel_tags_account_key"') IS NOT NULL THEN
-    ALTER TABLE "funnel_tags" DROP CONSTRAINT "funnel_tags_pkey", ADD CONSTRAINT "funnel_tags_pkey" PRIMARY KEY USING INDEX "funnel_tags_account_key";
-  END IF;
-END $$;
---> statement-breakpoint
-DO $$ BEGIN
   IF to_regclass('"funnels_account_id"') IS NOT NULL THEN
     ALTER TABLE "funnels" DROP CONSTRAINT "funnels_pkey", ADD CONSTRAINT "funnels_pkey" PRIMARY KEY USING INDEX "funnels_account_id";
   END IF;
