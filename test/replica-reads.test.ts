@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
+import { get as httpGet } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -7,9 +8,10 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
+import { EXPORT_BATCH } from '../src/modules/rooms/export.service.js'
 import { migrateDatabase, openDatabase } from '../src/platform/db/connection.js'
 import { TEST_ADMIN_TOKEN, TEST_JWT_SECRET } from './helpers/app.js'
-import { createTenant, type Tenant } from './helpers/fixtures.js'
+import { addUser, createTenant, type Tenant } from './helpers/fixtures.js'
 import {
   type PrivatePostgres,
   type PrivateRedis,
@@ -17,6 +19,7 @@ import {
   startPrivateRedis,
   startPrivateStandby,
 } from './helpers/private-services.js'
+import { createGroup, ROOMS } from './helpers/rooms.js'
 
 /**
  * Reads on streaming replicas (issue: reads beyond one database): a private primary and `pg_basebackup -R`
@@ -162,6 +165,51 @@ describe.skipIf(!onPostgres)('reads on streaming replicas (PostgreSQL run only)'
     const before = contactReadsOn(delayed)
     for (let i = 0; i < 5; i++) expect((await readContact(reader, tenant, id)).statusCode).toBe(200)
     expect(contactReadsOn(delayed) - before).toBeGreaterThanOrEqual(5)
+  })
+
+  it("a room's export reads every batch on the replica its request chose", async () => {
+    const [writer, reader] = [await instance([first]), await instance([first])]
+    const owner = await createTenant(writer)
+    const colleague = await addUser(writer, owner.accountId, 'Grace Hopper')
+    const room = await createGroup(writer, owner, [colleague])
+    // Three batches of the export's, written as a worker would (no session of the reader's records them).
+    const messages = 2 * EXPORT_BATCH + 10
+    await onServer(
+      primary.url,
+      `with room as (select last_seq from rooms where id = '${room._id}')
+       insert into room_messages (id, account_id, room_id, seq, sender_id, content)
+       select substr(md5(random()::text || n), 1, 24), '${owner.accountId}', '${room._id}', room.last_seq + n,
+         '${owner.conversationId}', 'message ' || n || repeat(' words', 400)
+       from room, generate_series(1, ${messages}) as n;
+       update rooms set last_seq = last_seq + ${messages} where id = '${room._id}'`,
+    )
+    await until(reader, first, 'in rotation')
+    await sleep(2500)
+    const batchesOn = () =>
+      readFileSync(first.logFile, 'utf8')
+        .split('\n')
+        .filter((line) => /(execute|statement).*\bfrom "?room_messages"?/i.test(line)).length
+    const before = batchesOn()
+    // Over HTTP, read slowly: the 5 MB body fills the connection, and the stream asks for each next batch
+    // when the socket drains; the request's choice of replica holds there too (the async context carries it).
+    const address = await reader.listen({ host: '127.0.0.1', port: 0 })
+    const body = await new Promise<string>((resolve, reject) => {
+      const request = httpGet(
+        `${address}${ROOMS}/${room._id}/export`,
+        { headers: owner.headers },
+        (response) => {
+          const chunks: Buffer[] = []
+          response.pause()
+          setTimeout(() => response.resume(), 500)
+          response.on('data', (chunk: Buffer) => chunks.push(chunk))
+          response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+          response.on('error', reject)
+        },
+      )
+      request.on('error', reject)
+    })
+    expect(JSON.parse(body).data.total_messages).toBeGreaterThanOrEqual(messages)
+    expect(batchesOn() - before).toBe(3)
   })
 
   it('an account reads its write on the replica that replayed it, never on one that did not', async () => {
