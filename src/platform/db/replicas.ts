@@ -114,8 +114,6 @@ export interface ReplicaSet {
   readOn<T>(replica: Replica | undefined, work: () => T): T
   /** The primary's WAL position now, taken after a write committed: what a replica must replay to show it. */
   writePosition(): Promise<WalPosition>
-  /** Checks the primary and every replica once now (the monitor does every REPLICA_CHECK_INTERVAL_MS). */
-  check(): Promise<void>
   close(): Promise<void>
 }
 
@@ -134,13 +132,15 @@ function primaryHistory(keepMs: number) {
     },
     /**
      * How far behind a replica that replayed `replayed` is: since the first check that saw the primary past
-     * it (0 when it holds the latest). A replica behind every check kept is behind longer than they span.
+     * it (0 when it holds the latest). One behind every check kept is behind by more than they span, which
+     * just after a start is short: it counts as behind by all that is kept, past the bound.
      */
     lagOf(replayed: WalPosition, now: number): number {
       const latest = samples.at(-1)
       if (!latest || holds(replayed, latest.position)) return 0
-      const firstAhead = samples.find((sample) => !holds(replayed, sample.position))
-      return now - (firstAhead?.at ?? now)
+      const firstAhead = samples.findIndex((sample) => !holds(replayed, sample.position))
+      const since = now - (samples[firstAhead]?.at ?? now)
+      return firstAhead === 0 ? Math.max(since, keepMs) : since
     },
   }
 }
@@ -169,7 +169,7 @@ export function openReplicaSet(options: ReplicaSetOptions): ReplicaSet {
   })
   const replicas = watched.map(({ replica }) => replica)
   const primaryProbe = dedicatedConnection(options.primaryUrl, settings)
-  // Twice the bound and a few checks more: a replica behind all of them is past the bound.
+  // Twice the bound and a few checks more.
   const history = primaryHistory(2 * maxLagMs + 4 * REPLICA_CHECK_INTERVAL_MS)
 
   const setState = (replica: Replica, state: ReplicaState, lagMs: number | undefined) => {
@@ -240,7 +240,6 @@ export function openReplicaSet(options: ReplicaSetOptions): ReplicaSet {
       const lsn = (result.rows[0] as { lsn?: string } | undefined)?.lsn
       return lsn ? walPosition(lsn) : PAST_EVERY_POSITION
     },
-    check,
     async close() {
       clearInterval(timer)
       await checking
