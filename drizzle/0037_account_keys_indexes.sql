@@ -103,3 +103,11 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS "room_messages_account_room_seq" 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "funnels_id" ON "funnels" USING btree ("id");
 --> statement-breakpoint
 CREATE INDEX CONCURRENTLY IF NOT EXISTS "funnel_steps_id" ON "funnel_steps" USING btree ("id");
+--> statement-breakpoint
+-- Retention deletes old rows across accounts, found along the id (ids start with their time: platform/jobs/
+-- retention.ts): the tables whose key was (id) and that retention empties keep a plain index on it.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "funnel_short_link_clicks_id" ON "funnel_short_link_clicks" USING btree ("id");
+--> statement-breakpoint
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "oauth_codes_id" ON "oauth_codes" USING btree ("id");
+--> statement-breakpoint
+CREATE INDEX CONCURRENTLY IF NOT EXISTS "oauth_webhook_deliveries_id" ON "oauth_webhook_deliveries" USING btree ("id");

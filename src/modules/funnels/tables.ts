@@ -322,6 +322,8 @@ export const funnelShortLinkClicks = pgTable(
       columns: [t.accountId, t.linkId],
       foreignColumns: [funnelShortLinks.accountId, funnelShortLinks.id],
     }).onDelete('cascade'),
+    // Retention's batches, across accounts by nature, found along the id (its time: platform/jobs/retention.ts).
+    index('funnel_short_link_clicks_id').on(t.id),
     index('funnel_short_link_clicks_account_link_time').on(t.accountId, t.linkId, t.clickedAt),
   ],
 )

@@ -79,6 +79,8 @@ export const oauthCodes = pgTable(
   (t) => [
     accountKey('oauth_codes', t),
     idFormat('oauth_codes_id_format', t.id),
+    // Retention's batches, across accounts by nature, found along the id (its time: platform/jobs/retention.ts).
+    index('oauth_codes_id').on(t.id),
     uniqueIndex('oauth_codes_hash').on(t.codeHash),
   ],
 )
@@ -198,6 +200,8 @@ export const oauthWebhookDeliveries = pgTable(
   (t) => [
     accountKey('oauth_webhook_deliveries', t),
     idFormat('oauth_webhook_deliveries_id_format', t.id),
+    // Retention's batches, across accounts by nature, found along the id (its time: platform/jobs/retention.ts).
+    index('oauth_webhook_deliveries_id').on(t.id),
     check(
       'oauth_webhook_deliveries_status_valid',
       sql`${t.status} in ('pending', 'retrying', 'succeeded', 'dead', 'dropped')`,
