@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
+import { io } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -210,6 +211,27 @@ describe.skipIf(!onPostgres)('reads on streaming replicas (PostgreSQL run only)'
     })
     expect(JSON.parse(body).data.total_messages).toBeGreaterThanOrEqual(messages)
     expect(batchesOn() - before).toBe(3)
+  })
+
+  it("the Socket.IO handshake's lookups read on a replica", async () => {
+    const [writer, reader] = [await instance([first]), await instance([first])]
+    const tenant = await createTenant(writer)
+    await until(reader, first, 'in rotation')
+    await sleep(1000)
+    const standingsOn = () =>
+      (readFileSync(first.logFile, 'utf8').match(/execute account_standing/g) ?? []).length
+    const before = standingsOn()
+    const address = await reader.listen({ host: '127.0.0.1', port: 0 })
+    const socket = io(address, { auth: { token: tenant.token }, transports: ['websocket'], forceNew: true })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve)
+        socket.once('connect_error', reject)
+      })
+    } finally {
+      socket.close()
+    }
+    expect(standingsOn()).toBeGreaterThan(before)
   })
 
   it('an account reads its write on the replica that replayed it, never on one that did not', async () => {
