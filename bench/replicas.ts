@@ -457,6 +457,11 @@ function formatResults(results: RouteResult[], idle: Idle): string {
       `replica ${per1k(standby)} (less idle ${per1k(standby - idle.standbyMsPerSecond * seconds)}), both ${per1k(primary + standby)}`
     )
   }
+  const geomean = (ratio: (r: RouteResult) => number) =>
+    measured.length > 0 ? Math.exp(sum((r) => Math.log(ratio(r))) / measured.length) : Number.NaN
+  const ratioOf = (pick: (m: Measurement) => number) => (r: RouteResult) =>
+    pick((r.replica as SideResult).measurement) / pick((r.alone as SideResult).measurement)
+  const p99Geomean = geomean(ratioOf((m) => m.p99Ms))
   const notes = results.filter((r) => r.note).map((r) => `${r.route} (${r.account}): ${r.note}`)
   const count = (verdict: (r: RouteResult) => Verdict) => results.filter((r) => verdict(r) === 'PASS').length
   return [
@@ -464,6 +469,9 @@ function formatResults(results: RouteResult[], idle: Idle): string {
     '',
     `all routes, alone: ${total('alone')}`,
     `all routes, +replica: ${total('replica')}`,
+    `geometric means over the ${measured.length} rows of +replica / alone: req/s ${fixed(geomean(ratioOf((m) => m.requestsPerSecond)), 2)}, ` +
+      `p50 ${fixed(geomean(ratioOf((m) => m.p50Ms)), 2)}, p99 ${fixed(p99Geomean, 2)} ` +
+      `(${p99Geomean <= RULE.p99Ratio ? 'PASS' : 'FAIL'}: at most ${RULE.p99Ratio})`,
     `CPU PASS: the primary's CPU per 1,000 reads less idle, with the replica <= (1 - replica share + ${RULE.cpuMargin}) x ` +
       `alone (${count((r) => r.cpuVerdict)} of ${results.length} rows); p99 PASS: p99 with the replica <= ` +
       `max(${RULE.p99Ratio} x alone, alone + ${RULE.p99SlackMs} ms) (${count((r) => r.p99Verdict)} of ${results.length}). ` +
