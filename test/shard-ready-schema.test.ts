@@ -66,15 +66,15 @@ async function shardingBreaks(db: Database): Promise<string[]> {
   }
 
   for (const key of foreignKeys) {
-    const describe = `${key.name}: (${key.columns.join(', ')}) -> ${key.referenced} (${key.referencedColumns.join(', ')})`
+    const named = `${key.name}: (${key.columns.join(', ')}) -> ${key.referenced} (${key.referencedColumns.join(', ')})`
     if (!owned.has(key.referenced)) continue // a global table: a reference table every shard holds
     if (!owned.has(key.table)) {
-      breaks.push(`${key.table}: global, references account-owned ${describe}`)
+      breaks.push(`${key.table}: global, references account-owned ${named}`)
       continue
     }
     const position = key.columns.indexOf('account_id')
     if (position < 0 || key.referencedColumns[position] !== 'account_id')
-      breaks.push(`${key.table}: foreign key without account_id on both sides ${describe}`)
+      breaks.push(`${key.table}: foreign key without account_id on both sides ${named}`)
   }
 
   // The exceptions name what the catalog has: one that no longer matches is stale.
