@@ -148,7 +148,7 @@ async function main(): Promise<void> {
     await migrateDatabase(handle, { databaseUrl: database.url })
     console.log(`load average before: ${loadAverage()}`)
     await db.query(
-      `alter table ${PLAIN} drop constraint if exists funnel_short_link_clicks_link_id_funnel_short_links_id_fk`,
+      `alter table ${PLAIN} drop constraint if exists funnel_short_link_clicks_link_fk`,
     )
     // A partitioned table's keys must hold its partition key: (id, clicked_at) instead of id.
     await db.query(`create table clicks_partitioned (like funnel_short_link_clicks including defaults including constraints)
