@@ -147,9 +147,7 @@ async function main(): Promise<void> {
   try {
     await migrateDatabase(handle, { databaseUrl: database.url })
     console.log(`load average before: ${loadAverage()}`)
-    await db.query(
-      `alter table ${PLAIN} drop constraint if exists funnel_short_link_clicks_link_fk`,
-    )
+    await db.query(`alter table ${PLAIN} drop constraint if exists funnel_short_link_clicks_link_fk`)
     // A partitioned table's keys must hold its partition key: (id, clicked_at) instead of id.
     await db.query(`create table clicks_partitioned (like funnel_short_link_clicks including defaults including constraints)
       partition by range (clicked_at)`)
