@@ -14,3 +14,12 @@ export function readOptions<T>(parse: (argv: string[]) => T, usage: () => string
     return undefined
   }
 }
+
+/** A flag's value that must be above 0, and whole when `integer`; a UsageError naming the flag otherwise. */
+export function positive(raw: string, flag: string, integer: boolean): number {
+  const value = Number(raw)
+  if (!(value > 0) || (integer && !Number.isInteger(value))) {
+    throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a number'} above 0, not ${raw}`)
+  }
+  return value
+}

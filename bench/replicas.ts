@@ -15,27 +15,27 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { benchCommand, registerStop } from './children.js'
+import { benchCommand } from './children.js'
 import { alternate, type Measurement, type Side } from './load.js'
 import { cores, cpuShares, loadLine, machineLine, sampleMachine } from './machine.js'
-import { readOptions, UsageError } from './options.js'
+import { positive, readOptions } from './options.js'
 import { benchClusters, CLOCK_TICKS, type Clusters } from './replicas-clusters.js'
 import { formatTable } from './report.js'
 import type { LoadOptions } from './scenario.js'
-import { REPO_ROOT, type RunningServer, SERVER_NODE, startServer } from './servers.js'
+import { REPO_ROOT, type RunningServer, SERVER_NODE } from './servers.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 import {
   type AccountLabel,
   accountRows,
   isOperatorRoute,
+  onlyRoutes,
   type Providers,
   READS,
   type Scale,
   sendOnce,
   startProviders,
+  startVolumeServer,
   type VolumeRoute,
-  volumeAccounts,
 } from './volume-routes.js'
 
 interface Options {
@@ -59,14 +59,6 @@ type SideName = 'primary' | 'primary + replica'
 
 const log = (line: string) => console.error(`bench:replicas: ${line}`)
 
-function positive(raw: string, flag: string, integer: boolean): number {
-  const value = Number(raw)
-  if (!(value > 0) || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a number'} above 0, not ${raw}`)
-  }
-  return value
-}
-
 function parseOptions(args: string[]): Options {
   const { values } = parseArgs({
     args,
@@ -78,10 +70,7 @@ function parseOptions(args: string[]): Options {
       reseed: { type: 'boolean', default: false },
     },
   })
-  const only = values.only?.split(',').map((name) => name.trim())
-  const known = new Set(READS.map((route) => route.name))
-  const unknown = only?.filter((name) => !known.has(name)) ?? []
-  if (unknown.length > 0) throw new UsageError(`--only: no read route named ${unknown.join(', ')}`)
+  const only = onlyRoutes(values.only, READS)
   return {
     scale: positive(values.scale, '--scale', false),
     load: {
@@ -118,21 +107,10 @@ async function startSide(
   providers: Providers,
 ): Promise<RunningSide> {
   log(`starting the server "${name}"`)
-  const server = await startServer({
-    start,
-    postgres: false,
-    env: {
-      ...providers.env,
-      DATABASE_URL: clusters.primary.url,
-      METRICS_TOKEN,
-      ...(name === 'primary + replica' && { DATABASE_REPLICA_URLS: clusters.standby.url }),
-    },
+  const { server, target, db, accounts } = await startVolumeServer(start, providers, clusters.primary.url, {
+    METRICS_TOKEN,
+    ...(name === 'primary + replica' && { DATABASE_REPLICA_URLS: clusters.standby.url }),
   })
-  const db = new pg.Pool({ connectionString: clusters.primary.url, max: 4 })
-  db.on('error', () => undefined)
-  registerStop(() => db.end())
-  const target = { ...server, databaseUrl: clusters.primary.url }
-  const accounts = await volumeAccounts(target, db)
   return { name, server, metricsToken: METRICS_TOKEN, target, db, providers, accounts, load: options.load }
 }
 

@@ -1,12 +1,13 @@
 import { randomBytes, randomInt } from 'node:crypto'
 import { setTimeout as delay } from 'node:timers/promises'
-import type pg from 'pg'
+import pg from 'pg'
 import { JOBS_SCHEMA } from '../src/platform/jobs/job-schema.js'
 import { type FakeGraphApi, startFakeGraphApi } from '../test/fakes/graph-api.js'
 import { type FakeSendgrid, startFakeSendgrid } from '../test/fakes/sendgrid.js'
 import { leadEvent, signedLeadPost } from '../test/helpers/leads.js'
 import { adminPost } from './admin.js'
 import { registerStop } from './children.js'
+import { UsageError } from './options.js'
 import {
   type BenchRequest,
   type LoadOptions,
@@ -29,6 +30,8 @@ import {
   serverEnv as stripeEnv,
 } from './scenarios/review-webhooks.js'
 import { LATEST, RETENTION_OFF_FOR_SEEDED_ROWS } from './seed-volume.js'
+import { type RunningServer, startServer } from './servers.js'
+import type { StartCommand } from './start-command.js'
 
 /**
  * The routes `npm run bench:volume` measures on a seeded database (bench/seed-volume.ts), for its largest
@@ -141,6 +144,38 @@ async function one<Row>(db: pg.Pool, what: string, statement: string, values: un
  * an agency from the middle of the accounts on. The skew gives the account at a given rank about as many
  * rows at every scale (bench/README.md), so it is the same small account with a hundred times the neighbours.
  */
+/** `--only`'s route names (comma-separated), each one of `routes`: a UsageError names any other. */
+export function onlyRoutes(raw: string | undefined, routes: { name: string }[]): string[] | undefined {
+  const only = raw?.split(',').map((name) => name.trim())
+  const known = new Set(routes.map((route) => route.name))
+  const unknown = only?.filter((name) => !known.has(name)) ?? []
+  if (unknown.length > 0) throw new UsageError(`--only: no route named ${unknown.join(', ')}`)
+  return only
+}
+
+/**
+ * A server started as `npm start` does on `databaseUrl`, with the providers the routes need and `env`, and
+ * what a `Scale` reads of it: its target, a pool on its database, its two accounts.
+ */
+export async function startVolumeServer(
+  start: StartCommand,
+  providers: Providers,
+  databaseUrl: string,
+  env: Record<string, string> = {},
+): Promise<Pick<Scale, 'target' | 'db' | 'accounts'> & { server: RunningServer }> {
+  const server = await startServer({
+    start,
+    postgres: false,
+    env: { ...providers.env, DATABASE_URL: databaseUrl, ...env },
+  })
+  const db = new pg.Pool({ connectionString: databaseUrl, max: 4 })
+  // A run's copy is dropped with FORCE and its clusters stopped at the end, which ends idle connections.
+  db.on('error', () => undefined)
+  registerStop(() => db.end())
+  const target = { ...server, databaseUrl }
+  return { server, target, db, accounts: await volumeAccounts(target, db) }
+}
+
 export async function volumeAccounts(target: Target, db: pg.Pool): Promise<VolumeAccount[]> {
   const number = `substring(name from '[0-9]+$')::int`
   const largest = await one<{ id: string; name: string }>(

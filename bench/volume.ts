@@ -11,13 +11,12 @@ import { execFileSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { benchCommand, registerStop } from './children.js'
+import { benchCommand } from './children.js'
 import { alternate, type Side } from './load.js'
 import { cpuShares, loadLine, machineLine, sampleMachine } from './machine.js'
-import { readOptions, UsageError } from './options.js'
+import { positive, readOptions, UsageError } from './options.js'
 import type { LoadOptions } from './scenario.js'
-import { REPO_ROOT, type RunningServer, SERVER_NODE, startServer } from './servers.js'
+import { REPO_ROOT, type RunningServer, SERVER_NODE } from './servers.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 import { runCopy, seededDatabase } from './volume-databases.js'
 import { formatResults, formatRows, judgeRoute, type RouteResult, type ScaleReport } from './volume-report.js'
@@ -26,13 +25,14 @@ import {
   accountRows,
   isOperatorRoute,
   jobsDone,
+  onlyRoutes,
   type Providers,
   ROUTES,
   type Scale,
   sendOnce,
   startProviders,
+  startVolumeServer,
   type VolumeRoute,
-  volumeAccounts,
 } from './volume-routes.js'
 
 interface Options {
@@ -44,14 +44,6 @@ interface Options {
 }
 
 const log = (line: string) => console.error(`bench:volume: ${line}`)
-
-function positive(raw: string, flag: string, integer: boolean): number {
-  const value = Number(raw)
-  if (!(value > 0) || (integer && !Number.isInteger(value))) {
-    throw new UsageError(`${flag} must be ${integer ? 'an integer' : 'a number'} above 0, not ${raw}`)
-  }
-  return value
-}
 
 function parseOptions(args: string[]): Options {
   const { values } = parseArgs({
@@ -68,10 +60,7 @@ function parseOptions(args: string[]): Options {
   const small = positive(values.small, '--small', false)
   const large = positive(values.large, '--large', false)
   if (small >= large) throw new UsageError('--small must be below --large')
-  const only = values.only?.split(',').map((name) => name.trim())
-  const known = new Set(ROUTES.map((route) => route.name))
-  const unknown = only?.filter((name) => !known.has(name)) ?? []
-  if (unknown.length > 0) throw new UsageError(`--only: no route named ${unknown.join(', ')}`)
+  const only = onlyRoutes(values.only, ROUTES)
   return {
     small,
     large,
@@ -110,17 +99,7 @@ async function startScale(
   const seeded = await seededDatabase(scale, { reseed: options.reseed, log })
   const copy = await runCopy(seeded)
   log(`starting the server on a copy of ${seeded.name}`)
-  const server = await startServer({
-    start,
-    postgres: false,
-    env: { ...providers.env, DATABASE_URL: copy.url },
-  })
-  const db = new pg.Pool({ connectionString: copy.url, max: 4 })
-  // The copy is dropped with FORCE at the end, which ends idle connections: not an error of the run.
-  db.on('error', () => undefined)
-  registerStop(() => db.end())
-  const target = { ...server, databaseUrl: copy.url }
-  const accounts = await volumeAccounts(target, db)
+  const { server, target, db, accounts } = await startVolumeServer(start, providers, copy.url)
   const report: ScaleReport = {
     label,
     scale,
