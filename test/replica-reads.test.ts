@@ -334,5 +334,18 @@ describe.skipIf(!onPostgres)('reads on streaming replicas (PostgreSQL run only)'
     expect(statuses.filter((status) => status !== 200)).toEqual([])
     await until(reader, second, 'unreachable')
     expect((await reader.inject({ url: '/status/ready' })).statusCode).toBe(200)
+    // Started again, it answers and has caught up: back in the rotation without a restart of the service.
+    second.start()
+    await until(reader, second, 'in rotation', 20_000)
+  })
+
+  it('a URL that is no replica (the primary itself) never serves reads', async () => {
+    const app = await instance([primary])
+    const tenant = await createTenant(app)
+    await until(app, primary, 'not a replica')
+    const id = await createContact(app, tenant, 'primary@example.com')
+    expect((await readContact(app, tenant, id)).statusCode).toBe(200)
+    const ready = await app.inject({ url: '/status/ready' })
+    expect(ready.json().replicas).toEqual([{ name: nameOf(primary), state: 'not a replica', lag_ms: null }])
   })
 })
