@@ -31,6 +31,11 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       ...routeOptions({
         operationId: 'componentsSave',
         summary: "Save a step's builder components (the previous version is backed up first)",
+        description:
+          "Upserts the step's builder components `{ version, components: [{ id, type, settings, content " +
+          '}] }` and answers `{ _id, step_id, funnel_id, components, checksum, saved_at }`. The version it ' +
+          'replaces is backed up first unless it is the same document; backups beyond the newest 10 go, ' +
+          'and saves of one step run one at a time. Bodies up to 5 MB (413 beyond).',
         tags: ['funnels'],
         access: SITES_WRITE,
         params: StepParams,
@@ -51,6 +56,9 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'componentsRead',
       summary: "Read a step's builder components",
+      description:
+        "The step's current builder components with their `checksum` (SHA-256 of the canonical JSON) and " +
+        '`saved_at`; 404 `Components not found` when the step was never saved.',
       tags: ['funnels'],
       access: SITES_READ,
       params: StepParams,
@@ -66,6 +74,9 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'componentsBackups',
       summary: "List a step's component backups, newest first",
+      description:
+        "The step's backups `{ _id, step_id, funnel_id, backup_date, description, components_checksum }`, " +
+        'newest first, without their components; the last 10 of a step are kept.',
       tags: ['funnels'],
       access: SITES_READ,
       params: StepParams,
@@ -81,6 +92,9 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'componentsBackupRead',
       summary: 'Read a backup with its full components',
+      description:
+        'One backup of a step of the account, by its id, with its full `components`: what `POST ' +
+        '/rollback/{rollback_id}` would restore. 404 `Backup not found` otherwise.',
       tags: ['funnels'],
       access: SITES_READ,
       params: RollbackParams,
@@ -95,6 +109,9 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'componentsRollback',
       summary: "Restore a backup as its step's components (what it replaces is backed up first)",
+      description:
+        "Makes the backup its step's current components, saved like any save: what it replaces is backed " +
+        'up first. The backup itself stays until the cap of 10 backups pushes it out.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: RollbackParams,

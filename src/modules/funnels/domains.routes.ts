@@ -19,6 +19,9 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'domainList',
       summary: 'List the funnel domains of the account',
+      description:
+        "The account's custom domains for funnels, `{ _id, name, ssl_enabled }`, by name, paged (`limit` " +
+        'default 50, at most 100).',
       tags: ['funnels'],
       access: SITES_READ,
       querystring: DomainsQuery,
@@ -36,6 +39,10 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'domainCreate',
       summary: 'Add a custom domain (a hostname belongs to one account)',
+      description:
+        "Adds a hostname (such as shop.example.com) for the account's funnels to be served on; anything " +
+        'else answers 400 `name must be a hostname such as shop.example.com`. A hostname belongs to one ' +
+        'account only: one already added answers 409 `Domain name already in use`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       body: CreateDomainBody,
@@ -51,6 +58,10 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'domainDelete',
       summary: 'Delete a domain; its funnels are left without one',
+      description:
+        "Deletes the domain; its funnels move to the account's default host, without a domain. 409 `Path " +
+        'already in use` (naming the funnel) when one of them has a base path a funnel on the default host ' +
+        'holds; 404 `Domain not found`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: IdParams,

@@ -22,6 +22,11 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'edgeCachePurge',
       summary: "Purge a funnel's cached pages: one step, all steps, or the funnel",
+      description:
+        "Purges the funnel's cached pages, here and at the edge: one step's with `step_id`, every " +
+        "step's with `all=true`, else the funnel-level tag, which covers every page of the funnel under " +
+        "any path it had. Answers `{ success: true, message: 'SUCCESS' }`; 502 `Edge cache purge failed` " +
+        'when the edge refuses or cannot be reached.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,

@@ -61,7 +61,10 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       ...routeOptions({
         operationId: 'edgeDeliveryReadStep',
         summary: 'The published step at a hostname and path, for the edge',
-        description: SIGNED,
+        description:
+          'The page the edge worker serves at `hostname` + `pathname` (or `pathname` of `funnel_id`, whatever ' +
+          'the host): `data: { step_id, funnel_id, html, checksum, seo, tracking_code, css }`; inactive and ' +
+          `draft funnels only with \`isPreview\`. ${SIGNED}`,
         tags: ['funnels'],
         access: 'edgeSignature',
         querystring: EdgeStepQuery,
@@ -86,7 +89,11 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       ...routeOptions({
         operationId: 'edgeDeliverySyncStep',
         summary: "Store the edge's HTML of a step if its hash is still the one read",
-        description: SIGNED,
+        description:
+          "The edge's rendered HTML of a step, stored when `currentHash` is still the step's: reason " +
+          '`UPDATED` (the hash becomes `newHash`), `NO_CHANGE` with `skipIfUnchanged` and the same hash, ' +
+          '404 `NOT_FOUND`, 409 `CONFLICT` when the step changed since it was read; `message` is the reason. ' +
+          SIGNED,
         tags: ['funnels'],
         access: 'edgeSignature',
         body: StepSyncBody,

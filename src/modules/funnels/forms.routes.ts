@@ -54,6 +54,13 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         operationId: 'formsSubmit',
         summary:
           "Submit a funnel page's form (public): kept with the IP and user agent; an email or phone creates or updates the account's contact",
+        description:
+          "What a published funnel page's form posts: `funnel_id`, `step_id` and the form's `fields` " +
+          '(strings by name). Public and open to any origin (CORS, no credentials), limited per IP ' +
+          '(RATE_LIMIT_FORMS_PER_MINUTE, 60 a minute by default). The submission is kept with the IP and ' +
+          "user agent, and an email or phone among the fields creates or updates the account's contact; a " +
+          'filled honeypot `_hp` is answered alike and stored nowhere. 404 `Funnel not found` or `Step not ' +
+          "found` when the page's funnel or step is unknown.",
         tags: ['funnels'],
         access: 'public',
         body: SubmitBody,
@@ -88,6 +95,10 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'formsList',
       summary: "List a funnel's form submissions, newest first, with their step's name",
+      description:
+        "The funnel's form submissions, newest first, each with its step's name. Filters: `search` (text " +
+        'in any field value), `start_date` and `end_date` (ISO 8601 date or date-time; 400 when start is ' +
+        'after end); pages of `limit` (default 10, at most 100), by `page` or by `cursor`.',
       tags: ['funnels'],
       access: SITES_READ,
       params: FunnelParams,
@@ -112,6 +123,11 @@ export const formsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'formsExport',
       summary: "Download a funnel's form submissions as CSV (streamed)",
+      description:
+        "The funnel's submissions between `start_date` and `end_date` as a CSV download (`text/csv`, " +
+        'named `Forms-<date>-<time>.csv`), newest first and streamed; its header row is Submission Date, ' +
+        'Name, Email, Phone, Message, IP Address. A cell that could run as a formula in a spreadsheet is ' +
+        'neutralised.',
       tags: ['funnels'],
       access: SITES_READ,
       params: FunnelParams,

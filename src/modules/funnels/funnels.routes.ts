@@ -54,6 +54,11 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelList',
       summary: 'List funnels, most recently updated first',
+      description:
+        "The account's live funnels (deleted ones never appear), most recently updated first, each with " +
+        'its tag ids and its steps without content. Filters: `search` (part of the name), `status`, `tags` ' +
+        '(comma-separated tag ids; 400 otherwise) and `domain_connected`; pages of `limit` (default 10, at ' +
+        "most 100). A platform JWT, or an app's token granted `sites.read`.",
       tags: ['funnels'],
       access: SITES_READ,
       querystring: FunnelsQuery,
@@ -71,6 +76,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelFilters',
       summary: 'The statuses and tags (with funnel counts) to filter by',
+      description:
+        "The choices of the funnel list's filters: every status (`active`, `inactive`, `draft`) and the " +
+        "account's tags, each with `count`, its live funnels (in `status` when given; only the tags of " +
+        '`tags` when given).',
       tags: ['funnels'],
       access: SITES_READ,
       querystring: FiltersQuery,
@@ -85,6 +94,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelRead',
       summary: 'Read a funnel with its domain, tags and steps',
+      description:
+        'One funnel of the account with its `domain` {_id, name, ssl_enabled}, its tags {_id, name}, its ' +
+        'steps in order with their seo, its tracking codes and live chat widget. 400 `Invalid funnel ID` ' +
+        "for a malformed id; 404 `Funnel not found` for an unknown, deleted or another account's funnel.",
       tags: ['funnels'],
       access: SITES_READ,
       params: FunnelParams,
@@ -99,6 +112,11 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelValidatePath',
       summary: 'Whether a base path is free on a domain',
+      description:
+        "Whether `path` is free as a base path on `domain_id` (without one, on the account's default " +
+        'host), leaving out `funnel_id`, the funnel being edited. Free: `data: { available: true, path }`, ' +
+        'the path normalised. Held by a live funnel: 409 `Path already in use` with `data: { available: ' +
+        'false, path, conflicting_funnel: { _id, name } }`.',
       tags: ['funnels'],
       access: SITES_READ,
       body: ValidatePathBody,
@@ -116,6 +134,12 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelCreate',
       summary: 'Create a funnel with its steps',
+      description:
+        "Creates a funnel in the caller's account with its steps {name, path, type, order}, each path " +
+        'unique within the funnel; `draft` unless `status` says otherwise, `base_path` derived from the ' +
+        "name when absent. `domain_id` and `tags` must be the account's own (400 naming the field). A " +
+        'base path another live funnel holds on the same host answers 409 `Path already in use` with ' +
+        '`data.conflicting_funnel`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       body: CreateFunnelBody,
@@ -133,6 +157,11 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelUpdate',
       summary: 'Change a funnel (category: funnel-template admins only)',
+      description:
+        'Changes the fields given; `updated_by` becomes the caller. Changing `category` needs the ' +
+        "caller's `funnel_templates:admin` permission (403 `Admin permission required for template " +
+        'category updates`). `conflicts` is accepted and ignored: a base path another live funnel holds on ' +
+        'the host always answers 409 `Path already in use` with `data.conflicting_funnel`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,
@@ -151,6 +180,12 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelDuplicate',
       summary: 'Copy a funnel with its steps, here or into a sub-account',
+      description:
+        'Copies the funnel with its steps and their components: named `<name> (Copy)`, status `inactive`, ' +
+        'without a domain, at the first free base path among its own, `-copy`, `-copy-2`, ... With ' +
+        '`subaccountid` the copy goes to that sub-account, which must be an active sub-account of the ' +
+        "caller's account (404 `Sub-account not found` otherwise); only a copy within the account keeps " +
+        'the tags.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,
@@ -169,6 +204,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'funnelDelete',
       summary: 'Delete a funnel (soft: its data is kept, out of reach)',
+      description:
+        'Soft delete: the funnel keeps its data and answers `{ _id, deleted: true, deleted_at }`, but it ' +
+        'and its steps are found no more (404 `Funnel not found`) and its base path is free for another ' +
+        'funnel.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,

@@ -15,6 +15,11 @@ export const previewRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
     routeOptions({
       operationId: 'previewRead',
       summary: 'Preview a funnel: its steps in order, tracking codes empty, preview_mode true (public)',
+      description:
+        'Public, no credentials needed: the funnel `funnel_id`, whatever its status, with its steps in ' +
+        'order, its tracking codes empty and `preview_mode: true`, so that a preview neither counts as a ' +
+        "visit nor runs the owner's scripts. Limited per IP (RATE_LIMIT_FUNNEL_PREVIEW_PER_MINUTE, 120 a " +
+        'minute by default). 400 `Invalid funnel ID`; 404 `Funnel not found`.',
       tags: ['funnels'],
       access: 'public',
       querystring: PreviewQuery,

@@ -28,6 +28,10 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       operationId: 'shortLinksShorten',
       summary:
         "The funnel's short link (`data`: its URL): made on the first call (201), the same one after (200)",
+      description:
+        "The funnel's short link: `data` is its URL, `PUBLIC_BASE_URL/s/<code>` with a code of 6 " +
+        'characters. Made on the first call (201); every later call returns the same link (200). Its ' +
+        'clicks are counted: `GET /v1/funnels/shorten/{code}` reads them.',
       tags: ['funnels'],
       access: SITES_WRITE,
       querystring: ShortenQuery,
@@ -50,6 +54,10 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'shortLinksRead',
       summary: 'A short link with its click totals and clicks per day',
+      description:
+        'One short link of the account with its click totals (`total`, `unique`, `bots`) and its clicks ' +
+        'per day from `from` to `to` (days, UTC; by default the last 30 days; at most 366 days apart), ' +
+        'read from the daily roll-up. 404 `Short link not found`.',
       tags: ['funnels'],
       access: SITES_READ,
       params: CodeParams,
@@ -83,6 +91,10 @@ export const shortLinkRedirectRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
     routeOptions({
       operationId: 'shortLinksFollow',
       summary: "Follow a short link: 302 to the funnel's public URL, the click recorded",
+      description:
+        "Public: records the click (with a keyed hash of the visitor's IP and user agent, never the IP " +
+        "itself, and the referrer; no user agent or a crawler's counts as a bot), then redirects 302 to " +
+        "the funnel's public URL, never cached by the browser. 404 `Short link not found`.",
       tags: ['funnels'],
       access: 'public',
       params: FollowParams,

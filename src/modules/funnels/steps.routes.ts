@@ -45,6 +45,9 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'stepsRead',
       summary: 'Read a step with its html, seo, tracking code and css',
+      description:
+        "One step of the caller's funnel with its `html`, `seo`, `tracking_code`, `css` and `funnel_id`. " +
+        "404 `Funnel not found` or `Step not found` when either is unknown, deleted or another account's.",
       tags: ['funnels'],
       access: SITES_READ,
       params: StepParams,
@@ -60,6 +63,10 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'stepsCreate',
       summary: 'Add a step to a funnel (its path unique within the funnel)',
+      description:
+        'Adds a step `stepInfo` {name, path, type, order} to the funnel; without an `order` it goes after ' +
+        'the last step, and `type` is `page` unless given. A path another step of the funnel holds answers ' +
+        '409 `Path already in use` naming `conflicting_step`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,
@@ -78,6 +85,10 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'stepsReorder',
       summary: "Set the order of a funnel's steps, in one bulk write",
+      description:
+        "Sets the `order` of each listed step in one bulk write and answers the funnel's steps `{ _id, " +
+        'name, order }`. Every `step_id` must be a step of this funnel and appear once (400 naming the ' +
+        'entry otherwise).',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: FunnelParams,
@@ -95,6 +106,11 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...routeOptions({
         operationId: 'stepsUpdate',
         summary: 'Save a step from the builder: name, path, fonts and components (a backup is made)',
+        description:
+          "The builder's save of a step: its name and path (`stepInfo`), its `builderComponents` and " +
+          '`externalFonts`. The components it replaces are backed up first (the last 10 backups of a step ' +
+          "are kept), and the step's cached page is purged, here and at the edge. Bodies up to 5 MB (413 " +
+          'beyond); a path another step of the funnel holds answers 409 `Path already in use`.',
         tags: ['funnels'],
         access: SITES_WRITE,
         params: StepParams,
@@ -114,6 +130,9 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'stepsDuplicate',
       summary: "Copy a step (' (Copy)', components copied) after the funnel's last",
+      description:
+        "Copies the step as `<name> (Copy)` with its builder components, placed after the funnel's last " +
+        'step.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: StepParams,
@@ -133,6 +152,11 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...routeOptions({
         operationId: 'stepsSettings',
         summary: "Change a step's page settings: details, seo, tracking code, css",
+        description:
+          'Changes the page settings of a step, named by its id alone: `details` {name, path}, `seo` ' +
+          '{title, description, keywords, image, robots, canonical}, `tracking_code` {header, footer} and ' +
+          '`css`. A path another step of its funnel holds answers 409 `Path already in use`; 404 `Step not ' +
+          'found` for a step of no live funnel of the account.',
         tags: ['funnels'],
         access: SITES_WRITE,
         params: StepIdParams,
@@ -150,6 +174,9 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'stepsDelete',
       summary: 'Delete a step for good, with its components and backups',
+      description:
+        "Deletes the step for good, with its builder components and backups, and renumbers the funnel's " +
+        "other steps from 0. Answers `{ success: true, message: 'SUCCESS' }`.",
       tags: ['funnels'],
       access: SITES_WRITE,
       params: StepParams,

@@ -19,6 +19,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
     routeOptions({
       operationId: 'tagList',
       summary: 'List the funnel tags of the account, with their funnel counts',
+      description: "The account's funnel tags, each with `count`, the live funnels carrying it, paged.",
       tags: ['funnels'],
       access: SITES_READ,
       querystring: TagsQuery,
@@ -36,6 +37,9 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
     routeOptions({
       operationId: 'tagCreate',
       summary: 'Add a tag (a name already there returns that tag, 200)',
+      description:
+        'Adds a tag to the account (201). A name the account already has, in any case, returns that tag ' +
+        'with 200; an empty name is refused with 400.',
       tags: ['funnels'],
       access: SITES_WRITE,
       body: CreateTagBody,
@@ -53,6 +57,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
     routeOptions({
       operationId: 'tagDelete',
       summary: 'Delete a tag; its funnels lose it',
+      description: 'Deletes the tag from the account and from every funnel carrying it; 404 `Tag not found`.',
       tags: ['funnels'],
       access: SITES_WRITE,
       params: IdParams,

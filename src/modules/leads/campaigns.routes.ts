@@ -18,6 +18,12 @@ export const campaignsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'leadCampaignCreate',
       summary: "Claim a page's lead form: its leads become the account's contacts (409 when claimed)",
+      description:
+        "Claims a Meta page's lead form (`page_id`, `form_id`) for the account: its leads become the " +
+        "account's contacts. A page and form belong to one live campaign across all accounts (409 `A live " +
+        'campaign already claims this page and form`). Its first sync is queued with it, so leads that ' +
+        "arrived before the claim, and those only Graph holds, are picked up. An app's token needs " +
+        '`leads.write`.',
       tags: ['leads'],
       access: LEADS_WRITE,
       body: CreateCampaignBody,
@@ -42,6 +48,10 @@ export const campaignsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'leadCampaignList',
       summary: "List the account's lead campaigns, with subscription_status and last_lead_at",
+      description:
+        "The account's lead campaigns, each with its page subscription's health (`subscription_status`, " +
+        '`subscription_error`), its newest lead (`last_lead_at`) and its last sync; `include_deleted` also ' +
+        'lists those marked `is_deleted`. Paged (`limit` default 20, at most 100).',
       tags: ['leads'],
       access: LEADS_READ,
       querystring: CampaignsQuery,
@@ -59,6 +69,9 @@ export const campaignsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'leadCampaignDelete',
       summary: 'Mark a lead campaign is_deleted; its leads stay listed',
+      description:
+        "Marks the campaign `is_deleted`: its page's later leads are no longer filed for the account, and " +
+        'the leads it captured stay listed. Repeating it changes nothing; 404 `Campaign not found`.',
       tags: ['leads'],
       access: LEADS_WRITE,
       params: IdParams,

@@ -27,6 +27,11 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       operationId: 'socialnetTokenStore',
       summary:
         "Store the account's connected Meta user token (sealed, never returned); leads waiting for a token are captured",
+      description:
+        "Keeps the account's connected Meta user token for `source` (`socialnet-leads` for lead ads), " +
+        'sealed with SECRETS_ENCRYPTION_KEY and never returned or logged (503 when the key is unset). A ' +
+        "new `socialnet-leads` token makes the account's token valid again and captures the leads that " +
+        'waited for one.',
       tags: ['leads'],
       access: LEADS_WRITE,
       body: StoreTokenBody,
@@ -45,6 +50,11 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       operationId: 'socialnetDisconnect',
       summary:
         "Disconnect: the token gets `deleted`; for socialnet-leads the account's campaigns are marked is_deleted",
+      description:
+        "The spec's disconnect: the stored token of `source` gets `deleted`; for `socialnet-leads` the " +
+        "account's `socialnet_ads` campaigns are also marked `is_deleted` (`campaigns_deleted` counts " +
+        'them). The account is told (a platform event and the app webhook `socialnet.disconnected`). 400 ' +
+        '`Record Not found!` when no live token of the source is stored.',
       tags: ['leads'],
       access: LEADS_WRITE,
       querystring: DisconnectQuery,

@@ -17,6 +17,12 @@ export const leadCaptureRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'leadCaptureList',
       summary: "A campaign's leads, newest first, by status and created_time (from, to)",
+      description:
+        "The campaign's leads, newest first: what Meta sent (`field_data`), the standard fields read from " +
+        'it (full_name, email, phone_number, ...), the contact it made or updated, and its status with the ' +
+        'reason of a failure (token_invalid, token_missing, throttled, fetch_failed, no_contact_details). ' +
+        'Filters: `status` and `created_time` from `from` to `to`; pages by `page` or `cursor`. 404 ' +
+        '`Campaign not found`.',
       tags: ['leads'],
       access: LEADS_READ,
       params: IdParams,

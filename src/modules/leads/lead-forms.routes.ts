@@ -21,6 +21,12 @@ export const leadFormsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'leadFormsList',
       summary: "List a Meta page's lead forms (every page of Graph's listing)",
+      description:
+        "The lead forms of the Meta page `pageid`, every page of Graph's listing, read with " +
+        '`pageaccesstoken` (used for the call, never kept): `{ id, name, status, locale, questions, ' +
+        "privacy_policy, created_time, page_id }`. `account_id` names a sub-account of the caller's (404 " +
+        "`Account not found` otherwise). When Graph refuses the token, 400 with Graph's message and its " +
+        "provider error object (`type` 'OAuthException', `code` 190); 502 when Graph cannot be reached.",
       tags: ['leads'],
       access: 'bearer',
       params: LeadFormsParams,

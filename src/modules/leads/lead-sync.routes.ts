@@ -19,6 +19,12 @@ export const leadSyncRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       operationId: 'leadCampaignSync',
       summary:
         "Read the form's leads from Graph and capture those the webhook missed; says how many were read, new and known",
+      description:
+        "Reads the form's leads from Graph (since the newest stored lead, less an hour) and captures " +
+        'those the webhook missed, those that failed before and those that arrived before the claim; it ' +
+        'also runs every LEADS_SYNC_INTERVAL_MINUTES. Answers how many were `read`, `new`, `known` and ' +
+        "still `failed`, with the page subscription's status. 409 when the campaign is deleted or a sync " +
+        "of it is already running; 502 `ERROR_SYNCING_LEADS` with Graph's error.",
       tags: ['leads'],
       access: LEADS_WRITE,
       params: IdParams,

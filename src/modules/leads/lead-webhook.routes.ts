@@ -29,6 +29,10 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'leadWebhookVerify',
       summary: "Meta's check of the callback URL: hub.challenge echoed when hub.verify_token is ours",
+      description:
+        "Meta's check of the callback URL: answers 200 with `hub.challenge` as plain text when `hub.mode` " +
+        'is `subscribe` and `hub.verify_token` equals SOCIALNET_VERIFY_TOKEN; else 403 `Verification token ' +
+        'mismatch`.',
       tags: ['leads'],
       access: 'public',
       requiresHttps: true,
@@ -47,6 +51,13 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       ...routeOptions({
         operationId: 'leadWebhookReceive',
         summary: 'Lead events: verified, stored, answered EVENT_RECEIVED; each leadgen change filed by a job',
+        description:
+          "Meta's lead events `{ object: 'page', entry: [ { id, time, changes: [ { field: 'leadgen', " +
+          'value: { leadgen_id, page_id, form_id, created_time } } ] } ] }`, signed with the app secret ' +
+          '(403 `Signature mismatch` when no signature is sent or one is wrong). The event is stored and ' +
+          'answered 200 `EVENT_RECEIVED` at once; each leadgen change is then fetched from Graph with the ' +
+          "page's token and filed by a job as the claiming campaign's lead and contact. 503 when the " +
+          'event could not be stored (Meta retries).',
         tags: ['leads'],
         access: 'public',
         requiresHttps: true,

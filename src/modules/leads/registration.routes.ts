@@ -17,6 +17,14 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       operationId: 'leadWebhookRegister',
       summary:
         "Subscribe the campaign's page to lead events and register our webhook with Meta (`{ success: true }` alone when the campaign is not found)",
+      description:
+        "Registers lead delivery for the campaign's page, in the spec's steps: the app token, the " +
+        "account's stored `socialnet-leads` token (exchanged when expired) and a fresh page token; the " +
+        "app subscribed to the page's `leadgen`; the webhook subscription (object `page`, callback " +
+        'PUBLIC_BASE_URL/webhooks/socialnet/leads with the verify token); then the registration stored. A ' +
+        'campaign not found (or deleted) answers exactly `{ success: true }`; no stored token, 400 `Record ' +
+        "Not found!`. Any failure of Graph's steps answers 400 `ERROR_CREATING_WEBHOOK` with the " +
+        "provider's message in `additional_info`.",
       tags: ['leads'],
       access: 'bearer',
       body: RegisterWebhookBody,

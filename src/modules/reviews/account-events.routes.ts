@@ -23,6 +23,12 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       summary:
         'Report a service delivered, an appointment finished, a custom event or an order: review requests ' +
         'are scheduled when it is the configuration trigger (202; a repeated event_id answers 200)',
+      description:
+        "The account's own systems report what no provider webhook does: a service delivered, an " +
+        'appointment finished, a custom event, or an order (`trigger`). When it is the trigger of the auto ' +
+        'review request configuration, review requests for `customer` are scheduled after `delay_hours` ' +
+        '(202); a repeated `event_id` answers 200 with the stored event, applied once. 400 `Invalid ' +
+        "trigger type` for another trigger; an app's token needs `reviews.write`.",
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       body: AccountEventBody,
@@ -47,6 +53,10 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       summary:
         "The account's review events (its own, payments and orders), newest first, each with what became of " +
         'it and the reason in words; by status, trigger and the time received',
+      description:
+        "The account's review events, newest first: those it reported and the payments and orders " +
+        'attributed to it, each with its status (received, processed, skipped, failed) and the reason in ' +
+        'words. Filters: `status`, `trigger` and the time received; pages by `page` or `cursor`.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: EventsQuery,
@@ -64,6 +74,9 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'reviewEventsGet',
       summary: 'One review event of the account, as received, with the review requests it scheduled',
+      description:
+        'One review event of the account as received, with the review requests it scheduled; 404 `Review ' +
+        'event not found`.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       params: IdParams,

@@ -20,6 +20,11 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'reviewConfigurationList',
       summary: "The account's auto review request configuration, else its parent account's",
+      description:
+        'The auto review request configuration in force for the account: its own, else (for a sub-account ' +
+        "with none) its parent account's, as `{ configs, pagination: { page, limit, total } }`. With " +
+        'none, `configs` is empty and `total` 0. `page` 0 and 1 both start at the first; `sort_by` is ' +
+        'created_at, updated_at or name.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: ListQuery,
@@ -37,6 +42,13 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       ...routeOptions({
         operationId: 'reviewConfigurationPut',
         summary: "Create or replace the account's auto review request configuration",
+        description:
+          "Creates or replaces the account's configuration, whole (`parentAccount` is the caller's " +
+          'parent account, else its own): what the body leaves out is absent afterwards. Refused with the ' +
+          "spec's words: 400 `Invalid trigger type`, `Invalid platform: <name>. Allowed: ...`, `Delay " +
+          'hours must be positive`; 404 `Template not found` for an unknown `template_id`. What will keep ' +
+          'it from sending (a platform without a review link, a trigger nothing connected sends) is ' +
+          'accepted and listed in `warnings`.',
         tags: ['reviews'],
         access: REVIEWS_WRITE,
         body: PutBody,

@@ -17,6 +17,10 @@ export const orderLocationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       operationId: 'reviewOrderLocationsCreate',
       summary:
         "Claim a Square location: its order events become the account's (claiming again: 200; another account's: 409)",
+      description:
+        'Claims a Square location for the account: the order events of that location become the ' +
+        "account's. Claiming a location it holds answers 200; a location another account claims answers " +
+        '409 `This location is claimed by another account`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       body: ClaimBody,
@@ -34,6 +38,7 @@ export const orderLocationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     routeOptions({
       operationId: 'reviewOrderLocationsList',
       summary: 'The Square locations the account claims, newest first',
+      description: 'The Square locations the account claims, newest first, paged.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: ListQuery,
@@ -51,6 +56,9 @@ export const orderLocationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     routeOptions({
       operationId: 'reviewOrderLocationsDelete',
       summary: 'Give up a Square location: its later order events are skipped (unclaimed_location)',
+      description:
+        'Gives up a Square location: its later order events are skipped (`unclaimed_location`). 404 ' +
+        '`Location not found` for a location the account does not claim.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: LocationParams,

@@ -26,6 +26,13 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       ...routeOptions({
         operationId: 'reviewOrderWebhook',
         summary: 'Square orders: a COMPLETED order of a claimed location schedules review requests',
+        description:
+          "Square's order webhook, no credentials but its signature (400 `Invalid signature` without a " +
+          "valid one). The event is stored, answered `{ success: true, message: 'SUCCESS' }`, then " +
+          'applied by a job: a COMPLETED order of a location an account claims schedules review requests ' +
+          'for its customer, once per order whatever events Square repeats. A repeated `event_id` is ' +
+          'treated as already processed; an unclaimed location, a missing configuration or contact are ' +
+          'skipped with 200.',
         tags: ['reviews'],
         access: 'public',
         requiresHttps: true,

@@ -29,6 +29,13 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       ...routeOptions({
         operationId: 'reviewPaymentWebhook',
         summary: 'Stripe payments: a succeeded charge schedules review requests, a refund cancels them',
+        description:
+          "Stripe's webhook (a Stripe event, or the spec's bare charge object), no credentials but its " +
+          'signature (400 `Invalid signature` without a valid one). The event is stored, answered `{ ' +
+          "success: true, message: 'SUCCESS' }`, then applied by a job: a succeeded charge schedules " +
+          'review requests for the account in `metadata.account_id` after `delay_hours`; a refund cancels ' +
+          'them. Skipped with 200: no or a disabled configuration, unmet conditions, no contact data, a ' +
+          'repeated event.',
         tags: ['reviews'],
         access: 'public',
         requiresHttps: true,

@@ -17,6 +17,10 @@ export const requestsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'reviewRequestsList',
       summary: 'Review requests, newest first, by status, platform, customer and creation time',
+      description:
+        "The account's review requests, newest first, each with its status and why it was skipped, failed " +
+        'or cancelled. Filters: `status`, `platform`, `customer` (email or phone) and the creation time; ' +
+        'pages by `page` or `cursor`.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: ListQuery,
@@ -34,6 +38,10 @@ export const requestsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'reviewRequestsCancel',
       summary: 'Cancel a scheduled review request (409 once it is sent, skipped or cancelled)',
+      description:
+        'Cancels a scheduled review request: it is never sent. 409 once it is sent, skipped or cancelled ' +
+        '(`Only a scheduled review request can be cancelled; this one is <status>`); 404 `Review request ' +
+        'not found`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: IdParams,

@@ -18,6 +18,10 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'reviewLinksCreate',
       summary: "Set the account's review URL for a platform (409 when it has one: update it)",
+      description:
+        "Sets the account's review URL for a platform (`google`, `facebook`, `yelp`, `trustpilot`): the " +
+        "page a review request's `{{review.link}}` leads to. One per platform: 409 `A review link for " +
+        '<platform> already exists` (change that one instead).',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       body: CreateBody,
@@ -33,6 +37,7 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'reviewLinksList',
       summary: "The account's review URLs, one per platform at most",
+      description: "The account's review URLs, one per platform at most.",
       tags: ['reviews'],
       access: REVIEWS_READ,
       response: { 200: Envelope(Type.Array(ReviewLink)) },
@@ -46,6 +51,7 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'reviewLinksUpdate',
       summary: 'Change a review URL',
+      description: 'Changes a review URL; 404 `Review link not found`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: IdParams,
@@ -61,6 +67,9 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'reviewLinksDelete',
       summary: 'Remove a review URL; requests due for its platform are then skipped (no_review_link)',
+      description:
+        'Removes a review URL; requests due for its platform are then skipped (`no_review_link`). 404 ' +
+        '`Review link not found`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: IdParams,

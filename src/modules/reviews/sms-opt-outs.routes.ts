@@ -44,6 +44,10 @@ export const smsOptOutsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       ...routeOptions({
         operationId: 'reviewSmsInboundWebhook',
         summary: "Twilio's webhook for replies to review SMS: STOP opts the number out, START back in",
+        description:
+          "Twilio's webhook for customers' replies to review SMS, form-encoded and signed (403 `Invalid " +
+          "X-Twilio-Signature` otherwise): STOP (and its synonyms) opts the number out of the account's " +
+          'review SMS, START back in. Answered with empty TwiML, so no reply is sent.',
         tags: ['reviews'],
         access: 'public',
         requiresHttps: true,
@@ -76,6 +80,9 @@ export const smsOptOutsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       ...routeOptions({
         operationId: 'reviewSmsOptOutsList',
         summary: "The numbers that replied STOP to the account's review SMS, newest first",
+        description:
+          "The numbers that replied STOP to the account's review SMS, newest first, paged: no review SMS " +
+          'goes to them until they reply START.',
         tags: ['reviews'],
         access: REVIEWS_READ,
         querystring: ListQuery,

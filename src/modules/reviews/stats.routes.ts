@@ -17,6 +17,10 @@ export const statsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       operationId: 'reviewStatsRead',
       summary:
         'Review requests of a period per platform and per day: sent, skipped by reason, failed, clicked',
+      description:
+        "The account's review requests created in [`from`, `to`) (default the last 30 days; at most 366 " +
+        'days apart), per platform and per UTC day: requested, scheduled, sent, clicked, skipped by reason ' +
+        '(frequency_limit, no_review_link, opted_out, ...), failed, and the click-through rate.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: StatsQuery,

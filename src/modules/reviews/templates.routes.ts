@@ -23,6 +23,11 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'reviewTemplatesCreate',
       summary: 'Create a review request template (email or SMS)',
+      description:
+        'Creates a review request template for email (subject and HTML body) or SMS (body, at most 1600 ' +
+        'characters). The body may use the email variables ({{contact.first_name}}, ...) plus ' +
+        '{{customer.name}}, {{business.name}} and {{review.link}}; an email template needs a subject (400 ' +
+        'otherwise).',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       body: CreateBody,
@@ -38,6 +43,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'reviewTemplatesList',
       summary: 'List review request templates, newest first',
+      description: "The account's review request templates, newest first, paged.",
       tags: ['reviews'],
       access: REVIEWS_READ,
       querystring: ListQuery,
@@ -55,6 +61,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'reviewTemplatesGet',
       summary: 'Read a review request template',
+      description: 'One review request template of the account; 404 `Template not found`.',
       tags: ['reviews'],
       access: REVIEWS_READ,
       params: IdParams,
@@ -69,6 +76,9 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'reviewTemplatesUpdate',
       summary: "Change a template's name, subject or body (its channel stays)",
+      description:
+        'Changes the name, subject or body of a template; its channel stays, and an SMS body stays within ' +
+        '1600 characters. 404 `Template not found`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: IdParams,
@@ -84,6 +94,9 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'reviewTemplatesDelete',
       summary: 'Delete a template; 409 while the configuration uses it',
+      description:
+        'Deletes a template; 409 `Template is in use by the auto review request configuration` while the ' +
+        'configuration names it, 404 `Template not found`.',
       tags: ['reviews'],
       access: REVIEWS_WRITE,
       params: IdParams,

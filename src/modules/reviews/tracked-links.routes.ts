@@ -11,6 +11,11 @@ export const trackedLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     routeOptions({
       operationId: 'reviewTrackedLinkFollow',
       summary: "Counts a review request's click, then redirects to the platform's review page (302)",
+      description:
+        "Public: the `{{review.link}}` of a review request. Redirects 302 to the platform's review page " +
+        "among the account's (or its parent's) review links, never cached by the browser; a person's " +
+        "first click on a sent request moves it to `clicked` (which cancels its follow-up), a bot's visit " +
+        'counts nothing. 404 `Review link not found` for an unknown code or a platform without a link.',
       tags: ['reviews'],
       access: 'public',
       params: Type.Object({ code: Type.String({ maxLength: 64 }) }),

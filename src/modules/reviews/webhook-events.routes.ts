@@ -14,6 +14,10 @@ export const reviewsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     routeOptions({
       operationId: 'reviewWebhookEventsList',
       summary: 'Review events received, newest first, by status (failed: a missing account_id) and source',
+      description:
+        'For the operator (ADMIN_TOKEN): every review event received from every source, newest first, so ' +
+        'that a failed one (a missing `account_id`, an unknown account) is never lost. Filters: `status` ' +
+        'and `source`.',
       tags: ['admin'],
       access: 'admin',
       querystring: WebhookEventsQuery,

@@ -19,6 +19,10 @@ export const roomExportRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'roomExport',
       summary: "Export the room's messages (not deleted), oldest first: JSON, CSV or plain text",
+      description:
+        "The room's messages, not deleted, oldest first, for its members: `format` json (the spec's `{ " +
+        'success, data: { room, messages: [ { sender, content, timestamp } ], export_date, total_messages ' +
+        '} }`, the default), csv or txt (as downloads). All three are streamed.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,

@@ -34,6 +34,11 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'messageSend',
       summary: 'Post a message to a room the caller is a member of',
+      description:
+        'Posts a message (1 to 10,000 characters, not only white space) to a room the caller is a member ' +
+        'of, and answers it with 201 once stored. Members receive `message:new` through the socket ' +
+        "gateway; a snoozed member's comes with `notify: false`. 400 `Cannot access this room` for a " +
+        'non-member, 404 `Room does not exist`.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,
@@ -52,6 +57,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'messageList',
       summary: "A page of the room's messages, newest first (before or after a message)",
+      description:
+        "A page of the room's messages, newest first, deleted ones left out: before the message `before`, " +
+        'or right after the message `after` (so a client catching up misses none); `limit` default 50, at ' +
+        'most 100, and `has_more` tells whether more lie beyond. Members only.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,
@@ -67,6 +76,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'messageEdit',
       summary: "Change the content of one of the caller's messages",
+      description:
+        "Changes the content of one of the caller's own messages (`edited_at` is set); the members " +
+        "receive `message:updated`. 403 `Only the sender can change a message` for anyone else's; 404 " +
+        '`Message not found` for an unknown or deleted one.',
       tags: ['rooms'],
       access: 'bearer',
       params: MessageParams,
@@ -86,6 +99,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'messageDelete',
       summary: "Delete one of the caller's messages",
+      description:
+        "Deletes one of the caller's own messages: it leaves the room's pages and exports, and the " +
+        "members receive `message:deleted`. 403 `Only the sender can change a message` for anyone else's; " +
+        "404 `Message not found`. Answers `{ success: true, message: 'Message deleted successfully' }`.",
       tags: ['rooms'],
       access: 'bearer',
       params: MessageParams,
@@ -103,6 +120,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'messageMarkRead',
       summary: "Move the caller's read marker forward to a message (never back)",
+      description:
+        "Moves the caller's read marker (`last_message_read`) forward to `message_id`, never back, and " +
+        "answers it with the caller's `unread_count` in the room. 400 when the message is not one of this " +
+        'room.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,

@@ -56,6 +56,13 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsList',
       summary: "List the caller's rooms (most recent activity first)",
+      description:
+        'The rooms the caller is a member of, most recent activity first, each with its members ' +
+        '{conversation_id, user {name, email, avatar}, role}, last message, `unread_count`, `is_favorite` ' +
+        'and `snoozed_until`. Filters: `search` (room and member names), `status` (all, unread, favorites, ' +
+        'snoozed) and `type`; pages of `limit` (default 20, at most 100). Every room route needs a ' +
+        "platform JWT carrying the caller's chat identity (`conversation.id`; 401 without one) and shares " +
+        'one per-user rate limit (RATE_LIMIT_ROOMS_PER_MINUTE, 600 a minute by default).',
       tags: ['rooms'],
       access: 'bearer',
       querystring: ListQuery,
@@ -70,6 +77,11 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsCreate',
       summary: 'Create a room (an existing direct room between the two is returned, 200)',
+      description:
+        'Creates a room with the caller as its owner and the chat identities of `conversation_ids` (of the ' +
+        "caller's account, 400 naming any other) as members, and announces `room:created`. A direct room " +
+        'takes exactly one other member and is returned as it is, with 200, when it exists between the two ' +
+        'already; a group room needs `room_name` and is always new (201).',
       tags: ['rooms'],
       access: 'bearer',
       body: CreateBody,
@@ -87,6 +99,9 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsFavorites',
       summary: "The caller's favorite rooms (most recent activity first)",
+      description:
+        'The rooms the caller marked favorite, most recent activity first: `{ favorites: [ { _id, name, ' +
+        'type, last_message, unread_count } ] }`.',
       tags: ['rooms'],
       access: 'bearer',
       response: { 200: FavoritesResponse },
@@ -100,6 +115,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsFavoriteToggle',
       summary: "Add the room to the caller's favorites, or take it out",
+      description:
+        "Adds the room to the caller's favorites when absent, takes it out when present, and answers `{ " +
+        'success, room: { _id, name, is_favorite } }`. Members only: 400 `Cannot access this room` for a ' +
+        'non-member, 404 `Room does not exist` for an unknown room.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,
@@ -117,6 +136,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsDelete',
       summary: 'Delete a group room and its messages (owner only)',
+      description:
+        'Deletes the group room `roomId` with its messages (`room:deleted` to its members): its owner only ' +
+        '(403 `Only room owner can delete`); a direct room is refused (400 `Cannot delete direct ' +
+        "message`). Answers `{ success: true, message: 'Room deleted successfully' }`.",
       tags: ['rooms'],
       access: 'bearer',
       querystring: RoomIdQuery,
@@ -134,6 +157,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsRename',
       summary: 'Rename a group room (owner or admin)',
+      description:
+        'Renames a group room, posting a system message and `room:updated` (`name`). The owner or an admin ' +
+        'only (403 `Only room owner or admin can rename the room`); a direct room is refused (400 `Cannot ' +
+        'rename direct message`).',
       tags: ['rooms'],
       access: 'bearer',
       body: RenameBody,
@@ -151,6 +178,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsSnooze',
       summary: 'Snooze the room for the caller: a preset duration or a custom time',
+      description:
+        'Snoozes the room for the caller until a custom `time` (Unix milliseconds, in the future) or a ' +
+        '`preset` from now (30m, 1h, 8h, 24h), one of the two. Notifications stop until then; the unread ' +
+        'count still grows.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,
@@ -169,6 +200,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsLeave',
       summary: 'Leave a group room (an owner leaving hands the room on)',
+      description:
+        'The caller leaves a group room (400 `Cannot leave direct message` for a direct one), recorded in ' +
+        '`all_members` with a system message. An owner who leaves hands the room on: to the first admin, ' +
+        'else the oldest member; the last one out deletes the room.',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,
@@ -186,6 +221,11 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsAddMembers',
       summary: 'Add members to a group room (owner or admin; members already there are ignored)',
+      description:
+        "Adds chat identities of the caller's account to a group room as members, with a system message " +
+        'and `room:member_added`. The owner or an admin only (403 `Only admins can add members`); members ' +
+        'already there are ignored, and a direct room is refused (400 `Cannot add members to direct ' +
+        'message`).',
       tags: ['rooms'],
       access: 'bearer',
       body: AddMembersBody,
@@ -203,6 +243,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsTransferOwnership',
       summary: 'Hand the room to another member (owner only)',
+      description:
+        'The owner hands the room to another member (`conversationId`), becoming a plain member, with a ' +
+        'system message. The owner only (403 `Only room owner can change the owner`); the target must be a ' +
+        "member (400). Answers `{ success: true, message: 'Owner changed' }`.",
       tags: ['rooms'],
       access: 'bearer',
       body: OwnerBody,
@@ -220,6 +264,11 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsChangeRole',
       summary: "Make a member an admin or a plain member (owner or admin; not the owner's role)",
+      description:
+        'Makes a member an `admin` or a plain `member`, with a system message and `room:updated` ' +
+        '(`roles`). The owner or an admin only (403 `Only room owner or admin can change roles`); the ' +
+        "owner's role is not changed this way (400: transfer the ownership instead). Answers `{ success: " +
+        "true, message: 'Role changed' }`.",
       tags: ['rooms'],
       access: 'bearer',
       body: RoleBody,
@@ -237,6 +286,11 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'roomsRemoveMember',
       summary: 'Remove a member from a group room (owner or admin; never the owner)',
+      description:
+        'Removes the member `conversation_id` from a group room, recorded in `all_members`, with a system ' +
+        'message and `room:member_removed`. The owner or an admin only: a plain member gets 403 with the ' +
+        "spec's body `{ error: 'Only room owner or admin can remove a user from rooms', statusCode: 403 " +
+        '}`; the owner cannot be removed (400 `The room owner cannot be removed`).',
       tags: ['rooms'],
       access: 'bearer',
       params: RoomParams,

@@ -16,6 +16,11 @@ export const messageSearchRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'messageSearch',
       summary: "Find messages in the caller's rooms (full-text, ranked)",
+      description:
+        'Full-text search in the messages of the caller\'s rooms: `q` in web search syntax ("a phrase", ' +
+        'or, -excluded), words matched whole and case-insensitively. Best matches first, then newest, ' +
+        'among the newest ROOM_SEARCH_RANKED_HITS hits (200 by default; `total_exact: false` when more ' +
+        'match); pages of `limit` (default 20, at most 100).',
       tags: ['rooms'],
       access: 'bearer',
       querystring: SearchQuery,
