@@ -12,6 +12,12 @@ const tempDir = () => mkdtempSync(join(tmpdir(), 'config-test-'))
 /** How production names SendGrid's missing event webhook key. */
 const SENDGRID_KEY_NEEDED =
   'SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)'
+/** How production names a missing TRUST_PROXY. */
+const TRUST_PROXY_NEEDED =
+  "TRUST_PROXY (the TLS proxy's addresses: OAuth and the providers' webhooks require the HTTPS it forwards)"
+/** How production names the edge's missing secret. */
+const EDGE_SECRET_NEEDED =
+  'EDGE_SIGNING_SECRET (EDGE_PURGE_URL is set: the edge worker signs its reads with it)'
 
 describe('configuration', () => {
   it('starts a bare development machine with generated secrets, reused on restart', () => {
@@ -19,7 +25,8 @@ describe('configuration', () => {
     const first = loadConfig({ DATA_DIR: dataDir })
     expect(first).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      // This machine's alone: its admin API and outbox page are not offered to the network.
+      host: '127.0.0.1',
       nodeEnv: 'development',
       databaseUrl: undefined,
     })
@@ -112,30 +119,59 @@ describe('configuration', () => {
     [
       'only an admin token and a JWT secret',
       { ADMIN_TOKEN: 'x', JWT_SECRET: 's'.repeat(32) },
-      `SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, ${SENDGRID_KEY_NEEDED}`,
+      `SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL, ${TRUST_PROXY_NEEDED}`,
     ],
     [
       'nothing',
       {},
-      `JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, ${SENDGRID_KEY_NEEDED}`,
+      `JWT_SECRET or JWT_PUBLIC_KEY, ADMIN_TOKEN, SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL, ${TRUST_PROXY_NEEDED}`,
     ],
+    ['all but TRUST_PROXY', { ...PRODUCTION, TRUST_PROXY: '' }, TRUST_PROXY_NEEDED],
+    ['TRUST_PROXY=false, which trusts no proxy', { ...PRODUCTION, TRUST_PROXY: 'false' }, TRUST_PROXY_NEEDED],
     [
-      "all but SendGrid's event webhook key",
-      { ...PRODUCTION, SENDGRID_WEBHOOK_PUBLIC_KEY: '' },
+      'SendGrid sending the mail, without its event webhook key',
+      { ...PRODUCTION, MAIL_PROVIDER: 'sendgrid', SENDGRID_WEBHOOK_PUBLIC_KEY: '' },
       SENDGRID_KEY_NEEDED,
     ],
     [
-      'unsigned events accepted only by a value other than true',
-      { ...PRODUCTION, SENDGRID_WEBHOOK_PUBLIC_KEY: '', SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'false' },
+      'SendGrid, unsigned events accepted only by a value other than true',
+      {
+        ...PRODUCTION,
+        MAIL_PROVIDER: 'sendgrid',
+        SENDGRID_WEBHOOK_PUBLIC_KEY: '',
+        SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'false',
+      },
       SENDGRID_KEY_NEEDED,
     ],
     ['all but the admin token', { ...PRODUCTION, ADMIN_TOKEN: '' }, 'ADMIN_TOKEN'],
     ['no JWT key of either kind', { ...PRODUCTION, JWT_SECRET: '' }, 'JWT_SECRET or JWT_PUBLIC_KEY'],
-    ['all but the edge signing secret', { ...PRODUCTION, EDGE_SIGNING_SECRET: '' }, 'EDGE_SIGNING_SECRET'],
+    [
+      'an edge purge URL without the edge signing secret',
+      { ...PRODUCTION, EDGE_PURGE_URL: 'https://edge.example.com/__edge/purge', EDGE_SIGNING_SECRET: '' },
+      EDGE_SECRET_NEEDED,
+    ],
   ])('refuses production with %s, naming every missing variable in one message', (_case, env, named) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), NODE_ENV: 'production', ...env })).toThrow(
       new ConfigError(`NODE_ENV=production needs these set: ${named}`),
     )
+  })
+
+  it("starts production without the settings of features that are off: SendGrid's event key, the edge's secret", () => {
+    const { SENDGRID_WEBHOOK_PUBLIC_KEY: _key, EDGE_SIGNING_SECRET: _secret, ...featuresOff } = PRODUCTION
+    const config = loadConfig({ ...featuresOff, DATA_DIR: tempDir() })
+    // Keys no one holds: every event post and every edge request is refused (their tests show it over HTTP).
+    expect(config.mail).toMatchObject({ provider: 'outbox', acceptUnsignedEvents: false })
+    expect(config.mail.webhookPublicKey).toMatch(/^[A-Za-z0-9+/]+=*$/)
+    expect(config.edge.signingSecret).toMatch(/^[0-9a-f]{64}$/)
+    const again = loadConfig({ ...featuresOff, DATA_DIR: tempDir() })
+    expect(again.mail.webhookPublicKey).not.toBe(config.mail.webhookPublicKey)
+    expect(again.edge.signingSecret).not.toBe(config.edge.signingSecret)
+  })
+
+  it('listens on every address in production, and where HOST says anywhere', () => {
+    expect(loadConfig({ ...PRODUCTION, DATA_DIR: tempDir() }).host).toBe('0.0.0.0')
+    expect(loadConfig({ DATA_DIR: tempDir(), HOST: '0.0.0.0' }).host).toBe('0.0.0.0')
+    expect(loadConfig({ ...PRODUCTION, DATA_DIR: tempDir(), HOST: '10.0.0.5' }).host).toBe('10.0.0.5')
   })
 
   it('refuses production with an ADMIN_TOKEN shorter than 32 characters, and starts it with 32', () => {
@@ -146,8 +182,13 @@ describe('configuration', () => {
     expect(loadConfig({ ...env, ADMIN_TOKEN: 'a'.repeat(32) }).adminToken).toBe('a'.repeat(32))
   })
 
-  it('starts production without a SendGrid key when SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true says so', () => {
-    const env = { ...PRODUCTION, DATA_DIR: tempDir(), SENDGRID_WEBHOOK_PUBLIC_KEY: '' }
+  it('starts production on SendGrid without its key when SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true says so', () => {
+    const env = {
+      ...PRODUCTION,
+      DATA_DIR: tempDir(),
+      MAIL_PROVIDER: 'sendgrid',
+      SENDGRID_WEBHOOK_PUBLIC_KEY: '',
+    }
     expect(loadConfig({ ...env, SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: 'true' }).mail).toMatchObject({
       webhookPublicKey: undefined,
       acceptUnsignedEvents: true,

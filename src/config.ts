@@ -50,7 +50,10 @@ export interface Config {
   }
   listings: { apiUrl: string; apiKey: string | undefined; version: string }
   edge: {
-    /** HMAC key of the edge endpoints' `_sig` (ARCHITECTURE.md, edge signature). */
+    /**
+     * HMAC key of the edge endpoints' `_sig` (ARCHITECTURE.md, edge signature). Production without an edge
+     * (no EDGE_PURGE_URL) may leave it unset: a key no one knows then refuses every edge request.
+     */
     signingSecret: string
     /** The edge provider's cache purge API (Cloudflare's `purge_cache` body); unset: purges stay local. */
     purgeUrl: string | undefined
@@ -60,7 +63,10 @@ export interface Config {
     provider: 'outbox' | 'sendgrid'
     sendgridApiKey: string | undefined
     sendgridBaseUrl: string
-    /** Verifies SendGrid's Signed Event Webhook when set (base64 DER or PEM of the P-256 key). */
+    /**
+     * Verifies SendGrid's Signed Event Webhook when set (base64 DER or PEM of the P-256 key). Production
+     * without one (not sending through SendGrid) holds a key whose private half no one has: every post refused.
+     */
     webhookPublicKey: string | undefined
     /** SENDGRID_WEBHOOK_UNSIGNED_UNSAFE: production accepts unsigned delivery events (no key set). */
     acceptUnsignedEvents: boolean
@@ -261,7 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (smsProvider === 'twilio' && !(env.TWILIO_ACCOUNT_SID && env.TWILIO_AUTH_TOKEN)) {
     throw new ConfigError('SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN')
   }
-  if (production) requireProductionSettings(env)
+  if (production) requireProductionSettings(env, mailProvider)
   // The admin API answers anyone who can reach it: in production a token short enough to guess is refused.
   if (production && (env.ADMIN_TOKEN ?? '').length < ADMIN_TOKEN_MIN_LENGTH) {
     throw new ConfigError(
@@ -291,7 +297,8 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     nodeEnv,
     port,
-    host: env.HOST || '0.0.0.0',
+    // A development server is this machine's alone (its admin API, its outbox page); production serves all.
+    host: env.HOST || (production ? '0.0.0.0' : '127.0.0.1'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, nodeEnv === 'test' ? 'silent' : 'info'),
     dataDir,
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
@@ -329,7 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
       version: env.LISTINGS_API_VERSION || '20200525',
     },
     edge: {
-      signingSecret: env.EDGE_SIGNING_SECRET || (secrets as DevSecrets).edgeSigningSecret,
+      signingSecret: env.EDGE_SIGNING_SECRET || secrets?.edgeSigningSecret || unknownSecret(),
       purgeUrl: url(env, 'EDGE_PURGE_URL', ['http:', 'https:']),
       apiToken: env.EDGE_API_TOKEN || undefined,
     },
@@ -337,7 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
       provider: mailProvider,
       sendgridApiKey: env.SENDGRID_API_KEY || undefined,
       sendgridBaseUrl: url(env, 'SENDGRID_BASE_URL', ['http:', 'https:']) ?? 'https://api.sendgrid.com',
-      webhookPublicKey: env.SENDGRID_WEBHOOK_PUBLIC_KEY || undefined,
+      webhookPublicKey: env.SENDGRID_WEBHOOK_PUBLIC_KEY || (production ? unheldEventKey(env) : undefined),
       acceptUnsignedEvents: boolean(env, 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE', false),
       sendMaintenance: boolean(env, 'EMAIL_SEND_MAINTENANCE', false),
     },
@@ -574,26 +581,48 @@ export function devSecretsFile(dataDir: string): string {
 
 /**
  * Production generates nothing and falls back to no development default: every secret a development
- * start generates into DATA_DIR, and the public URL, must be set, and the key of SendGrid's signed delivery
- * events unless unsigned ones are accepted on purpose. All missing ones are named at once.
+ * start generates into DATA_DIR that a feature which is on uses, the public URL, and the proxy it is reached
+ * through must be set. All missing ones are named at once. A feature that is off needs nothing: SendGrid's
+ * event key only when SendGrid sends the mail, the edge's secret only when the edge is purged (there is one).
  */
-function requireProductionSettings(env: Env): void {
-  const missing = [
-    'ADMIN_TOKEN',
-    'SECRETS_ENCRYPTION_KEY',
-    'OAUTH_SIGNING_KEY',
-    'EDGE_SIGNING_SECRET',
-    'PUBLIC_BASE_URL',
-  ].filter((name) => !env[name])
+function requireProductionSettings(env: Env, mailProvider: Config['mail']['provider']): void {
+  const missing = ['ADMIN_TOKEN', 'SECRETS_ENCRYPTION_KEY', 'OAUTH_SIGNING_KEY', 'PUBLIC_BASE_URL'].filter(
+    (name) => !env[name],
+  )
   if (!env.JWT_SECRET && !env.JWT_PUBLIC_KEY) missing.unshift('JWT_SECRET or JWT_PUBLIC_KEY')
+  if (env.EDGE_PURGE_URL && !env.EDGE_SIGNING_SECRET)
+    missing.push('EDGE_SIGNING_SECRET (EDGE_PURGE_URL is set: the edge worker signs its reads with it)')
   // Unsigned, anyone could post delivery events: an unsubscribe naming an account lists any address there.
-  if (!env.SENDGRID_WEBHOOK_PUBLIC_KEY && env.SENDGRID_WEBHOOK_UNSIGNED_UNSAFE !== 'true')
+  if (
+    mailProvider === 'sendgrid' &&
+    !env.SENDGRID_WEBHOOK_PUBLIC_KEY &&
+    env.SENDGRID_WEBHOOK_UNSIGNED_UNSAFE !== 'true'
+  )
     missing.push(
       'SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
+    )
+  // The server speaks plain HTTP: OAuth and every provider webhook take HTTPS only from a trusted proxy.
+  if (!env.TRUST_PROXY || env.TRUST_PROXY === 'false')
+    missing.push(
+      "TRUST_PROXY (the TLS proxy's addresses: OAuth and the providers' webhooks require the HTTPS it forwards)",
     )
   if (missing.length > 0) {
     throw new ConfigError(`NODE_ENV=production needs these set: ${missing.join(', ')}`)
   }
+}
+
+/** A secret no one knows, kept by no one: what it guards refuses everything (a feature that is off). */
+const unknownSecret = () => randomBytes(32).toString('hex')
+
+/**
+ * The public half of a key pair whose private half is dropped at once, so that no signature verifies with
+ * it: production refuses SendGrid's events when no key is set, unless unsigned ones are accepted on purpose.
+ */
+function unheldEventKey(env: Env): string | undefined {
+  if (env.SENDGRID_WEBHOOK_UNSIGNED_UNSAFE === 'true') return undefined
+  return generateKeyPairSync('ec', { namedCurve: 'P-256' })
+    .publicKey.export({ type: 'spki', format: 'der' })
+    .toString('base64')
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect } from 'vitest'
+import { UNTRUSTED_PROXY } from '../src/platform/http/https-required.js'
 import { signedEventHeaders } from './fakes/sendgrid.js'
-import { buildTestApp, type TestApp } from './helpers/app.js'
+import { buildTestApp, captureLogs, type TestApp } from './helpers/app.js'
 import { createAccount, createTenant } from './helpers/fixtures.js'
 import { LEADS_APP, signedLeadPost } from './helpers/leads.js'
 import { createUser, obtainTokens, postAsClient, registerApp, TOKEN, tokenRequest } from './helpers/oauth.js'
@@ -18,14 +19,16 @@ import { test } from './helpers/tenant-test.js'
 const STRIPE_SECRET = 'whsec_https_in_production'
 const env = {
   ...PRODUCTION_ENV,
-  LOG_LEVEL: 'silent',
+  LOG_LEVEL: 'warn',
   RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE: '1000',
   STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
   SOCIALNET_APP_SECRET: LEADS_APP.appSecret,
   SOCIALNET_VERIFY_TOKEN: LEADS_APP.verifyToken,
 }
-// The file's app: production, trusting no proxy.
+// The file's app: production, trusting its TLS proxy's network (PRODUCTION_ENV), which 127.0.0.1 is not in.
 test.override('appEnv', env)
+const logs = captureLogs()
+test.override('appOptions', { logStream: logs.stream })
 
 const REFUSED = { success: false, errno: 400, message: 'HTTPS is required' }
 const REFUSED_OAUTH = { error: 'invalid_request', error_description: 'HTTPS is required' }
@@ -79,7 +82,7 @@ async function operationsRequiringHttps(app: FastifyInstance) {
 
 const urlOf = (path: string) => path.replace(/\{[^}]+\}/g, '0123456789abcdef01234567')
 
-describe('HTTPS in production, no proxy trusted', () => {
+describe('HTTPS in production, reached other than through the proxy TRUST_PROXY trusts', () => {
   test('marks the authorization and webhook endpoints, and no other, each documenting its 400', async ({
     t,
   }) => {
@@ -101,6 +104,27 @@ describe('HTTPS in production, no proxy trusted', () => {
       ),
     )
     expect(answers.filter((answer) => !answer.endsWith(' 400 true'))).toEqual([])
+  })
+
+  test('warns naming TRUST_PROXY, the header and the peer when it refuses an https said by a peer it does not trust', async ({
+    t,
+  }) => {
+    const said = await t.app.inject({
+      method: 'POST',
+      url: TOKEN,
+      remoteAddress: '192.0.2.7',
+      headers: FROM_A_PROXY,
+    })
+    expect(said.json()).toEqual(REFUSED_OAUTH)
+    const plain = await t.app.inject({ method: 'POST', url: TOKEN, remoteAddress: '192.0.2.8' })
+    expect(plain.json()).toEqual(REFUSED_OAUTH)
+    // This test's two peers (the file's other tests warn from 127.0.0.1).
+    const warnings = logs.lines.filter(
+      ({ msg, peer }) => msg === UNTRUSTED_PROXY && String(peer).startsWith('192.0.2.'),
+    )
+    // The plain HTTP request said nothing of https: a client's mistake, not the operator's.
+    expect(warnings).toEqual([expect.objectContaining({ peer: '192.0.2.7', forwardedProto: 'https' })])
+    expect(UNTRUSTED_PROXY).toContain('TRUST_PROXY')
   })
 
   test("answers the token endpoint, revocation and introspection in RFC 6749's form, before the client authenticates", async ({

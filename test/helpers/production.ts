@@ -21,6 +21,9 @@ export const PRODUCTION_ENV = {
   EDGE_SIGNING_SECRET: 'e'.repeat(32),
   PUBLIC_BASE_URL: 'https://platform.example.com',
   SENDGRID_WEBHOOK_PUBLIC_KEY: PRODUCTION_EVENT_KEYS.publicKeyBase64,
+  // The TLS proxy's network, which the tests' requests (from 127.0.0.1) are not from: a test behind the
+  // proxy sets TRUST_PROXY to 127.0.0.1 itself.
+  TRUST_PROXY: '10.0.0.0/8',
 }
 
 /** What a TLS-terminating proxy adds to a request that came over HTTPS. */

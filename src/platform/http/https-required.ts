@@ -19,12 +19,22 @@ export class HttpsRequired extends DomainError {
   }
 }
 
+/** What the operator reads when a proxy's `X-Forwarded-Proto: https` was not believed. */
+export const UNTRUSTED_PROXY =
+  'HTTPS is required: X-Forwarded-Proto said https, but from a peer TRUST_PROXY does not trust'
+
 /**
  * Over TLS to this server, or through a proxy TRUST_PROXY trusts that says `X-Forwarded-Proto: https`:
- * Fastify's `request.protocol` takes the header only from a trusted peer.
+ * Fastify's `request.protocol` takes the header only from a trusted peer. A refused request that says https
+ * came through a proxy TRUST_PROXY does not name (or from a client faking it): the warning names the
+ * setting, the header and the peer, which the answer (the spec's message) does not.
  */
 const refusePlainHttp: onRequestHookHandler = (request, _reply, done) => {
-  done(request.protocol === 'https' ? undefined : new HttpsRequired())
+  if (request.protocol === 'https') return done()
+  const forwardedProto = request.headers['x-forwarded-proto']
+  if (typeof forwardedProto === 'string' && forwardedProto.includes('https'))
+    request.log.warn({ peer: request.socket.remoteAddress, forwardedProto }, UNTRUSTED_PROXY)
+  done(new HttpsRequired())
 }
 
 /**
