@@ -30,7 +30,10 @@ interface Tally {
   latencies: LatencyHistogram
 }
 
-/** Sends the request once; its response is what the baseline will repeat. It must be a 2xx. */
+/** Headers every server sets itself: the baselines' own take their place. */
+const OWN_HEADERS = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding'])
+
+/** Sends the request once; its response is what the baselines will repeat. It must be a 2xx. */
 export async function captureResponse(baseUrl: string, request: BenchRequest): Promise<BaselineResponse> {
   const response = await fetch(new URL(request.path, baseUrl), {
     method: request.method,
@@ -46,24 +49,10 @@ export async function captureResponse(baseUrl: string, request: BenchRequest): P
     status: response.status,
     contentType: response.headers.get('content-type') ?? 'application/json',
     bodyBase64: body.toString('base64'),
+    headers: Object.fromEntries([...response.headers].filter(([name]) => !OWN_HEADERS.has(name))),
+    method: request.method,
+    path: request.path.split('?', 1)[0] as string,
   }
-}
-
-/** Warms both up, then drives them in alternating rounds for `durationSeconds` each. */
-export async function compare(
-  serverUrl: string,
-  baselineUrl: string,
-  request: BenchRequest,
-  options: LoadOptions,
-): Promise<{ server: Measurement; baseline: Measurement }> {
-  const [server, baseline] = (await alternate(
-    [
-      { baseUrl: serverUrl, request },
-      { baseUrl: baselineUrl, request },
-    ],
-    options,
-  )) as [Measurement, Measurement]
-  return { server, baseline }
 }
 
 /** One of the servers a run alternates between, and the request it is sent. */

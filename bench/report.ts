@@ -2,17 +2,35 @@ import type { BaselineResponse } from './baseline.js'
 import { type Measurement, ROUND_SECONDS, WARMUP_SECONDS } from './load.js'
 import type { ComparedScenario, LoadOptions } from './scenario.js'
 
-export interface Outcome {
-  server: Measurement
-  baseline: Measurement
-  /** The median of the rounds' ratios (each server round over the baseline round right after it). */
+/** One side of a comparison: its name in the report and what it measured. */
+export interface Side {
+  name: string
+  measurement: Measurement
+}
+
+/** One side's req/s over another's, with the least ratio that passes, if one is set. */
+export interface Comparison {
+  of: string
+  to: string
+  target?: number
+}
+
+export interface Ratio extends Comparison {
+  /** The median of the rounds' ratios (each round of `of` over the round of `to` in the same turn). */
   ratio: number
   /** Every round's ratio, sorted. */
   roundRatios: number[]
-  /** Total server requests over total baseline requests. */
+  /** Total requests of `of` over those of `to`. */
   overallRatio: number
   passed: boolean
-  /** Errors or non-2xx answers on either side: the figures measure something else than intended. */
+}
+
+export interface Outcome {
+  sides: Side[]
+  ratios: Ratio[]
+  /** Every ratio with a target met it. */
+  passed: boolean
+  /** Errors or non-2xx answers on any side: the figures measure something else than intended. */
   failed: boolean
 }
 
@@ -24,29 +42,32 @@ export const median = (sorted: number[]) => {
 const divide = (a: number, b: number) => (b > 0 ? a / b : 0)
 
 /**
- * The ratio is the median of the rounds' ratios: each pair of rounds runs within a few seconds, so a burst
- * of other work on the machine moves one pair, not the figure (bench/README.md, "Run to run").
+ * Each ratio is the median of the rounds' ratios: the sides' rounds of one turn run within seconds of each
+ * other, so a burst of other work on the machine moves one turn, not the figure (bench/README.md, "Run to
+ * run").
  */
-export function judge(scenario: ComparedScenario, server: Measurement, baseline: Measurement): Outcome {
-  const roundRatios = server.rounds
-    .map((rps, i) => divide(rps, baseline.rounds[i] ?? 0))
-    .sort((a, b) => a - b)
-  const ratio = median(roundRatios)
-  const unclean = (m: Measurement) => m.errors > 0 || m.non2xx > 0
-  return {
-    server,
-    baseline,
-    ratio,
-    roundRatios,
-    overallRatio: divide(server.requestsPerSecond, baseline.requestsPerSecond),
-    passed: ratio >= scenario.target,
-    failed: unclean(server) || unclean(baseline),
-  }
+export function judge(sides: Side[], comparisons: Comparison[]): Outcome {
+  const measured = (name: string) => sides.find((side) => side.name === name)?.measurement as Measurement
+  const ratios = comparisons.map((comparison) => {
+    const of = measured(comparison.of)
+    const to = measured(comparison.to)
+    const roundRatios = of.rounds.map((rps, i) => divide(rps, to.rounds[i] ?? 0)).sort((a, b) => a - b)
+    const ratio = median(roundRatios)
+    return {
+      ...comparison,
+      ratio,
+      roundRatios,
+      overallRatio: divide(of.requestsPerSecond, to.requestsPerSecond),
+      passed: comparison.target === undefined || ratio >= comparison.target,
+    }
+  })
+  const unclean = ({ measurement: m }: Side) => m.errors > 0 || m.non2xx > 0
+  return { sides, ratios, passed: ratios.every((ratio) => ratio.passed), failed: sides.some(unclean) }
 }
 
 const HEADINGS = ['', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']
 
-function row(name: string, m: Measurement): string[] {
+function row({ name, measurement: m }: Side): string[] {
   return [
     name,
     m.requestsPerSecond.toFixed(0),
@@ -80,20 +101,27 @@ export interface ReportInput {
   outcome: Outcome
 }
 
+function ratioLine(ratio: Ratio): string {
+  const verdict =
+    ratio.target === undefined ? '' : `   target >= ${ratio.target}   ${ratio.passed ? 'PASS' : 'BELOW'}`
+  return (
+    `${ratio.of} / ${ratio.to} req/s: ${ratio.ratio.toFixed(2)} (median of ${ratio.roundRatios.length} rounds, ` +
+    `from ${(ratio.roundRatios[0] ?? 0).toFixed(2)} to ${(ratio.roundRatios.at(-1) ?? 0).toFixed(2)}; ` +
+    `all requests ${ratio.overallRatio.toFixed(2)})${verdict}`
+  )
+}
+
 export function formatReport({ name, scenario, options, response, outcome }: ReportInput): string {
-  const verdict = outcome.passed ? 'PASS' : 'BELOW'
   const bytes = Buffer.from(response.bodyBase64, 'base64').length
   return [
     `scenario ${name}: ${scenario.description}`,
     `response ${response.status}, ${bytes} bytes of ${response.contentType}`,
-    `${options.connections} connections; ${options.durationSeconds} s each in rounds of ${ROUND_SECONDS} s ` +
-      `alternating server and baseline, after ${WARMUP_SECONDS} s of warm-up each`,
+    `${options.connections} connections; ${options.durationSeconds} s each in rounds of ${ROUND_SECONDS} s, ` +
+      `taking turns (${outcome.sides.map((side) => side.name).join(', ')}), after ${WARMUP_SECONDS} s of warm-up each`,
     '',
-    formatTable([HEADINGS, row('server', outcome.server), row('baseline', outcome.baseline)]),
+    formatTable([HEADINGS, ...outcome.sides.map(row)]),
     '',
-    `server/baseline req/s: ${outcome.ratio.toFixed(2)} (median of ${outcome.roundRatios.length} rounds, ` +
-      `from ${(outcome.roundRatios[0] ?? 0).toFixed(2)} to ${(outcome.roundRatios.at(-1) ?? 0).toFixed(2)}; ` +
-      `all requests ${outcome.overallRatio.toFixed(2)})   target >= ${scenario.target}   ${verdict}`,
+    ...outcome.ratios.map(ratioLine),
     ...(outcome.failed ? ['errors or non-2xx answers: the figures are not valid'] : []),
   ].join('\n')
 }

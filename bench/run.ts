@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { benchCommand, stopEverything } from './children.js'
-import { captureResponse, compare, WARMUP_SECONDS } from './load.js'
+import { alternate, captureResponse, type Measurement, WARMUP_SECONDS } from './load.js'
 import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
 import { readOptions, UsageError } from './options.js'
-import { formatReport, judge } from './report.js'
+import { type Comparison, formatReport, judge } from './report.js'
 import {
+  type BenchRequest,
   type ComparedScenario,
   isMeasured,
   type MeasuredScenario,
@@ -18,9 +19,10 @@ import { newSqlRecording, type SqlRecording } from './sql-recording.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 
 /**
- * `npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres]`:
- * drives the real server and a bare node:http baseline answering the same bytes, with autocannon in this
- * process, and compares them; a measured scenario drives the server alone and reports its own figures.
+ * `npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres] [--tracing]`:
+ * drives the real server, a bare Fastify route and a bare node:http server answering the same bytes, in
+ * turns, with autocannon in this process, and compares them; with `--tracing`, also the server with tracing
+ * on at 10 % and 100 % sampling. A measured scenario drives the server alone and reports its own figures.
  */
 
 const MAX_DURATION_SECONDS = 300
@@ -37,7 +39,18 @@ interface Options extends MeasureOptions {
   postgres: boolean
   /** `--pin`: the load generator and the servers on separate CPUs (bench/README.md, "Run to run"). */
   pin: boolean
+  /** `--tracing`: the server also with tracing on, at each of TRACED_SAMPLING's ratios. */
+  tracing: boolean
 }
+
+/**
+ * What tracing may cost the light GET: each sampling ratio, and the least share of the server's req/s
+ * without tracing that it keeps (docs/decisions.md, "Tracing that costs little").
+ */
+const TRACED_SAMPLING = [
+  { ratio: 0.1, keeps: 0.85 },
+  { ratio: 1, keeps: 0.6 },
+]
 
 /** How this run starts the server and where its processes run. */
 interface Setup {
@@ -53,7 +66,7 @@ const scenarioFlags = Object.entries(scenarios).flatMap(([name, scenario]) =>
 function usage(): string {
   const names = Object.keys(scenarios).join(', ')
   return (
-    'usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres] [--pin]\n' +
+    'usage: npm run bench -- <scenario> [--duration SECONDS] [--connections N] [--requests N] [--postgres] [--pin] [--tracing]\n' +
     scenarioFlags.map(({ name, flags }) => `       npm run bench -- ${name} ${flags.usage}\n`).join('') +
     `scenarios: ${names}`
   )
@@ -93,6 +106,7 @@ function parseOptions(args: string[]): Options {
       requests: { type: 'string' },
       postgres: { type: 'boolean', default: false },
       pin: { type: 'boolean', default: false },
+      tracing: { type: 'boolean', default: false },
       ...Object.fromEntries(
         scenarioFlags.flatMap(({ flags }) => flags.names.map((flag) => [flag, { type: 'string' as const }])),
       ),
@@ -105,6 +119,9 @@ function parseOptions(args: string[]): Options {
   if (scenario.requiresPostgres && !values.postgres) {
     throw new UsageError(`scenario "${name}" reads the server's database: run it with --postgres`)
   }
+  if (values.tracing && isMeasured(scenario)) {
+    throw new UsageError(`--tracing compares a request's rate: scenario "${name}" measures its own figures`)
+  }
   return {
     name,
     scenario,
@@ -113,15 +130,17 @@ function parseOptions(args: string[]): Options {
     requests: positiveInteger(values.requests, undefined, MAX_REQUESTS, '--requests'),
     postgres: values.postgres,
     pin: values.pin,
+    tracing: values.tracing,
     flags: flagsOf(name, scenario, values),
   }
 }
 
 /** Bounds the whole run: whatever hangs, the children are stopped and the bench exits. */
 function armWatchdog(options: Options): void {
+  const sides = 3 + (options.tracing ? TRACED_SAMPLING.length : 0)
   const seconds = isMeasured(options.scenario)
     ? MEASURED_SECONDS + OVERHEAD_SECONDS
-    : 2 * (WARMUP_SECONDS + options.durationSeconds) + OVERHEAD_SECONDS
+    : sides * (WARMUP_SECONDS + options.durationSeconds) + OVERHEAD_SECONDS
   setTimeout(() => {
     console.error(`bench: still running after ${seconds} s, giving up`)
     void stopEverything().finally(() => process.exit(1))
@@ -154,21 +173,24 @@ async function bench(options: Options): Promise<boolean> {
   return passed
 }
 
-/** The server (`count` instances of it, sharing one database) as the scenario needs it. */
+/** The server (`count` instances of it, sharing one database) as the scenario needs it, `env` added. */
 async function startOn(
   options: Options,
   setup: Setup,
   scenario: Scenario,
   recording?: SqlRecording,
   count = 1,
+  env?: Record<string, string>,
 ) {
   const instances = count > 1 ? `${count} instances of the server` : 'the server'
   log(`starting ${instances} on ${options.postgres ? 'PostgreSQL' : 'PGlite'}`)
+  const scenarioEnv =
+    typeof scenario.serverEnv === 'function' ? await scenario.serverEnv() : scenario.serverEnv
   return startInstances(
     {
       start: setup.start,
       postgres: options.postgres,
-      env: scenario.serverEnv,
+      env: { ...scenarioEnv, ...env },
       cpus: setup.pinning?.servers,
       ...(recording && { preload: { url: recording.preload, env: recording.env } }),
     },
@@ -194,6 +216,51 @@ async function measure(options: Options, setup: Setup, scenario: MeasuredScenari
   return !measured.failed
 }
 
+/** A server of the comparison, the request prepared on it, and its name in the report. */
+interface Compared {
+  name: string
+  server: RunningServer
+  request: BenchRequest
+}
+
+/**
+ * The server with tracing on at `ratio` (OTEL_TRACES_SAMPLER, as a deployment sets it), exporting to `sink`:
+ * a bare server answering every export 200, so that only what the service spends on spans is measured.
+ */
+const tracingEnv = (sink: string, ratio: number) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: sink,
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: String(ratio),
+})
+
+async function startTraced(options: Options, setup: Setup, scenario: ComparedScenario): Promise<Compared[]> {
+  if (!options.tracing) return []
+  log('starting the OTLP sink')
+  const sink = await startBaseline({
+    status: 200,
+    contentType: 'application/json',
+    bodyBase64: '',
+    headers: {},
+    method: 'POST',
+    path: '/v1/traces',
+  })
+  const traced: Compared[] = []
+  for (const { ratio } of TRACED_SAMPLING) {
+    const [server] = (await startOn(
+      options,
+      setup,
+      scenario,
+      undefined,
+      1,
+      tracingEnv(sink.baseUrl, ratio),
+    )) as [RunningServer]
+    traced.push({ name: tracedName(ratio), server, request: await scenario.prepare(server) })
+  }
+  return traced
+}
+
+const tracedName = (ratio: number) => `server, tracing ${ratio * 100} %`
+
 async function compareWithBaseline(
   options: Options,
   setup: Setup,
@@ -202,17 +269,34 @@ async function compareWithBaseline(
   const [server] = (await startOn(options, setup, scenario)) as [RunningServer]
   const request = await scenario.prepare(server)
   const response = await captureResponse(server.baseUrl, request)
-  log('starting the baseline')
-  const baseline = await startBaseline(response, setup.pinning?.servers)
-  log(`driving both: ${request.method} ${request.path}`)
-  const pids = [server.pid, baseline.pid]
+  const traced = await startTraced(options, setup, scenario)
+  log('starting the baselines')
+  const fastify = await startBaseline({ ...response, framework: 'fastify' }, setup.pinning?.servers)
+  const node = await startBaseline(response, setup.pinning?.servers)
+  const sides = [
+    { name: 'server', baseUrl: server.baseUrl, request, pid: server.pid },
+    ...traced.map((each) => ({ ...each, baseUrl: each.server.baseUrl, pid: each.server.pid })),
+    { name: 'Fastify', baseUrl: fastify.baseUrl, request, pid: fastify.pid },
+    { name: 'node:http', baseUrl: node.baseUrl, request, pid: node.pid },
+  ]
+  log(`driving ${sides.length} in turns: ${request.method} ${request.path}`)
+  const pids = sides.map((side) => side.pid)
   const before = sampleMachine(pids)
-  const measured = await compare(server.baseUrl, baseline.baseUrl, request, options)
+  const measured = await alternate(sides, options)
   const after = sampleMachine(pids)
-  await server.stop()
-  await baseline.stop()
+  for (const stoppable of [server, ...traced.map((each) => each.server), fastify, node])
+    await stoppable.stop()
 
-  const outcome = judge(scenario, measured.server, measured.baseline)
+  const comparisons: Comparison[] = [
+    { of: 'server', to: 'node:http', target: scenario.target },
+    { of: 'server', to: 'Fastify', target: scenario.frameworkTarget },
+    { of: 'Fastify', to: 'node:http' },
+    ...traced.map(({ name }, i) => ({ of: name, to: 'server', target: TRACED_SAMPLING[i]?.keeps })),
+  ]
+  const outcome = judge(
+    sides.map((side, i) => ({ name: side.name, measurement: measured[i] as Measurement })),
+    comparisons,
+  )
   console.log(formatReport({ name: options.name, scenario, options, response, outcome }))
   console.log(`timed rounds: ${loadLine(before, after)}`)
   return !outcome.failed

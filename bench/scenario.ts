@@ -69,6 +69,8 @@ export interface ComparedScenario {
   description: string
   /** The least server/baseline ratio of req/s that passes. */
   target: number
+  /** The least ratio of req/s to the bare Fastify route answering the same bytes and headers that passes. */
+  frameworkTarget?: number
   /** Creates what the request needs (accounts, users, tokens) through the admin API. */
   prepare(target: Target): Promise<BenchRequest>
   /** Environment the server needs beyond the bench's own (e.g. the keys OAuth needs in production). */
