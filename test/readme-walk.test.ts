@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -9,7 +9,21 @@ import { freePort } from './helpers/app.js'
 import { LEADS_APP, leadsEnv } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
 import { watchProcess } from './helpers/processes.js'
-import { matchesExpectation, runWalk, walkSteps } from './helpers/readme-walk.js'
+import { matchesExpectation, runWalk, walkPages, walkSteps } from './helpers/readme-walk.js'
+
+/**
+ * The walk's pages in the order a reader follows them from README: one shell throughout, so the docs pages'
+ * examples use the token and the ids README's first steps set.
+ */
+const WALK_PAGES = ['README.md']
+
+/** README and every Markdown page under docs/, as paths from the project's root. */
+const allPages = () => [
+  'README.md',
+  ...readdirSync(join(PROJECT_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter((path) => path.endsWith('.md'))
+    .map((path) => join('docs', path)),
+]
 
 /** Only what a newcomer's shell has: no configuration of the service, no database or Redis of the suite. */
 const newcomerEnv = (settings: Record<string, string>): NodeJS.ProcessEnv => ({
@@ -71,8 +85,8 @@ describe("README's walk", () => {
     rmSync(workDir, { recursive: true, force: true })
   })
 
-  it('runs block after block in one shell, each printing what README shows', async () => {
-    const steps = walkSteps(readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8'))
+  it('runs block after block in one shell, each printing what the page shows', async () => {
+    const steps = walkPages(PROJECT_ROOT, WALK_PAGES)
     expect(steps.length).toBeGreaterThan(50)
     // curl's progress meter would fill the failure message.
     writeFileSync(join(workDir, '.curlrc'), 'silent\nshow-error\n')
@@ -88,26 +102,33 @@ describe("README's walk", () => {
       timeoutMs: 90_000,
     })
     if (result.failure) {
-      throw new Error(`README.md, ${result.failure.step.where}: the step ${result.failure.reason}`)
+      throw new Error(`${result.failure.step.where}: the step ${result.failure.reason}`)
     }
     expect(result.stepsRun).toBe(steps.length)
   }, 120_000)
 })
 
+describe("the walk's pages", () => {
+  it('are every page that has blocks to run', () => {
+    const withSteps = allPages().filter((page) => walkPages(PROJECT_ROOT, [page]).length > 0)
+    expect(withSteps.sort()).toEqual([...WALK_PAGES].sort())
+  })
+})
+
 describe('the walk runner', () => {
   const readme = (block: string, info = 'sh') => `# Title\n\n## Section\n\n\`\`\`${info}\n${block}\n\`\`\`\n`
   const run = (text: string) =>
-    runWalk(walkSteps(text), { cwd: tmpdir(), env: newcomerEnv({}), timeoutMs: 10_000 })
+    runWalk(walkSteps(text, 'README.md'), { cwd: tmpdir(), env: newcomerEnv({}), timeoutMs: 10_000 })
 
   it('cuts sh blocks at their `# =>` lines, joins continued ones, and skips no-run and other blocks', () => {
     const text = `${readme('A=1\necho $A\n# => 1\necho "{\\"b\\":2}"\n# => {"b":\n#      2}\necho tail')}${readme(
       'npm start',
       'sh no-run',
     )}${readme('console.log(1)', 'js')}`
-    expect(walkSteps(text)).toEqual([
-      { where: '"Section", line 8', script: 'A=1\necho $A', expected: '1' },
-      { where: '"Section", line 10', script: 'echo "{\\"b\\":2}"', expected: '{"b":2}' },
-      { where: '"Section", block at line 5', script: 'echo tail' },
+    expect(walkSteps(text, 'README.md')).toEqual([
+      { where: 'README.md, "Section", line 8', script: 'A=1\necho $A', expected: '1' },
+      { where: 'README.md, "Section", line 10', script: 'echo "{\\"b\\":2}"', expected: '{"b":2}' },
+      { where: 'README.md, "Section", block at line 5', script: 'echo tail' },
     ])
   })
 
@@ -124,13 +145,28 @@ describe('the walk runner', () => {
 
   it('fails on a step that prints something else, naming its line', async () => {
     const result = await run(readme('echo 1\n# => 1\necho 2\n# => 3\necho 4\n# => 4'))
-    expect(result.failure?.step.where).toBe('"Section", line 9')
+    expect(result.failure?.step.where).toBe('README.md, "Section", line 9')
     expect(result.failure?.reason).toBe('printed\n  2\ninstead of\n  3')
+  })
+
+  it('walks pages in the order given, in one shell: a page uses what an earlier one set', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'walk-pages-'))
+    mkdirSync(join(root, 'docs'))
+    writeFileSync(join(root, 'README.md'), readme('A=1'))
+    writeFileSync(join(root, 'docs/api.md'), readme('echo $A\n# => 2'))
+    const steps = walkPages(root, ['README.md', 'docs/api.md'])
+    expect(steps.map((step) => step.where)).toEqual([
+      'README.md, "Section", block at line 5',
+      'docs/api.md, "Section", line 7',
+    ])
+    const result = await runWalk(steps, { cwd: root, env: newcomerEnv({}), timeoutMs: 10_000 })
+    expect(result.failure?.reason).toBe('printed\n  1\ninstead of\n  2')
+    rmSync(root, { recursive: true, force: true })
   })
 
   it('fails on a step that exits non-zero, or uses a variable nothing set, naming it', async () => {
     const failing = await run(`${readme('echo 1\n# => 1')}${readme('false\necho never')}`)
-    expect(failing.failure?.step.where).toBe('"Section", block at line 13')
+    expect(failing.failure?.step.where).toBe('README.md, "Section", block at line 13')
     expect(failing.failure?.reason).toMatch(/^exited 1/)
     const unset = await run(readme('echo $NOTHING_SET\n# => '))
     expect(unset.failure?.reason).toMatch(/NOTHING_SET: unbound variable/)

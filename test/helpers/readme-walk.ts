@@ -1,10 +1,13 @@
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /**
- * README's walk, as its reader runs it: every ```sh block in order in one shell, each `# => answer` line
- * stating what the commands since the previous one (or the block's start) print, `…` standing for any
- * text (a long one goes on over `#     ` lines). Blocks whose info string says `no-run` (installing, starting,
- * deploying) are not run; `needs-provider` ones are, against the stand-ins the caller gives the server.
+ * README's walk, as its reader runs it: every ```sh block of README and then of the docs pages it leads to,
+ * in order in one shell, each `# => answer` line stating what the commands since the previous one (or the
+ * block's start) print, `…` standing for any text (a long one goes on over `#     ` lines). Blocks whose info
+ * string says `no-run` (installing, starting, deploying) are not run; `needs-provider` ones are, against the
+ * stand-ins the caller gives the server.
  */
 
 /** The commands from the previous `# =>` line, or the block's start, to the next one. */
@@ -21,15 +24,15 @@ const EXPECTATION = /^# => (.*)$/
 const CONTINUATION = /^# {4,}(\S.*)$/
 const RUN_LANGUAGES = new Set(['sh', 'bash'])
 
-/** README's walk, step by step: the blocks to run, cut at their expectations. */
-export function walkSteps(readme: string): WalkStep[] {
+/** The walk of one page (`file`, as the failure names it), step by step: the blocks to run, cut at their expectations. */
+export function walkSteps(page: string, file: string): WalkStep[] {
   const steps: WalkStep[] = []
   let heading = '(top)'
   /** The fenced block the line is in, if any; `run` false for a block the walk skips. */
   let block: { start: number; run: boolean; lines: string[] } | undefined
   /** The step whose `# =>` line was the previous line: a continuation line adds to it. */
   let expecting: WalkStep | undefined
-  readme.split('\n').forEach((line, index) => {
+  page.split('\n').forEach((line, index) => {
     const lineNumber = index + 1
     const fence = FENCE.exec(line)
     const continuation = CONTINUATION.exec(line)
@@ -49,7 +52,10 @@ export function walkSteps(readme: string): WalkStep[] {
     }
     if (fence) {
       if (block.run && block.lines.some((l) => l.trim() !== '')) {
-        steps.push({ where: `"${heading}", block at line ${block.start}`, script: block.lines.join('\n') })
+        steps.push({
+          where: `${file}, "${heading}", block at line ${block.start}`,
+          script: block.lines.join('\n'),
+        })
       }
       block = undefined
       return
@@ -61,7 +67,7 @@ export function walkSteps(readme: string): WalkStep[] {
       return
     }
     expecting = {
-      where: `"${heading}", line ${lineNumber}`,
+      where: `${file}, "${heading}", line ${lineNumber}`,
       script: block.lines.join('\n'),
       expected: expectation[1],
     }
@@ -69,6 +75,11 @@ export function walkSteps(readme: string): WalkStep[] {
     block.lines = []
   })
   return steps
+}
+
+/** The walk across pages (paths from `root`), in the order given: one shell, so a page uses what the ones before it set. */
+export function walkPages(root: string, pages: readonly string[]): WalkStep[] {
+  return pages.flatMap((page) => walkSteps(readFileSync(join(root, page), 'utf8'), page))
 }
 
 /** `…` matches any text, the rest itself; surrounding whitespace is not compared. */
