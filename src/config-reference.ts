@@ -30,13 +30,13 @@ export const CONFIG_REFERENCE: VariableSection[] = [
         default: '127.0.0.1',
         shown: '`127.0.0.1` (`0.0.0.0` in production)',
         description:
-          'the address the API listens on: `127.0.0.1` is this machine only (a development server keeps its admin API and outbox page to it), `0.0.0.0` every address of the machine',
+          "the address the API listens on: a development server is this machine's alone (its admin API and outbox page with it) unless `HOST` says otherwise (`0.0.0.0`: every address)",
       },
       {
         name: 'NODE_ENV',
         default: 'development',
         description:
-          '`production` generates nothing and writes no secrets to disk: it refuses to start, naming every missing one, until `ADMIN_TOKEN`, `JWT_SECRET` (or `JWT_PUBLIC_KEY`), `SECRETS_ENCRYPTION_KEY`, `OAUTH_SIGNING_KEY`, `EDGE_SIGNING_SECRET`, `PUBLIC_BASE_URL` and `SENDGRID_WEBHOOK_PUBLIC_KEY` (or `SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true`) are all set; without `DATABASE_URL` it logs a warning that it runs on the embedded database',
+          '`production` generates nothing and writes no secrets to disk: it refuses to start, naming every missing one, until `ADMIN_TOKEN`, `JWT_SECRET` (or `JWT_PUBLIC_KEY`), `SECRETS_ENCRYPTION_KEY`, `OAUTH_SIGNING_KEY`, `PUBLIC_BASE_URL` and `TRUST_PROXY` are all set, and the settings of the features that are on: `SENDGRID_WEBHOOK_PUBLIC_KEY` (or `SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true`) with `MAIL_PROVIDER=sendgrid`, `EDGE_SIGNING_SECRET` with `EDGE_PURGE_URL`; without `DATABASE_URL` it logs a warning that it runs on the embedded database. Logs are JSON, except in development when stdout is a terminal: readable lines (pino-pretty, a development dependency; JSON where it is not installed)',
       },
       {
         name: 'LOG_LEVEL',
@@ -59,7 +59,7 @@ export const CONFIG_REFERENCE: VariableSection[] = [
         name: 'TRUST_PROXY',
         default: 'false',
         description:
-          "behind a TLS-terminating proxy: `true` or the proxies' addresses or CIDRs (`10.0.0.0/8`, `loopback`); a hop count is refused, as Fastify trusts nothing by one. Required in production for the authorization and webhook endpoints, which accept only HTTPS and learn it from the proxy's `X-Forwarded-Proto`",
+          "behind a TLS-terminating proxy: `true` or the proxies' addresses or CIDRs (`10.0.0.0/8`, `loopback`); a hop count is refused, as Fastify trusts nothing by one. Required in production (unset or `false`, it refuses to start): the server speaks plain HTTP, and the authorization and webhook endpoints accept only HTTPS, learnt from the proxy's `X-Forwarded-Proto`; one said by a peer it does not trust is refused with a warning naming `TRUST_PROXY`, the header and the peer",
       },
       {
         name: 'SHUTDOWN_DELAY_MS',
@@ -89,7 +89,7 @@ export const CONFIG_REFERENCE: VariableSection[] = [
   {
     title: 'Secrets',
     intro:
-      'Generated once into `DATA_DIR/secrets.json` by a development start; production generates none and refuses to start without them. A PEM value spans several lines: in `.env`, put it in double quotes.',
+      'Generated once into `DATA_DIR/secrets.json` by a development start. Production generates none: each is required there, except as its row says. A PEM value spans several lines: in `.env`, put it in double quotes.',
     variables: [
       {
         name: 'ADMIN_TOKEN',
@@ -132,7 +132,7 @@ export const CONFIG_REFERENCE: VariableSection[] = [
         name: 'EDGE_SIGNING_SECRET',
         shown: 'generated into `DATA_DIR`',
         description:
-          "HMAC key (at least 32 characters) of the edge endpoints' `_sig` (`/v1/funnels/cloudflare/step`); the edge worker holds the same; required in production",
+          "HMAC key (at least 32 characters) of the edge endpoints' `_sig` (`/v1/funnels/cloudflare/step`); the edge worker holds the same; required in production when `EDGE_PURGE_URL` is set (the edge is used). Production without it refuses every edge request with 401",
       },
     ],
   },
@@ -562,7 +562,7 @@ export const CONFIG_REFERENCE: VariableSection[] = [
       {
         name: 'SENDGRID_WEBHOOK_PUBLIC_KEY',
         description:
-          "the Signed Event Webhook verification key (base64 DER or PEM, P-256); set, event posts unsigned, wrongly signed or signed more than 300 s from now (either way) get 403. Required in production: unsigned, anyone could post events (an `unsubscribe` lists an address on an account's do-not-disturb list)",
+          "the Signed Event Webhook verification key (base64 DER or PEM, P-256); set, event posts unsigned, wrongly signed or signed more than 300 s from now (either way) get 403. Required in production with `MAIL_PROVIDER=sendgrid`: unsigned, anyone could post events (an `unsubscribe` lists an address on an account's do-not-disturb list). Production without it and without `SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true` (not sending through SendGrid) refuses every event post with 403",
       },
       {
         name: 'SENDGRID_WEBHOOK_UNSIGNED_UNSAFE',
