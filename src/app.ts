@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
+import { accountDirectoryAdminRoutes } from './modules/accounts/account-directory.routes.js'
 import { accountExportAdminRoutes } from './modules/accounts/account-export.routes.js'
 import { accountRemovalAdminRoutes } from './modules/accounts/account-removal.routes.js'
 import { createAccountTiers } from './modules/accounts/account-tiers.service.js'
@@ -14,6 +15,7 @@ import { jobQueuesAdminRoutes } from './modules/accounts/job-queues.routes.js'
 import { defineAccountsJobs } from './modules/accounts/jobs.js'
 import { requestBudgetAdminRoutes } from './modules/accounts/request-budget.routes.js'
 import { tokensAdminRoutes } from './modules/accounts/tokens.routes.js'
+import { userAdminRoutes } from './modules/accounts/user-admin.routes.js'
 import { variableSourcesAdminRoutes } from './modules/accounts/variable-sources.routes.js'
 import { changelogRoutes } from './modules/changelog/changelog.routes.js'
 import { communicationsRoutes } from './modules/email/communications.routes.js'
@@ -358,6 +360,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(accountsAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(requestBudgetAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(accountExportAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(accountDirectoryAdminRoutes, { platform, prefix: '/v1/admin' })
+  await app.register(userAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(accountRemovalAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(jobQueuesAdminRoutes, { platform, prefix: '/v1/admin' })
   await app.register(contactsAdminRoutes, { platform, prefix: '/v1/admin' })

@@ -1,4 +1,4 @@
-import { and, arrayContains, asc, eq, gte, inArray, sql } from 'drizzle-orm'
+import { and, arrayContains, asc, eq, gte, inArray, isNull, sql } from 'drizzle-orm'
 import type { AccountStanding } from '../../platform/auth/account-access.js'
 import type { Database } from '../../platform/db/connection.js'
 import { preparedStatement } from '../../platform/db/prepared.js'
@@ -60,8 +60,11 @@ export async function insertUser(
   return row
 }
 
+/** A user removed (user-admin.*) is none: its row stays only so that its tokens are refused. */
+export const isUserHeld = (userId: string) => and(eq(users.id, userId), isNull(users.removedAt))
+
 export async function findUser(db: Database, userId: string): Promise<UserRow | undefined> {
-  const [row] = await db.select().from(users).where(eq(users.id, userId))
+  const [row] = await db.select().from(users).where(isUserHeld(userId))
   return row
 }
 
@@ -73,7 +76,7 @@ export async function setUserPermissions(
   const [row] = await db
     .update(users)
     .set({ permissions, updatedAt: new Date() })
-    .where(eq(users.id, userId))
+    .where(isUserHeld(userId))
     .returning()
   return row
 }

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm'
+import { type AnyColumn, sql } from 'drizzle-orm'
 import {
   type AnyPgColumn,
   bigint,
@@ -30,6 +30,9 @@ import { ACCOUNT_STATUSES, ACCOUNT_TIERS } from './accounts.schemas.js'
 /** A text column that is never null: empty when not given. */
 const optionalText = (name: string) => text(name).notNull().default('')
 
+/** An account's name as the account directory orders and searches it (its indexes are on this expression). */
+export const accountDirectoryName = (name: AnyColumn) => sql`lower(${name}) collate "C"`
+
 export const accounts = pgTable(
   'accounts',
   {
@@ -51,6 +54,12 @@ export const accounts = pgTable(
     idFormat('accounts_id_format', t.id),
     check('accounts_status_valid', sql`${t.status} in ('active', 'suspended', 'removed')`),
     index('accounts_parent_idx').on(t.parentAccount),
+    // The operator's account directory (account-directory.*), ordered by name: lowercased in the "C"
+    // collation, so that one index serves both the order and a name prefix (LIKE 'ab%' is a range on it),
+    // after the status or the parent when the list is of one.
+    index('accounts_directory_name').on(accountDirectoryName(t.name), t.id),
+    index('accounts_directory_status_name').on(t.status, accountDirectoryName(t.name), t.id),
+    index('accounts_directory_parent_name').on(t.parentAccount, accountDirectoryName(t.name), t.id),
   ],
 )
 
@@ -67,6 +76,12 @@ export const users = pgTable(
     passwordHash: text('password_hash').notNull(),
     /** Platform-wide permissions the operator grants (`funnel_templates:admin`), beyond account membership. */
     permissions: text('permissions').array().notNull().default(sql`'{}'::text[]`),
+    /**
+     * Set by the user's removal (user-admin.*): the row stays, emptied of the person's data, so that the
+     * account's history keeps its chat identities and every token naming the user is refused as a
+     * non-member's (a user this service does not hold would count as a member: account-access.ts).
+     */
+    removedAt: timestampColumn('removed_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,4 +1,4 @@
-import { asc, eq, ilike, inArray, sql } from 'drizzle-orm'
+import { and, asc, eq, ilike, inArray, isNull, sql } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
 import { selectPage } from '../../platform/db/page.js'
 import { containsPattern } from '../../platform/db/search.js'
@@ -13,7 +13,7 @@ export async function searchUsersByEmail(
   email: string,
   window: { offset: number; limit: number },
 ): Promise<{ rows: { id: string; email: string; name: string }[]; total: number }> {
-  const matches = ilike(users.email, containsPattern(email))
+  const matches = and(ilike(users.email, containsPattern(email)), isNull(users.removedAt))
   return selectPage(
     db,
     db

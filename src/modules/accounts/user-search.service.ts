@@ -4,6 +4,25 @@ import { paginate } from '../../platform/http/pagination.js'
 import { findAccountsOfUsers, searchUsersByEmail } from './user-search.repository.js'
 import type { FoundUser } from './user-search.schemas.js'
 
+/** The users, each with the accounts they belong to (one query for the page's accounts). */
+export async function withTheirAccounts(
+  db: Database,
+  users: { id: string; email: string; name: string }[],
+): Promise<FoundUser[]> {
+  const accounts = await findAccountsOfUsers(
+    db,
+    users.map((user) => user.id),
+  )
+  return users.map((user) => ({
+    _id: user.id,
+    email: user.email,
+    name: user.name,
+    accounts: accounts
+      .filter((account) => account.userId === user.id)
+      .map(({ accountId, name, main }) => ({ _id: accountId, name, main })),
+  }))
+}
+
 /** The user directory of the spec's `findUsers`: users by email, each with the accounts they belong to. */
 export function findUsersByEmail(
   db: Database,
@@ -13,23 +32,8 @@ export function findUsersByEmail(
     query,
     async (window) => {
       const { rows, total } = await searchUsersByEmail(db, query.email, window)
-      const accounts = await findAccountsOfUsers(
-        db,
-        rows.map((row) => row.id),
-      )
-      return {
-        rows: rows.map((row) => ({
-          ...row,
-          accounts: accounts.filter((account) => account.userId === row.id),
-        })),
-        total,
-      }
+      return { rows: await withTheirAccounts(db, rows), total }
     },
-    (row) => ({
-      _id: row.id,
-      email: row.email,
-      name: row.name,
-      accounts: row.accounts.map(({ accountId, name, main }) => ({ _id: accountId, name, main })),
-    }),
+    (user) => user,
   )
 }

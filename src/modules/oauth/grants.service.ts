@@ -5,6 +5,7 @@ import { inTransaction } from '../../platform/db/transaction.js'
 import type { RecordChange } from '../../platform/events/changes.js'
 import { NotFound } from '../../platform/http/errors.js'
 import { MEMBERSHIP_REMOVED } from '../accounts/accounts.service.js'
+import { USER_PASSWORD_RESET } from '../accounts/user-admin.service.js'
 import { recordAudit } from './audit.service.js'
 import {
   deleteConsent,
@@ -54,14 +55,22 @@ export async function revokeGrant(
   await revokedGrants.announce(grantIds)
 }
 
+/** The changes to a member that take back their grants in the account, with the audit record's reason. */
+const GRANTS_REVOKED_BY: Record<string, string> = {
+  [MEMBERSHIP_REMOVED]: 'member_removed',
+  [USER_PASSWORD_RESET]: 'password_reset',
+}
+
 /**
- * A member removed from an account takes back, in the same transaction, what they allowed every app there:
- * the consents go and every refresh token is revoked. Their access tokens are refused from then on by the
- * platform's check of membership (account-access.ts) and, once their grants are read as revoked, by
- * `revokedGrants` too.
+ * A member removed from an account, or whose password an operator reset, takes back in the same transaction
+ * what they allowed every app there: the consents go and every refresh token is revoked. Their access tokens
+ * are refused from then on by `revokedGrants` once it reads their grants as revoked (within
+ * OAUTH_REVOCATION_CACHE_MS) and, for a removed member, at once by the platform's check of membership
+ * (account-access.ts).
  */
-export async function revokeGrantsOfRemovedMember(tx: Database, change: RecordChange): Promise<void> {
-  if (change.event !== MEMBERSHIP_REMOVED) return
+export async function revokeGrantsOfMember(tx: Database, change: RecordChange): Promise<void> {
+  const reason = GRANTS_REVOKED_BY[change.event]
+  if (!reason) return
   const accountId = change.account_id
   const userId = (change.data as { user_id: string }).user_id
   const revoked = await revokeRefreshTokensOfUser(tx, accountId, userId)
@@ -76,7 +85,7 @@ export async function revokeGrantsOfRemovedMember(tx: Database, change: RecordCh
       clientId,
       userId,
       accountId,
-      detail: { reason: 'member_removed', grants },
+      detail: { reason, grants },
     })
   }
 }

@@ -1,5 +1,5 @@
 import type { Platform } from '../../platform/context.js'
-import { revokeGrantsOfRemovedMember } from './grants.service.js'
+import { revokeGrantsOfMember } from './grants.service.js'
 import {
   auditEventsRetention,
   codesRetention,
@@ -27,7 +27,7 @@ export function defineOAuthJobs(platform: Platform): WebhookSender {
     webhooks,
   )
   platform.changes.listen(recordAppNotifications)
-  platform.changes.listen(revokeGrantsOfRemovedMember)
+  platform.changes.listen(revokeGrantsOfMember)
   const { retention } = platform.config
   platform.retention.register(auditEventsRetention(retention.oauthAuditEvents))
   platform.retention.register(codesRetention(retention.oauthCodes))

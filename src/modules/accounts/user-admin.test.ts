@@ -1,0 +1,180 @@
+import { describe, expect } from 'vitest'
+import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
+import { addUser, createAccount } from '../../../test/helpers/fixtures.js'
+import {
+  browser,
+  createUser,
+  obtainTokens,
+  PASSWORD,
+  type RegisteredApp,
+  tokenRequest,
+} from '../../../test/helpers/oauth.js'
+import { createGroup, postMessage, roomCall } from '../../../test/helpers/rooms.js'
+import { test } from '../../../test/helpers/tenant-test.js'
+
+const UNKNOWN_ID = '650000000000000000000009'
+
+const admin = (t: TestApp, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
+  t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
+
+/** The sign-in page's answer to `email` and `password`: 401 for a wrong pair, a consent page or redirect else. */
+async function signIn(t: TestApp, client: RegisteredApp, email: string, password: string) {
+  const b = browser(t.app)
+  const page = await b.openFor(client)
+  return (await b.post('', { token: page.token, email, password })).status
+}
+
+const refresh = (t: TestApp, client: RegisteredApp, refreshToken: string) =>
+  tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: refreshToken }, [
+    client._id,
+    client.client_secret,
+  ])
+
+/** `DELETE /v1/admin/users/:id`: the operator removes a user. */
+describe('user removal', () => {
+  test("ends every membership, refuses the user's tokens, erases the person and frees the email", async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Leaving Co' })
+    const otherAccountId = await createAccount(t.app, { name: 'Side Gig' })
+    const email = 'leaving@removal.example'
+    const { _id: userId } = await createUser(t.app, email, [accountId])
+    const minted = await admin(t, 'POST', '/tokens', { user_id: userId, account_id: accountId })
+    const platformJwt = bearer(minted.json().data.token)
+    const app = await obtainTokens(t.app, client, email)
+    await admin(t, 'POST', `/users/${userId}/memberships`, { account_id: otherAccountId })
+    expect((await t.app.inject({ url: '/v1/contacts', headers: platformJwt })).statusCode).toBe(200)
+    expect((await t.app.inject({ url: '/v1/contacts', headers: bearer(app.access_token) })).statusCode).toBe(
+      200,
+    )
+
+    const removed = await admin(t, 'DELETE', `/users/${userId}`)
+    expect(removed.statusCode).toBe(200)
+    expect(removed.json().data).toEqual({
+      _id: userId,
+      removed_at: expect.any(String),
+      account_ids: [accountId, otherAccountId].sort(),
+    })
+
+    // Every token naming the user is refused: the platform's, the app's, and the app's refresh token.
+    expect((await t.app.inject({ url: '/v1/contacts', headers: platformJwt })).statusCode).toBe(401)
+    expect((await t.app.inject({ url: '/v1/contacts', headers: bearer(app.access_token) })).statusCode).toBe(
+      401,
+    )
+    expect((await refresh(t, client, app.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    expect(await signIn(t, client, email, PASSWORD)).toBe(401)
+    // No token can be minted for the user again, nor a membership given back.
+    expect((await admin(t, 'POST', '/tokens', { user_id: userId, account_id: accountId })).statusCode).toBe(
+      404,
+    )
+    const back = await admin(t, 'POST', `/users/${userId}/memberships`, { account_id: accountId })
+    expect(back.json()).toMatchObject({ errno: 404, message: 'User not found' })
+
+    // The user is no more: not read, not listed, not found by email, not removed twice.
+    expect((await admin(t, 'GET', `/users/${userId}`)).json()).toMatchObject({ errno: 404 })
+    expect((await admin(t, 'GET', `/users?email=${email}`)).json().data).toEqual([])
+    const findUsers = await t.app.inject({
+      url: `/v1/auth/oauth/findUsers?email=${userId.slice(0, 8)}`,
+      headers: adminHeaders,
+    })
+    expect(findUsers.json().data).toEqual([])
+    const again = await admin(t, 'DELETE', `/users/${userId}`)
+    expect(again.statusCode).toBe(404)
+    expect(again.json()).toEqual({ success: false, errno: 404, message: 'User not found' })
+    // The address is free for a new user.
+    const newcomer = await admin(t, 'POST', '/users', { email, password: 'another password', name: 'New' })
+    expect(newcomer.statusCode).toBe(201)
+  })
+
+  test("keeps what the user wrote in the account's rooms, read by the others as before", async ({ t }) => {
+    const accountId = await createAccount(t.app, { name: 'Team' })
+    const stays = await addUser(t.app, accountId, 'Stays')
+    const leaves = await addUser(t.app, accountId, 'Leaves')
+    const room = await createGroup(t.app, stays, [leaves])
+    await postMessage(t.app, leaves, room._id, 'handing over the keys')
+
+    expect((await admin(t, 'DELETE', `/users/${leaves.userId}`)).statusCode).toBe(200)
+    const messages = await roomCall(t.app, stays, 'GET', `/${room._id}/messages`)
+    expect(messages.statusCode).toBe(200)
+    expect(messages.body).toContain('handing over the keys')
+    expect((await roomCall(t.app, stays, 'GET', '/')).statusCode).toBe(200)
+    expect((await roomCall(t.app, leaves, 'GET', '/')).statusCode).toBe(401)
+  })
+
+  test('answers 404 for an unknown user, 400 naming a bad id, 401 without the admin token', async ({ t }) => {
+    expect((await admin(t, 'DELETE', `/users/${UNKNOWN_ID}`)).json()).toEqual({
+      success: false,
+      errno: 404,
+      message: 'User not found',
+    })
+    expect((await admin(t, 'DELETE', '/users/nope')).json()).toMatchObject({
+      errno: 400,
+      message: 'id must be a 24-character hex id',
+    })
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/admin/users/${UNKNOWN_ID}` })).statusCode).toBe(
+      401,
+    )
+  })
+})
+
+/** `POST /v1/admin/users/:id/password`: the operator resets a user's password. */
+describe('password reset', () => {
+  test("sets the password given: the old one fails, the new one works, the user's app grants end", async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Reset Co' })
+    const email = 'forgetful@reset.example'
+    const { _id: userId } = await createUser(t.app, email, [accountId])
+    const app = await obtainTokens(t.app, client, email)
+    const minted = await admin(t, 'POST', '/tokens', { user_id: userId, account_id: accountId })
+
+    const reset = await admin(t, 'POST', `/users/${userId}/password`, { password: 'a brand new secret' })
+    expect(reset.statusCode).toBe(200)
+    expect(reset.json().data).toEqual({ _id: userId, password: null })
+    expect(await signIn(t, client, email, PASSWORD)).toBe(401)
+    expect(await signIn(t, client, email, 'a brand new secret')).toBe(200)
+    // The app's grant was made with the old password: its refresh token is revoked.
+    expect((await refresh(t, client, app.refresh_token)).json()).toMatchObject({ error: 'invalid_grant' })
+    const audit = (await admin(t, 'GET', `/oauth/audit?account_id=${accountId}`)).json().data
+    expect(audit[0]).toMatchObject({
+      event: 'grant.revoked',
+      user_id: userId,
+      detail: { reason: 'password_reset' },
+    })
+    // The main platform's JWT is not made from the password: it runs on.
+    const platformJwt = bearer(minted.json().data.token)
+    expect((await t.app.inject({ url: '/v1/contacts', headers: platformJwt })).statusCode).toBe(200)
+  })
+
+  test('generates a password when none is given and answers it this once', async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const accountId = await createAccount(t.app)
+    const email = 'generated@reset.example'
+    const { _id: userId } = await createUser(t.app, email, [accountId])
+    const reset = await admin(t, 'POST', `/users/${userId}/password`, {})
+    const { password } = reset.json().data
+    expect(password).toMatch(/^[\w-]{24}$/)
+    expect(await signIn(t, client, email, password)).toBe(200)
+    expect(await signIn(t, client, email, PASSWORD)).toBe(401)
+    const user = (await admin(t, 'GET', `/users/${userId}`)).json()
+    expect(JSON.stringify(user)).not.toContain(password)
+  })
+
+  test('answers 400 naming a short password, 404 for an unknown or removed user', async ({ t }) => {
+    const accountId = await createAccount(t.app)
+    const { userId } = await addUser(t.app, accountId)
+    const short = await admin(t, 'POST', `/users/${userId}/password`, { password: 'short' })
+    expect(short.statusCode).toBe(400)
+    expect(short.json().message).toMatch(/^password /)
+    expect((await admin(t, 'POST', `/users/${UNKNOWN_ID}/password`, {})).statusCode).toBe(404)
+    await admin(t, 'DELETE', `/users/${userId}`)
+    expect((await admin(t, 'POST', `/users/${userId}/password`, {})).json()).toMatchObject({
+      errno: 404,
+      message: 'User not found',
+    })
+  })
+})
