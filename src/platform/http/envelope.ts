@@ -1,6 +1,6 @@
 import { type Static, type TSchema, type TUnsafe, Type } from '@sinclair/typebox'
 import { LIST_TOTAL_CAP, PAGE_REACH } from '../db/page.js'
-import { Nullable } from './schemas.js'
+import { Id, Nullable } from './schemas.js'
 
 export interface Pagination {
   total: number
@@ -57,44 +57,78 @@ export const TotalExact = Type.Optional(
   }),
 )
 
-export const PaginationSchema = Type.Object({
-  total: Type.Integer({ description: `Rows matching, counted up to ${LIST_TOTAL_CAP}` }),
-  page: Type.Integer(),
-  limit: Type.Integer(),
-  pages: Type.Integer(),
-  total_exact: TotalExact,
-})
+export const PaginationSchema = Type.Object(
+  {
+    total: Type.Integer({ description: `Rows matching, counted up to ${LIST_TOTAL_CAP}` }),
+    page: Type.Integer(),
+    limit: Type.Integer(),
+    pages: Type.Integer(),
+    total_exact: TotalExact,
+  },
+  { title: 'Pagination', description: 'A page read by `page` and `limit`, with the total' },
+)
 
-export const CursorPaginationSchema = Type.Object({
-  limit: Type.Integer(),
-  next_cursor: Nullable(Type.String({ description: 'The `cursor` of the next page; null on the last page' })),
-})
+export const CursorPaginationSchema = Type.Object(
+  {
+    limit: Type.Integer(),
+    next_cursor: Nullable(
+      Type.String({ description: 'The `cursor` of the next page; null on the last page' }),
+    ),
+  },
+  { title: 'CursorPagination', description: 'A page read by `cursor`: uncounted' },
+)
+
+/** The answer of a removal: the id removed. */
+export const Removed = Type.Object({ _id: Id(), deleted: Type.Boolean() }, { title: 'Removed' })
+
+/** The success envelope without data: an answer that only says it is done. */
+export const Acknowledged = Type.Object(
+  { success: Type.Literal(true), message: Type.Literal('SUCCESS') },
+  { title: 'Acknowledged' },
+)
+
+/**
+ * The OpenAPI component name of an envelope around `data` (openapi.ts names every schema with a `title`):
+ * its data's title and `suffix`, `Contact` + `Envelope`, `ContactArray` + `Envelope` for an array of them;
+ * none, so anonymous, when the data has no name.
+ */
+function nameAfter(data: TSchema, suffix: string): { title?: string } {
+  const name: unknown = data.type === 'array' ? data.items?.title && `${data.items.title}Array` : data.title
+  if (typeof name !== 'string') return {}
+  return { title: `${name}${data.nullable ? 'OrNull' : ''}${suffix}` }
+}
 
 /** Response schema of the success envelope: feeds serialization and the OpenAPI document. */
 export const Envelope = <T extends TSchema>(data: T) =>
-  Type.Object({ success: Type.Literal(true), message: Type.String(), data })
+  Type.Object({ success: Type.Literal(true), message: Type.String(), data }, nameAfter(data, 'Envelope'))
 
 export const PageEnvelope = <T extends TSchema>(item: T) =>
-  Type.Object({
-    success: Type.Literal(true),
-    message: Type.String(),
-    data: Type.Array(item),
-    pagination: PaginationSchema,
-  })
+  Type.Object(
+    {
+      success: Type.Literal(true),
+      message: Type.String(),
+      data: Type.Array(item),
+      pagination: PaginationSchema,
+    },
+    nameAfter(item, 'PageEnvelope'),
+  )
 
 /**
  * A list that grows without end: `pagination` is the page's (`page`) or, for a request with `cursor`, the
  * cursor of the next page.
  */
 export const ListEnvelope = <T extends TSchema>(item: T) =>
-  Type.Object({
-    success: Type.Literal(true),
-    message: Type.String(),
-    data: Type.Array(item),
-    pagination: Type.Union([PaginationSchema, CursorPaginationSchema], {
-      description: 'With `page`: the page and the total; with `cursor`: the cursor of the next page',
-    }),
-  })
+  Type.Object(
+    {
+      success: Type.Literal(true),
+      message: Type.String(),
+      data: Type.Array(item),
+      pagination: Type.Union([PaginationSchema, CursorPaginationSchema], {
+        description: 'With `page`: the page and the total; with `cursor`: the cursor of the next page',
+      }),
+    },
+    nameAfter(item, 'ListEnvelope'),
+  )
 
 const errorFields = {
   errno: Type.Integer(),
@@ -109,13 +143,21 @@ const errorFields = {
  */
 export const ErrorEnvelope = Type.Object(
   { success: Type.Literal(false), ...errorFields },
-  { $id: 'ErrorEnvelope', description: 'Error envelope' },
+  {
+    $id: 'ErrorEnvelope',
+    description: 'The error envelope of every area but the changelog: `errno` is the HTTP status',
+    examples: [{ success: false, errno: 404, message: 'Contact not found' }],
+  },
 )
 export type ErrorEnvelope = Static<typeof ErrorEnvelope>
 
 export const StatusErrorEnvelope = Type.Object(
   { status: Type.Literal(false), ...errorFields },
-  { $id: 'StatusErrorEnvelope', description: 'Error envelope flagged `status`' },
+  {
+    $id: 'StatusErrorEnvelope',
+    description: "The changelog feed's error envelope, flagged `status`: `errno` is the HTTP status",
+    examples: [{ status: false, errno: 400, message: 'querystring/per_page must be <= 100' }],
+  },
 )
 export type StatusErrorEnvelope = Static<typeof StatusErrorEnvelope>
 

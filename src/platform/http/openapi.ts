@@ -1,4 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import { LIST_TOTAL_CAP, PAGE_REACH } from '../db/page.js'
 
 /**
  * The edge's calls carry no JWT but an HMAC of their fields (ARCHITECTURE.md): a scheme of their own, named
@@ -10,9 +11,11 @@ const EDGE_SIGNATURE = {
   in: 'query',
   name: '_sig',
   description:
-    'The lowercase hex HMAC-SHA256, with EDGE_SIGNING_SECRET, of the method, the path, `_ts` (Unix seconds, ' +
-    '300 s either way) and the other fields sorted by key: `_sig` and `_ts` in the query string of a GET, ' +
-    'in the JSON body of a POST.',
+    'How the edge worker calls the funnel step routes. Obtain: the edge worker holds `EDGE_SIGNING_SECRET` ' +
+    '(set by the deployment, or generated into DATA_DIR/secrets.json by a development server). `_sig` is the ' +
+    'lowercase hex HMAC-SHA256, with that secret, of the method, the path, `_ts` (Unix seconds, 300 s either ' +
+    'way) and the other fields sorted by key: `_sig` and `_ts` in the query string of a GET, in the JSON body ' +
+    'of a POST.',
 } as const
 
 /** What every scheme that authenticates an account adds to its description (platform/http/account-budget.ts). */
@@ -22,13 +25,71 @@ const ACCOUNT_BUDGET =
   '(draft-ietf-httpapi-ratelimit-headers), e.g. `RateLimit-Policy: "account";q=6000;w=60` and ' +
   '`RateLimit: "account";r=5999;t=42` (requests left, seconds until the window ends); past it 429 with Retry-After.'
 
-/** The options of the OpenAPI document at `/docs/json`: its security schemes and component names. */
+const PLATFORM_JWT =
+  'A platform JWT: a user acting in one account. Obtain: the operator mints it with the admin API, ' +
+  '`POST /v1/admin/tokens` with `{"user_id", "account_id", "ttl"}` (ttl in seconds, default 3600), or the CLI, ' +
+  '`npm run cli -- token --user <id> --account <id>` (`quickstart` creates an account, a user and a token at ' +
+  'once). Send it as `Authorization: Bearer <token>`. It stops working when it expires, when the user leaves ' +
+  'the account, or when the account is suspended (403).'
+
+const ADMIN =
+  "The operator's token of the admin API under `/v1/admin`. Obtain: it is `ADMIN_TOKEN` (required in " +
+  'production; a development server generates one into DATA_DIR/secrets.json, `adminToken`). Send it as ' +
+  '`Authorization: Bearer <ADMIN_TOKEN>`.'
+
+const OAUTH2 =
+  "A third-party app's access token (an ES256 JWT, keys at `/.well-known/jwks.json`), for the scopes its " +
+  'grant holds. Obtain: the operator registers the app (`POST /v1/admin/oauth/apps`: it answers the ' +
+  '`client_id` and, this once, the `client_secret`), send the user to `/v1/auth/oauth/authorize` with ' +
+  '`response_type=code`, the scopes, a `state` and a PKCE `code_challenge` (S256), then exchange the code at ' +
+  "`POST /v1/auth/oauth/token` (`grant_type=authorization_code`, with the client's credentials and the " +
+  '`code_verifier`); refresh it there with `grant_type=refresh_token`. Production requires HTTPS for both.'
+
+/** The document's introduction: what a caller needs before the first call (Markdown, shown atop /docs). */
+const INTRODUCTION = `The backend of a multi-tenant marketing platform: accounts with their users, contacts, email
+(sending, delivery events, inbound mail), reviews, funnels (sites, pages, forms), chat rooms and leads. Every
+resource belongs to one account, and a caller acts in one account at a time.
+
+## Authentication
+- **bearer**: a platform JWT, a user in an account, minted by the operator (\`POST /v1/admin/tokens\` or
+  \`npm run cli -- token\`). \`Authorization: Bearer <token>\`.
+- **oauth2**: a third-party app's access token (authorization code with PKCE at \`/v1/auth/oauth/authorize\`
+  and \`/v1/auth/oauth/token\`); each route names the scope it needs, which a platform JWT has in full.
+- **admin**: \`ADMIN_TOKEN\`, for the operator's API under \`/v1/admin\`.
+- **edgeSignature**: the edge worker's HMAC, for the funnel step routes only.
+
+Each scheme below says how to obtain its token. Webhooks (\`/webhooks/...\`, \`.../webhook...\`) take none: their
+provider's signature header is among their parameters.
+
+## Envelopes
+A success answers \`{ "success": true, "message": "SUCCESS", "data": ... }\`; lists add \`pagination\`. An error
+answers \`{ "success": false, "errno": <HTTP status>, "message": "...", "additional_info": ... }\`
+(\`ErrorEnvelope\`); a 400 names the field or the rule refused. Some areas keep the shapes of their spec: the
+chat rooms answer bare bodies, the changelog feed \`{ pagination, data }\` and errors flagged \`status: false\`
+(\`StatusErrorEnvelope\`), the OAuth endpoints RFC 6749's \`{ "error", "error_description" }\`.
+
+## Pagination
+Lists take \`page\` (from 1) and \`limit\` and answer \`pagination: { total, page, limit, pages }\`. \`total\`
+counts at most ${LIST_TOTAL_CAP.toLocaleString('en')} rows (then \`total_exact: false\`), and a page starts fewer than
+${PAGE_REACH.toLocaleString('en')} rows deep. Lists that grow without end also read by \`cursor\`: send \`cursor=\` for the first
+page, then each page's \`pagination.next_cursor\` (null on the last); such pages are not counted.
+
+## Rate limits
+Every request authenticated as an account counts against the account's request budget (\`RateLimit-Policy\`
+and \`RateLimit\` headers on each answer); past it, 429 with \`Retry-After\`. An account's requests in flight
+beyond its share of the database, and some routes (the OAuth token endpoint, form submissions, sign-in)
+have limits of their own: 429 with \`Retry-After\` too. A dependency that does not answer in time (the
+database, Redis) gives 503, with \`Retry-After\` where it knows when.
+
+The document itself is at [/docs/json](/docs/json) (OpenAPI 3.0), for client generators.`
+
+/** The options of the OpenAPI document at `/docs/json`: its introduction, security schemes and components. */
 export function openApiOptions(scopes: Record<string, string>): FastifyDynamicSwaggerOptions {
   return {
     // Shared schemas keep their $id as their component name (ErrorEnvelope), not def-N.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     openapi: {
-      info: { title: 'Platform backend', version: '1.0.0' },
+      info: { title: 'Platform backend', version: '1.0.0', description: INTRODUCTION },
       // Relative: wherever the document is served from.
       servers: [{ url: '/', description: 'This service' }],
       components: {
@@ -37,12 +98,12 @@ export function openApiOptions(scopes: Record<string, string>): FastifyDynamicSw
             type: 'http',
             scheme: 'bearer',
             bearerFormat: 'JWT',
-            description: `A platform JWT of a user in an account.${ACCOUNT_BUDGET}`,
+            description: `${PLATFORM_JWT}${ACCOUNT_BUDGET}`,
           },
-          admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+          admin: { type: 'http', scheme: 'bearer', description: ADMIN },
           oauth2: {
             type: 'oauth2',
-            description: `A third-party app's access token, for the scope the route names.${ACCOUNT_BUDGET}`,
+            description: `${OAUTH2}${ACCOUNT_BUDGET}`,
             flows: {
               authorizationCode: {
                 authorizationUrl: '/v1/auth/oauth/authorize',
@@ -58,7 +119,7 @@ export function openApiOptions(scopes: Record<string, string>): FastifyDynamicSw
     },
     transformObject: (document) =>
       'openapiObject' in document
-        ? withDefaultsOptional(asOpenApi30(document.openapiObject))
+        ? withNamedSchemas(withAnswers(withDefaultsOptional(asOpenApi30(document.openapiObject))))
         : document.swaggerObject,
   }
 }
@@ -147,4 +208,157 @@ function defaultsOptional(schema: ObjectSchema | undefined): void {
   }
   for (const property of Object.values(properties)) defaultsOptional(property)
   defaultsOptional(schema.items)
+}
+
+/** What an answer of each status means, where the route says nothing more precise (its `answers`). */
+const ANSWERS: Record<string, string> = {
+  200: 'Success',
+  201: 'Created',
+  202: 'Accepted: the work continues in the background',
+  204: 'Done: no content',
+  302: 'Found: `Location` says where to go',
+  303: 'See other: `Location` says where to go',
+  400: 'Invalid request: `message` names the field, or the rule the request breaks',
+  401: 'Missing, expired or revoked credentials: `WWW-Authenticate` names the scheme expected',
+  403: "Not allowed: the account is not active, the token lacks the route's scope, or the signature is wrong",
+  404: "Not found: nothing with this id in the caller's account",
+  405: 'Method not allowed',
+  409: 'Conflict with the current state: `message` says which',
+  410: 'Gone',
+  413: "The body is larger than the route's limit",
+  415: 'Unsupported content type',
+  422: 'Understood, but refused by a rule: `message` says which',
+  429: 'Too many requests: retry after `Retry-After` seconds',
+  500: 'Internal error',
+  502: 'A provider answered with an error: `message` and `additional_info` say which',
+  503: 'A dependency (the database, Redis, a provider) did not answer in time: retry, after `Retry-After` when given',
+}
+
+interface Media {
+  schema?: Schema
+  example?: unknown
+}
+interface Answered {
+  description?: string
+  content?: Record<string, Media>
+}
+interface DocumentedOperation {
+  responses?: Record<string, Answered>
+  requestBody?: { content?: Record<string, Media> }
+  'x-answers'?: Record<string, string>
+  'x-example'?: { body?: unknown; response?: unknown }
+}
+
+/**
+ * Each answer described (the route's `answers`, else its status's), and the route's example put beside the
+ * request body and its first success answer (the media type's `example`, which OpenAPI 3.0 shows there).
+ */
+function withAnswers<T extends { paths?: object }>(document: T): T {
+  for (const item of Object.values(document.paths ?? {}) as Record<string, DocumentedOperation>[]) {
+    for (const operation of Object.values(item)) {
+      const { 'x-answers': answers = {}, 'x-example': example = {} } = operation
+      delete operation['x-answers']
+      delete operation['x-example']
+      const responses = operation.responses ?? {}
+      for (const [status, answer] of Object.entries(responses)) {
+        answer.description = answers[status] ?? ANSWERS[status] ?? answer.description
+      }
+      if (example.body !== undefined) exemplify(operation.requestBody?.content, example.body)
+      const success = Object.keys(responses).find((status) => status.startsWith('2'))
+      if (example.response !== undefined && success) exemplify(responses[success]?.content, example.response)
+    }
+  }
+  return document
+}
+
+function exemplify(content: Record<string, Media> | undefined, example: unknown): void {
+  for (const media of Object.values(content ?? {})) media.example = example
+}
+
+/** A schema of the document, as far as naming reads it. */
+interface Schema {
+  title?: string
+  description?: string
+  nullable?: boolean
+  $ref?: string
+  type?: string
+  properties?: Record<string, Schema>
+  patternProperties?: Record<string, Schema>
+  additionalProperties?: Schema | boolean
+  items?: Schema
+  allOf?: Schema[]
+  anyOf?: Schema[]
+  oneOf?: Schema[]
+  not?: Schema
+  [keyword: string]: unknown
+}
+
+const COMPONENTS = '#/components/schemas/'
+
+/**
+ * The document with every schema that has a `title` written once, as `components.schemas[title]`, and a
+ * `$ref` to it wherever it appears, so that generated clients get named types. A `title` is an annotation
+ * that neither the validator nor the serializer reads: naming a schema changes no request's or answer's
+ * handling. Its nullable use (`Nullable`), or a use with a description of its own, refers to it through
+ * `allOf`; two different shapes under one title are a mistake, refused when the document is built.
+ */
+function withNamedSchemas<T extends { paths?: object; components?: { schemas?: Record<string, unknown> } }>(
+  document: T,
+): T {
+  const components: Record<string, Schema> = { ...(document.components?.schemas as Record<string, Schema>) }
+  document.components = { ...document.components, schemas: components }
+  const named = (schema: Schema): Schema => {
+    const inner = withNamedParts(schema, named)
+    const { title, nullable, description, ...shape } = inner
+    if (typeof title !== 'string') return inner
+    const component = { title, ...(description !== undefined && { description }), ...shape }
+    const known = components[title]
+    if (!known) components[title] = component
+    else if (!sameShape(known, component)) {
+      throw new Error(
+        `Two different schemas are named ${title} (a title names one shape: give the other its own)`,
+      )
+    }
+    const ref = { $ref: `${COMPONENTS}${title}` }
+    const ownDescription = description !== undefined && description !== components[title]?.description
+    if (!nullable && !ownDescription) return ref
+    // OpenAPI 3.0 reads `nullable` only beside a `type`.
+    const type = nullable && component.type !== undefined ? { type: component.type } : {}
+    return { ...type, allOf: [ref], ...(nullable && { nullable }), ...(ownDescription && { description }) }
+  }
+  for (const [name, schema] of Object.entries(components)) components[name] = withNamedParts(schema, named)
+  for (const item of Object.values(document.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
+    for (const operation of Object.values(item) as DocumentedOperation[]) {
+      for (const media of Object.values(operation.requestBody?.content ?? {})) {
+        if (media.schema) media.schema = named(media.schema)
+      }
+      for (const answer of Object.values(operation.responses ?? {})) {
+        for (const media of Object.values(answer.content ?? {}))
+          if (media.schema) media.schema = named(media.schema)
+      }
+    }
+  }
+  return document
+}
+
+/** The schema with its subschemas passed through `named` (data keywords, such as `example`, left alone). */
+function withNamedParts(schema: Schema, named: (schema: Schema) => Schema): Schema {
+  if (typeof schema !== 'object' || schema === null) return schema
+  const copy: Schema = { ...schema }
+  for (const key of ['properties', 'patternProperties'] as const) {
+    const properties = schema[key]
+    if (properties) copy[key] = Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, named(v)]))
+  }
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) copy[key] &&= schema[key]?.map(named)
+  for (const key of ['items', 'not'] as const) if (schema[key]) copy[key] = named(schema[key])
+  if (typeof schema.additionalProperties === 'object')
+    copy.additionalProperties = named(schema.additionalProperties)
+  return copy
+}
+
+/** Whether two named schemas are one shape: their descriptions aside. */
+function sameShape(a: Schema, b: Schema): boolean {
+  const { description: _a, ...left } = a
+  const { description: _b, ...right } = b
+  return JSON.stringify(left) === JSON.stringify(right)
 }
