@@ -21,46 +21,58 @@ export const EdgeStepQuery = Type.Object({
 export type EdgeStepQuery = Static<typeof EdgeStepQuery>
 
 /** The spec's edge step: what a published page is built from. */
-export const EdgeStep = Type.Object({
-  step_id: Id(),
-  funnel_id: Id(),
-  html: Type.String(),
-  checksum: Type.Union([Type.String(), Type.Null()], { description: 'Null until the edge first syncs' }),
-  seo: StepSeo,
-  tracking_code: StepTrackingCode,
-  css: Type.String(),
-})
+export const EdgeStep = Type.Object(
+  {
+    step_id: Id(),
+    funnel_id: Id(),
+    html: Type.String(),
+    checksum: Type.Union([Type.String(), Type.Null()], { description: 'Null until the edge first syncs' }),
+    seo: StepSeo,
+    tracking_code: StepTrackingCode,
+    css: Type.String(),
+  },
+  { title: 'EdgeStep' },
+)
 export type EdgeStep = Static<typeof EdgeStep>
 
 export const SYNC_REASONS = ['UPDATED', 'NO_CHANGE', 'NOT_FOUND', 'CONFLICT'] as const
 export type SyncReason = (typeof SYNC_REASONS)[number]
 
-export const StepSyncBody = Type.Object({
-  step_id: Id(),
-  html: Type.String({ maxLength: MAX_STEP_HTML_BYTES }),
-  newHash: Type.String({ minLength: 1, maxLength: 256 }),
-  currentHash: Type.Optional(
-    Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
-      description: 'The hash the edge last read; absent or null for a step never synced',
-    }),
-  ),
-  skipIfUnchanged: Type.Optional(Type.Boolean({ default: false })),
-  ...Signature,
-})
+export const StepSyncBody = Type.Object(
+  {
+    step_id: Id(),
+    html: Type.String({ maxLength: MAX_STEP_HTML_BYTES }),
+    newHash: Type.String({ minLength: 1, maxLength: 256 }),
+    currentHash: Type.Optional(
+      Type.Union([Type.String({ maxLength: 256 }), Type.Null()], {
+        description: 'The hash the edge last read; absent or null for a step never synced',
+      }),
+    ),
+    skipIfUnchanged: Type.Optional(Type.Boolean({ default: false })),
+    ...Signature,
+  },
+  { title: 'StepSyncInput' },
+)
 export type StepSyncBody = Static<typeof StepSyncBody>
 
-export const StepSyncData = Type.Object({
-  step_id: Id(),
-  updated: Type.Boolean(),
-  reason: StringEnum(SYNC_REASONS),
-  checksum: Type.Union([Type.String(), Type.Null()], { description: 'The stored hash after the call' }),
-})
+export const StepSyncData = Type.Object(
+  {
+    step_id: Id(),
+    updated: Type.Boolean(),
+    reason: StringEnum(SYNC_REASONS),
+    checksum: Type.Union([Type.String(), Type.Null()], { description: 'The stored hash after the call' }),
+  },
+  { title: 'StepSyncData' },
+)
 export type StepSyncData = Static<typeof StepSyncData>
 
 /** The sync's answer, success or not: `message` is the reason; NOT_FOUND and CONFLICT carry `errno`. */
-export const StepSyncAnswer = Type.Object({
-  success: Type.Boolean(),
-  errno: Type.Optional(Type.Integer()),
-  message: StringEnum(SYNC_REASONS),
-  data: StepSyncData,
-})
+export const StepSyncAnswer = Type.Object(
+  {
+    success: Type.Boolean(),
+    errno: Type.Optional(Type.Integer()),
+    message: StringEnum(SYNC_REASONS),
+    data: StepSyncData,
+  },
+  { title: 'StepSyncAnswer' },
+)

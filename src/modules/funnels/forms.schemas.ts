@@ -13,39 +13,45 @@ export const MAX_VALUE_BYTES = 10_240
  */
 export const HONEYPOT_FIELD = '_hp'
 
-export const SubmitBody = Type.Object({
-  funnel_id: FunnelId({ description: 'The funnel the page belongs to' }),
-  step_id: Id({ description: 'The step (page) the form is on' }),
-  form_id: Type.String({ minLength: 1, maxLength: 100 }),
-  fields: Type.Unsafe<Record<string, unknown>>({
-    type: 'object',
-    maxProperties: MAX_FIELDS,
-    propertyNames: { minLength: 1, maxLength: 100 },
-    additionalProperties: true,
-    description: `The form's fields by name: at most ${MAX_FIELDS}, each value a string of at most ${MAX_VALUE_BYTES} bytes. \`${HONEYPOT_FIELD}\` is the honeypot: leave it out or empty.`,
-  }),
-  visitor_id: Type.Optional(Type.String({ maxLength: 100 })),
-})
+export const SubmitBody = Type.Object(
+  {
+    funnel_id: FunnelId({ description: 'The funnel the page belongs to' }),
+    step_id: Id({ description: 'The step (page) the form is on' }),
+    form_id: Type.String({ minLength: 1, maxLength: 100 }),
+    fields: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      maxProperties: MAX_FIELDS,
+      propertyNames: { minLength: 1, maxLength: 100 },
+      additionalProperties: true,
+      description: `The form's fields by name: at most ${MAX_FIELDS}, each value a string of at most ${MAX_VALUE_BYTES} bytes. \`${HONEYPOT_FIELD}\` is the honeypot: leave it out or empty.`,
+    }),
+    visitor_id: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { title: 'FormSubmissionInput' },
+)
 export type SubmitBody = Static<typeof SubmitBody>
 
 /** What a submitter is told: the submission's id and time (a honeypot catch is told the same). */
-export const Submitted = Type.Object({ _id: Id(), submitted_at: Timestamp() })
+export const Submitted = Type.Object({ _id: Id(), submitted_at: Timestamp() }, { title: 'FormSubmitted' })
 export type Submitted = Static<typeof Submitted>
 
 /** The spec's form submission, with the name of its step (null once the step is deleted) and its contact. */
-export const FormSubmission = Type.Object({
-  _id: Id(),
-  funnel_id: Id(),
-  step_id: Id(),
-  step_name: Type.Union([Type.String(), Type.Null()]),
-  form_id: Type.String(),
-  fields: Type.Record(Type.String(), Type.String()),
-  visitor_id: Type.Optional(Type.String()),
-  ip_address: Type.Optional(Type.String()),
-  user_agent: Type.Optional(Type.String()),
-  contact_id: Type.Union([Id(), Type.Null()]),
-  submitted_at: Timestamp(),
-})
+export const FormSubmission = Type.Object(
+  {
+    _id: Id(),
+    funnel_id: Id(),
+    step_id: Id(),
+    step_name: Type.Union([Type.String(), Type.Null()]),
+    form_id: Type.String(),
+    fields: Type.Record(Type.String(), Type.String()),
+    visitor_id: Type.Optional(Type.String()),
+    ip_address: Type.Optional(Type.String()),
+    user_agent: Type.Optional(Type.String()),
+    contact_id: Type.Union([Id(), Type.Null()]),
+    submitted_at: Timestamp(),
+  },
+  { title: 'FormSubmission' },
+)
 export type FormSubmission = Static<typeof FormSubmission>
 
 const DateBound = (description: string) =>

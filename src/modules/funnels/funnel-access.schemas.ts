@@ -18,6 +18,9 @@ export const MAX_STEP_ORDER = 10_000
 export const StepOrder = (description?: string) =>
   Integer({ minimum: 0, maximum: MAX_STEP_ORDER, ...(description && { description }) })
 
+/** Another record named in an answer: a funnel's tag, the funnel holding a base path. */
+export const NamedReference = Type.Object({ _id: Id(), name: Type.String() }, { title: 'NamedReference' })
+
 /** The answer of a delete of a domain or tag. */
 export const Removed = Type.Object({ _id: Id(), deleted: Type.Literal(true) })
 

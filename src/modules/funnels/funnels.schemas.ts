@@ -2,21 +2,26 @@ import { type Static, Type } from '@sinclair/typebox'
 import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { FUNNEL_STATUSES, FunnelStatus, LiveChatWidget, STEP_TYPES, StepSeo } from './documents.schemas.js'
-import { FunnelId, StepOrder } from './funnel-access.schemas.js'
+import { FunnelId, NamedReference, StepOrder } from './funnel-access.schemas.js'
 import { FunnelTag } from './tags.schemas.js'
 
 const PATH = { maxLength: 500 }
 const TRACKING_CODE = { maxLength: 100_000 }
 
-export const StepSummary = Type.Object({
-  _id: Id(),
-  name: Type.String(),
-  path: Type.String(),
-  type: StringEnum(STEP_TYPES),
-  order: Type.Integer(),
-})
+export const StepSummary = Type.Object(
+  {
+    _id: Id(),
+    name: Type.String(),
+    path: Type.String(),
+    type: StringEnum(STEP_TYPES),
+    order: Type.Integer(),
+  },
+  { title: 'FunnelStepSummary' },
+)
 export type StepSummary = Static<typeof StepSummary>
-const StepWithSeo = Type.Composite([StepSummary, Type.Object({ seo: StepSeo })])
+const StepWithSeo = Type.Composite([StepSummary, Type.Object({ seo: StepSeo })], {
+  title: 'FunnelStepWithSeo',
+})
 export type StepWithSeo = Static<typeof StepWithSeo>
 
 /** The spec's Funnel fields every view has; absent optional values are null. */
@@ -39,21 +44,24 @@ const FunnelFields = Type.Object({
 })
 
 /** A funnel in the list: the spec's resource, tags as ids, steps without content. */
-export const FunnelListItem = Type.Composite([
-  FunnelFields,
-  Type.Object({ tags: Type.Array(Id()), steps: Type.Array(StepSummary) }),
-])
+export const FunnelListItem = Type.Composite(
+  [FunnelFields, Type.Object({ tags: Type.Array(Id()), steps: Type.Array(StepSummary) })],
+  { title: 'FunnelListItem' },
+)
 export type FunnelListItem = Static<typeof FunnelListItem>
 
 /** One funnel: its domain and tags populated, its steps (with seo) in order. */
-export const FunnelDetail = Type.Composite([
-  FunnelFields,
-  Type.Object({
-    domain: Nullable(Type.Object({ _id: Id(), name: Type.String(), ssl_enabled: Type.Boolean() })),
-    tags: Type.Array(Type.Object({ _id: Id(), name: Type.String() })),
-    steps: Type.Array(StepWithSeo),
-  }),
-])
+export const FunnelDetail = Type.Composite(
+  [
+    FunnelFields,
+    Type.Object({
+      domain: Nullable(Type.Object({ _id: Id(), name: Type.String(), ssl_enabled: Type.Boolean() })),
+      tags: Type.Array(NamedReference),
+      steps: Type.Array(StepWithSeo),
+    }),
+  ],
+  { title: 'Funnel' },
+)
 export type FunnelDetail = Static<typeof FunnelDetail>
 
 const TagIdList = Type.String({ maxLength: 2500, description: 'Comma-separated tag ids' })
@@ -75,29 +83,41 @@ export const FiltersQuery = Type.Object({
 })
 export type FiltersQuery = Static<typeof FiltersQuery>
 
-export const Filters = Type.Object({ statuses: Type.Array(FunnelStatus), tags: Type.Array(FunnelTag) })
+export const Filters = Type.Object(
+  { statuses: Type.Array(FunnelStatus), tags: Type.Array(FunnelTag) },
+  { title: 'FunnelFilters' },
+)
 export type Filters = Static<typeof Filters>
 
-export const ValidatePathBody = Type.Object({
-  path: Type.String(PATH),
-  domain_id: Type.Optional(Nullable(Id())),
-  funnel_id: Type.Optional(FunnelId({ description: 'A funnel to leave out (the one being edited)' })),
-})
+export const ValidatePathBody = Type.Object(
+  {
+    path: Type.String(PATH),
+    domain_id: Type.Optional(Nullable(Id())),
+    funnel_id: Type.Optional(FunnelId({ description: 'A funnel to leave out (the one being edited)' })),
+  },
+  { title: 'PathCheckInput' },
+)
 export type ValidatePathBody = Static<typeof ValidatePathBody>
 
-export const PathAvailable = Type.Object({ available: Type.Literal(true), path: Type.String() })
+export const PathAvailable = Type.Object(
+  { available: Type.Literal(true), path: Type.String() },
+  { title: 'PathAvailable' },
+)
 
 /** The spec's conflict answer (409): the error envelope with `data` naming the funnel holding the path. */
-export const PathConflict = Type.Object({
-  success: Type.Literal(false),
-  errno: Type.Literal(409),
-  message: Type.String(),
-  data: Type.Object({
-    available: Type.Literal(false),
-    path: Type.String(),
-    conflicting_funnel: Type.Object({ _id: Id(), name: Type.String() }),
-  }),
-})
+export const PathConflict = Type.Object(
+  {
+    success: Type.Literal(false),
+    errno: Type.Literal(409),
+    message: Type.String(),
+    data: Type.Object({
+      available: Type.Literal(false),
+      path: Type.String(),
+      conflicting_funnel: NamedReference,
+    }),
+  },
+  { title: 'PathConflict' },
+)
 export type PathConflict = Static<typeof PathConflict>
 
 const NewStep = Type.Object({
@@ -107,42 +127,51 @@ const NewStep = Type.Object({
   order: Type.Optional(StepOrder('Position; the list position when absent')),
 })
 
-export const CreateFunnelBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  domain_id: Type.Optional(Nullable(Id())),
-  base_path: Type.Optional(Type.String({ ...PATH, description: 'Derived from the name when absent' })),
-  status: Type.Optional(StringEnum(FUNNEL_STATUSES, { default: 'draft' })),
-  favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
-  steps: Type.Optional(Type.Array(NewStep, { maxItems: 100 })),
-  header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
-  footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
-  live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
-})
+export const CreateFunnelBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    domain_id: Type.Optional(Nullable(Id())),
+    base_path: Type.Optional(Type.String({ ...PATH, description: 'Derived from the name when absent' })),
+    status: Type.Optional(StringEnum(FUNNEL_STATUSES, { default: 'draft' })),
+    favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+    tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
+    steps: Type.Optional(Type.Array(NewStep, { maxItems: 100 })),
+    header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+    footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+    live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
+  },
+  { title: 'FunnelInput' },
+)
 export type CreateFunnelBody = Static<typeof CreateFunnelBody>
 
-export const UpdateFunnelBody = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  status: Type.Optional(FunnelStatus),
-  favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
-  header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
-  footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
-  live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
-  domain_id: Type.Optional(Nullable(Id())),
-  base_path: Type.Optional(Type.String(PATH)),
-  conflicts: Type.Optional(
-    Type.Boolean({ description: 'Accepted and ignored: path conflicts are always refused with 409' }),
-  ),
-  category: Type.Optional(
-    Nullable(Id({ description: 'Template category; changing it needs funnel_templates:admin' })),
-  ),
-})
+export const UpdateFunnelBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(FunnelStatus),
+    favicon: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+    tags: Type.Optional(Type.Array(Id(), { maxItems: 50 })),
+    header_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+    footer_tracking_code: Type.Optional(Nullable(Type.String(TRACKING_CODE))),
+    live_chat_widget: Type.Optional(Nullable(LiveChatWidget)),
+    domain_id: Type.Optional(Nullable(Id())),
+    base_path: Type.Optional(Type.String(PATH)),
+    conflicts: Type.Optional(
+      Type.Boolean({ description: 'Accepted and ignored: path conflicts are always refused with 409' }),
+    ),
+    category: Type.Optional(
+      Nullable(Id({ description: 'Template category; changing it needs funnel_templates:admin' })),
+    ),
+  },
+  { title: 'FunnelUpdate' },
+)
 export type UpdateFunnelBody = Static<typeof UpdateFunnelBody>
 
 export const DuplicateQuery = Type.Object({
   subaccountid: Type.Optional(Id({ description: 'A sub-account of the caller’s account to copy into' })),
 })
 
-export const FunnelDeleted = Type.Object({ _id: Id(), deleted: Type.Literal(true), deleted_at: Timestamp() })
+export const FunnelDeleted = Type.Object(
+  { _id: Id(), deleted: Type.Literal(true), deleted_at: Timestamp() },
+  { title: 'FunnelDeleted' },
+)
 export type FunnelDeleted = Static<typeof FunnelDeleted>

@@ -8,28 +8,31 @@ export const PreviewQuery = Type.Object({ funnel_id: FunnelId() })
 export type PreviewQuery = Static<typeof PreviewQuery>
 
 /** The spec's funnel as previewed: its steps in order, every tracking code empty, `preview_mode: true`. */
-export const FunnelPreview = Type.Object({
-  _id: Id(),
-  name: Type.String(),
-  domain_id: Type.Union([Id(), Type.Null()]),
-  base_path: Type.String(),
-  status: StringEnum(FUNNEL_STATUSES),
-  favicon: Type.Optional(Type.String()),
-  tags: Type.Array(Id()),
-  steps: Type.Array(Step),
-  header_tracking_code: Type.Literal(''),
-  footer_tracking_code: Type.Literal(''),
-  live_chat_widget: Type.Optional(
-    Type.Object({
-      enabled: Type.Boolean(),
-      provider: Type.String(),
-      config: Type.Record(Type.String(), Type.Unknown()),
-    }),
-  ),
-  category: Type.Optional(Type.String()),
-  account_id: Id(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-  preview_mode: Type.Literal(true),
-})
+export const FunnelPreview = Type.Object(
+  {
+    _id: Id(),
+    name: Type.String(),
+    domain_id: Type.Union([Id(), Type.Null()]),
+    base_path: Type.String(),
+    status: StringEnum(FUNNEL_STATUSES),
+    favicon: Type.Optional(Type.String()),
+    tags: Type.Array(Id()),
+    steps: Type.Array(Step),
+    header_tracking_code: Type.Literal(''),
+    footer_tracking_code: Type.Literal(''),
+    live_chat_widget: Type.Optional(
+      Type.Object({
+        enabled: Type.Boolean(),
+        provider: Type.String(),
+        config: Type.Record(Type.String(), Type.Unknown()),
+      }),
+    ),
+    category: Type.Optional(Type.String()),
+    account_id: Id(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+    preview_mode: Type.Literal(true),
+  },
+  { title: 'FunnelPreview' },
+)
 export type FunnelPreview = Static<typeof FunnelPreview>

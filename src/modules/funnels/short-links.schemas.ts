@@ -10,7 +10,11 @@ export const MAX_SERIES_DAYS = 366
 /** A funnel's id as given: a malformed one is answered with the spec's 400 `Invalid funnel ID`. */
 export const ShortenQuery = Type.Object({ funnel_id: FunnelId() })
 
-export const ShortUrl = Type.String({ format: 'uri', description: '`PUBLIC_BASE_URL/s/<code>`' })
+export const ShortUrl = Type.String({
+  format: 'uri',
+  description: '`PUBLIC_BASE_URL/s/<code>`',
+  title: 'ShortUrl',
+})
 
 /** The public redirect takes any text: whatever is not a link's code is simply not found. */
 export const FollowParams = Type.Object({ code: Type.String({ maxLength: 64 }) })
@@ -28,22 +32,25 @@ export const StatsQuery = Type.Object({
 })
 export type StatsQuery = Static<typeof StatsQuery>
 
-export const ShortLinkStats = Type.Object({
-  code: Type.String({ pattern: CODE_PATTERN }),
-  short_url: ShortUrl,
-  funnel_id: Id(),
-  created_at: Timestamp(),
-  clicks: Type.Object(
-    {
-      total: Type.Integer({ description: 'Every click, bots and repeats included' }),
-      unique: Type.Integer({ description: 'Clicks by people, a visitor counted once an hour' }),
-      bots: Type.Integer({ description: 'Clicks by crawlers and scripts' }),
-    },
-    { description: 'The clicks from `from` to `to`, the days of the series' },
-  ),
-  series: Type.Array(
-    Type.Object({ date: Type.String({ format: 'date' }), clicks: Type.Integer(), unique: Type.Integer() }),
-    { description: 'One entry per day from `from` to `to`, days without clicks included' },
-  ),
-})
+export const ShortLinkStats = Type.Object(
+  {
+    code: Type.String({ pattern: CODE_PATTERN }),
+    short_url: ShortUrl,
+    funnel_id: Id(),
+    created_at: Timestamp(),
+    clicks: Type.Object(
+      {
+        total: Type.Integer({ description: 'Every click, bots and repeats included' }),
+        unique: Type.Integer({ description: 'Clicks by people, a visitor counted once an hour' }),
+        bots: Type.Integer({ description: 'Clicks by crawlers and scripts' }),
+      },
+      { description: 'The clicks from `from` to `to`, the days of the series' },
+    ),
+    series: Type.Array(
+      Type.Object({ date: Type.String({ format: 'date' }), clicks: Type.Integer(), unique: Type.Integer() }),
+      { description: 'One entry per day from `from` to `to`, days without clicks included' },
+    ),
+  },
+  { title: 'ShortLinkStats' },
+)
 export type ShortLinkStats = Static<typeof ShortLinkStats>

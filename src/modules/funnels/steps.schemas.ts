@@ -10,60 +10,78 @@ const Name = Type.String({ minLength: 1, maxLength: 200 })
 const Path = Type.String({ maxLength: 500, description: 'Stored lower case, with one leading slash' })
 
 /** The spec's funnel step, and the fonts its page loads. */
-export const Step = Type.Object({
-  _id: Id(),
-  funnel_id: Id(),
-  name: Type.String(),
-  path: Type.String(),
-  type: StringEnum(STEP_TYPES),
-  order: Type.Integer(),
-  html: Type.Optional(Type.String()),
-  seo: StepSeo,
-  tracking_code: StepTrackingCode,
-  css: Type.Optional(Type.String()),
-  external_fonts: Type.Array(Type.String()),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+export const Step = Type.Object(
+  {
+    _id: Id(),
+    funnel_id: Id(),
+    name: Type.String(),
+    path: Type.String(),
+    type: StringEnum(STEP_TYPES),
+    order: Type.Integer(),
+    html: Type.Optional(Type.String()),
+    seo: StepSeo,
+    tracking_code: StepTrackingCode,
+    css: Type.Optional(Type.String()),
+    external_fonts: Type.Array(Type.String()),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'FunnelStep' },
+)
 export type Step = Static<typeof Step>
 
-export const CreateStepBody = Type.Object({
-  stepInfo: Type.Object({
-    name: Name,
-    path: Path,
-    type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
-    order: Type.Optional(StepOrder('After the last step when not given')),
-  }),
-})
+export const CreateStepBody = Type.Object(
+  {
+    stepInfo: Type.Object({
+      name: Name,
+      path: Path,
+      type: Type.Optional(StringEnum(STEP_TYPES, { default: 'page' })),
+      order: Type.Optional(StepOrder('After the last step when not given')),
+    }),
+  },
+  { title: 'FunnelStepInput' },
+)
 export type CreateStepBody = Static<typeof CreateStepBody>
 
 const FontUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2_000 })
 
-export const UpdateStepBody = Type.Object({
-  stepInfo: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
-  builderComponents: Type.Optional(BuilderComponents),
-  externalFonts: Type.Optional(Type.Array(FontUrl, { maxItems: 50 })),
-})
+export const UpdateStepBody = Type.Object(
+  {
+    stepInfo: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+    builderComponents: Type.Optional(BuilderComponents),
+    externalFonts: Type.Optional(Type.Array(FontUrl, { maxItems: 50 })),
+  },
+  { title: 'FunnelStepSave' },
+)
 export type UpdateStepBody = Static<typeof UpdateStepBody>
 
-export const StepSettingsBody = Type.Object({
-  details: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
-  seo: Type.Optional(StepSeo),
-  tracking_code: Type.Optional(StepTrackingCode),
-  css: Type.Optional(Type.String({ maxLength: 1_000_000 })),
-})
+export const StepSettingsBody = Type.Object(
+  {
+    details: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+    seo: Type.Optional(StepSeo),
+    tracking_code: Type.Optional(StepTrackingCode),
+    css: Type.Optional(Type.String({ maxLength: 1_000_000 })),
+  },
+  { title: 'FunnelStepSettings' },
+)
 export type StepSettingsBody = Static<typeof StepSettingsBody>
 
-export const StepOrdersBody = Type.Object({
-  orders: Type.Array(Type.Object({ step_id: Id(), order: StepOrder() }), {
-    minItems: 1,
-    maxItems: 1_000,
-  }),
-})
+export const StepOrdersBody = Type.Object(
+  {
+    orders: Type.Array(Type.Object({ step_id: Id(), order: StepOrder() }), {
+      minItems: 1,
+      maxItems: 1_000,
+    }),
+  },
+  { title: 'StepOrdersInput' },
+)
 export type StepOrdersBody = Static<typeof StepOrdersBody>
 
-export const StepOrders = Type.Object({
-  _id: Id(),
-  steps: Type.Array(Type.Object({ _id: Id(), name: Type.String(), order: Type.Integer() })),
-})
+export const StepOrders = Type.Object(
+  {
+    _id: Id(),
+    steps: Type.Array(Type.Object({ _id: Id(), name: Type.String(), order: Type.Integer() })),
+  },
+  { title: 'StepOrders' },
+)
 export type StepOrders = Static<typeof StepOrders>

@@ -3,10 +3,16 @@ import { PageQuery } from '../../platform/http/pagination.js'
 import { Id, Integer } from '../../platform/http/schemas.js'
 
 /** A funnel tag of the account, with the number of its live funnels that carry it. */
-export const FunnelTag = Type.Object({ _id: Id(), name: Type.String(), count: Integer({ minimum: 0 }) })
+export const FunnelTag = Type.Object(
+  { _id: Id(), name: Type.String(), count: Integer({ minimum: 0 }) },
+  { title: 'FunnelTag' },
+)
 export type FunnelTag = Static<typeof FunnelTag>
 
-export const CreateTagBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }) })
+export const CreateTagBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }) },
+  { title: 'FunnelTagInput' },
+)
 export type CreateTagBody = Static<typeof CreateTagBody>
 
 export const TagsQuery = Type.Composite([

@@ -7,29 +7,35 @@ import { SUBSCRIPTION_STATUSES } from './tables.js'
 export const GraphId = (description: string) =>
   Type.String({ pattern: '^[0-9]{1,32}$', description: `${description}: Meta's id, digits` })
 
-export const CreateCampaignBody = Type.Object({
-  page_id: GraphId('The page'),
-  form_id: GraphId('The lead form'),
-})
+export const CreateCampaignBody = Type.Object(
+  {
+    page_id: GraphId('The page'),
+    form_id: GraphId('The lead form'),
+  },
+  { title: 'LeadCampaignInput' },
+)
 export type CreateCampaignBody = Static<typeof CreateCampaignBody>
 
 /** The spec's lead campaign, with its page subscription's health and its newest lead. */
-export const Campaign = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  integration: Type.Literal('socialnet_ads'),
-  page_id: Type.String(),
-  form_id: Type.String(),
-  is_deleted: Type.Boolean(),
-  created_at: Timestamp(),
-  /** Whether Meta still sends this page's leads to our app, as the last check found it. */
-  subscription_status: StringEnum(SUBSCRIPTION_STATUSES),
-  subscription_error: Nullable(Type.String()),
-  subscription_checked_at: Nullable(Timestamp()),
-  /** `created_time` of the newest lead captured. */
-  last_lead_at: Nullable(Timestamp()),
-  synced_at: Nullable(Timestamp()),
-})
+export const Campaign = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    integration: Type.Literal('socialnet_ads'),
+    page_id: Type.String(),
+    form_id: Type.String(),
+    is_deleted: Type.Boolean(),
+    created_at: Timestamp(),
+    /** Whether Meta still sends this page's leads to our app, as the last check found it. */
+    subscription_status: StringEnum(SUBSCRIPTION_STATUSES),
+    subscription_error: Nullable(Type.String()),
+    subscription_checked_at: Nullable(Timestamp()),
+    /** `created_time` of the newest lead captured. */
+    last_lead_at: Nullable(Timestamp()),
+    synced_at: Nullable(Timestamp()),
+  },
+  { title: 'LeadCampaign' },
+)
 export type Campaign = Static<typeof Campaign>
 
 export const CampaignsQuery = Type.Composite([

@@ -13,6 +13,7 @@ import {
   storeLeadsToken,
 } from '../../../test/helpers/leads.js'
 import { createUser, obtainTokens, registerApp } from '../../../test/helpers/oauth.js'
+import { inlineRefs } from '../../../test/helpers/openapi-document.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { RECORD_NOT_FOUND } from './connection.service.js'
 import { SOCIALNET_DISCONNECTED } from './notifications.service.js'
@@ -251,7 +252,7 @@ describe('the access token is never answered', () => {
 
     // Nor does the document promise it: the token record's `token` has no access_token.
     const spec = (await t.app.inject({ url: '/docs/json' })).json()
-    const stored = spec.paths['/v1/e/socialnet/auth/token'].post.responses['201']
+    const stored = inlineRefs(spec, spec.paths['/v1/e/socialnet/auth/token'].post.responses['201'])
     expect(JSON.stringify(stored)).toContain('token_type')
     expect(JSON.stringify(stored)).not.toContain('access_token')
   })

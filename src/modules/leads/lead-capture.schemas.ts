@@ -7,32 +7,35 @@ import { LEAD_SOURCES, LEAD_STATUSES } from './tables.js'
 const FieldData = Type.Array(Type.Object({ name: Type.String(), values: Type.Array(Type.String()) }))
 
 /** A lead as the account sees it: what Meta sent, the fields read from it, and what became of it. */
-export const Lead = Type.Object({
-  _id: Id(),
-  leadgen_id: Type.String(),
-  campaign_id: Nullable(Id()),
-  page_id: Type.String(),
-  form_id: Type.String(),
-  ad_id: Nullable(Type.String()),
-  created_time: Timestamp(),
-  field_data: Nullable(FieldData),
-  fields: Nullable(
-    Type.Record(Type.String(), Type.String(), {
-      description: 'The standard lead fields (full_name, email, phone_number, …), the first value of each',
-    }),
-  ),
-  contact_id: Nullable(Id()),
-  status: StringEnum(LEAD_STATUSES),
-  reason: Nullable(
-    Type.String({
-      description:
-        'Why it failed: token_invalid, token_missing, throttled, fetch_failed: …, no_contact_details',
-    }),
-  ),
-  source: StringEnum(LEAD_SOURCES),
-  received_at: Timestamp(),
-  captured_at: Nullable(Timestamp()),
-})
+export const Lead = Type.Object(
+  {
+    _id: Id(),
+    leadgen_id: Type.String(),
+    campaign_id: Nullable(Id()),
+    page_id: Type.String(),
+    form_id: Type.String(),
+    ad_id: Nullable(Type.String()),
+    created_time: Timestamp(),
+    field_data: Nullable(FieldData),
+    fields: Nullable(
+      Type.Record(Type.String(), Type.String(), {
+        description: 'The standard lead fields (full_name, email, phone_number, …), the first value of each',
+      }),
+    ),
+    contact_id: Nullable(Id()),
+    status: StringEnum(LEAD_STATUSES),
+    reason: Nullable(
+      Type.String({
+        description:
+          'Why it failed: token_invalid, token_missing, throttled, fetch_failed: …, no_contact_details',
+      }),
+    ),
+    source: StringEnum(LEAD_SOURCES),
+    received_at: Timestamp(),
+    captured_at: Nullable(Timestamp()),
+  },
+  { title: 'Lead' },
+)
 export type Lead = Static<typeof Lead>
 
 export const LeadsQuery = Type.Composite([

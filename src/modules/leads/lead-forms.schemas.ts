@@ -21,25 +21,30 @@ export type LeadFormsQuery = Static<typeof LeadFormsQuery>
  * The spec's lead form. What Graph leaves out is null (an empty list for `questions`); `created_time` is
  * ISO 8601 when Graph's time (`2024-01-15T10:20:30+0000`) parses, else Graph's text as it came.
  */
-export const LeadForm = Type.Object({
-  id: Type.String(),
-  name: Nullable(Type.String()),
-  /** Graph's form status: `ACTIVE`, `ARCHIVED`, ... */
-  status: Nullable(Type.String()),
-  locale: Nullable(Type.String()),
-  questions: Type.Array(
-    Type.Object({
-      key: Nullable(Type.String()),
-      label: Nullable(Type.String()),
-      /** Graph's question type: `EMAIL`, `FULL_NAME`, `CUSTOM`, ... */
-      type: Nullable(Type.String()),
-    }),
-  ),
-  privacy_policy: Nullable(Type.Object({ url: Nullable(Type.String()), link_text: Nullable(Type.String()) })),
-  created_time: Nullable(Type.String()),
-  /** The page the forms were listed for (the path's `pageid`). */
-  page_id: Type.String(),
-})
+export const LeadForm = Type.Object(
+  {
+    id: Type.String(),
+    name: Nullable(Type.String()),
+    /** Graph's form status: `ACTIVE`, `ARCHIVED`, ... */
+    status: Nullable(Type.String()),
+    locale: Nullable(Type.String()),
+    questions: Type.Array(
+      Type.Object({
+        key: Nullable(Type.String()),
+        label: Nullable(Type.String()),
+        /** Graph's question type: `EMAIL`, `FULL_NAME`, `CUSTOM`, ... */
+        type: Nullable(Type.String()),
+      }),
+    ),
+    privacy_policy: Nullable(
+      Type.Object({ url: Nullable(Type.String()), link_text: Nullable(Type.String()) }),
+    ),
+    created_time: Nullable(Type.String()),
+    /** The page the forms were listed for (the path's `pageid`). */
+    page_id: Type.String(),
+  },
+  { title: 'LeadForm' },
+)
 export type LeadForm = Static<typeof LeadForm>
 
 /**
@@ -53,6 +58,9 @@ export const LeadFormsRefusal = Type.Object(
     type: Type.Optional(Type.String({ description: "Graph's error type, e.g. `OAuthException`" })),
     code: Type.Optional(Type.Integer({ description: "Graph's error code, e.g. 190 for an invalid token" })),
   },
-  { description: "Error envelope; Graph's refusal also carries the provider error object's type and code" },
+  {
+    title: 'LeadFormsRefusal',
+    description: "Error envelope; Graph's refusal also carries the provider error object's type and code",
+  },
 )
 export type LeadFormsRefusal = Static<typeof LeadFormsRefusal>

@@ -3,6 +3,7 @@ import { startFakeGraphApi } from '../../../test/fakes/graph-api.js'
 import { buildTestApp, type TestApp } from '../../../test/helpers/app.js'
 import { createTenant, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
 import { LEADS_APP, leadsEnv } from '../../../test/helpers/leads.js'
+import { inlineRefs } from '../../../test/helpers/openapi-document.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 test.override('appEnv', ({ graph }) => leadsEnv(graph.url))
@@ -156,7 +157,7 @@ test("an invalid page token (unknown, revoked): the error envelope with Graph's 
   // The document says so: the 400 answer names type and code.
   const spec = (await t.app.inject({ url: '/docs/json' })).json()
   const documented = spec.paths['/v1/e/socialnet/accounts/{pageid}/leadforms'].get.responses['400']
-  expect(JSON.stringify(documented)).toMatch(/"type".*"code"/)
+  expect(JSON.stringify(inlineRefs(spec, documented))).toMatch(/"type".*"code"/)
 })
 
 test("account_id may name the caller's account or its sub-account; another account's is not found", async ({

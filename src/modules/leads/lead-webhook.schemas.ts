@@ -39,6 +39,7 @@ export const LeadEventBody = Type.Object(
     ),
   },
   {
+    title: 'LeadEvent',
     description:
       'Signed with SOCIALNET_APP_SECRET: X-Hub-Signature `sha1=<hex HMAC-SHA1 of the body>` and X-Hub-Signature-256 `sha256=<hex HMAC-SHA256>`, each checked when sent, at least one required',
   },

@@ -1,20 +1,26 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { Id } from '../../platform/http/schemas.js'
 
-export const RegisterWebhookBody = Type.Object({
-  campaign_id: Id({ description: 'The lead campaign whose page is subscribed' }),
-})
+export const RegisterWebhookBody = Type.Object(
+  {
+    campaign_id: Id({ description: 'The lead campaign whose page is subscribed' }),
+  },
+  { title: 'LeadWebhookRegistrationInput' },
+)
 export type RegisterWebhookBody = Static<typeof RegisterWebhookBody>
 
 /** The spec's webhook registration. */
-export const WebhookRegistration = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  /** The user who registered it (the account, for a token without a user). */
-  owner: Id(),
-  /** The callback Meta posts lead events to: PUBLIC_BASE_URL + `/webhooks/socialnet/leads`. */
-  webhook_url: Type.String(),
-})
+export const WebhookRegistration = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    /** The user who registered it (the account, for a token without a user). */
+    owner: Id(),
+    /** The callback Meta posts lead events to: PUBLIC_BASE_URL + `/webhooks/socialnet/leads`. */
+    webhook_url: Type.String(),
+  },
+  { title: 'LeadWebhookRegistration' },
+)
 export type WebhookRegistration = Static<typeof WebhookRegistration>
 
 /**
@@ -27,6 +33,9 @@ export const RegisterWebhookResponse = Type.Object(
     message: Type.Optional(Type.String()),
     data: Type.Optional(WebhookRegistration),
   },
-  { description: 'The registration; only `{ success: true }` when the campaign is not found' },
+  {
+    title: 'LeadWebhookRegistrationAnswer',
+    description: 'The registration; only `{ success: true }` when the campaign is not found',
+  },
 )
 export type RegisterWebhookResponse = Static<typeof RegisterWebhookResponse>

@@ -33,7 +33,7 @@ export const AccountEventBody = Type.Object(
     ),
     currency: Type.Optional(Type.String({ pattern: '^[A-Za-z]{3}$', description: 'ISO 4217, e.g. USD' })),
   },
-  { additionalProperties: false },
+  { title: 'ReviewEventInput', additionalProperties: false },
 )
 export type AccountEventBody = Static<typeof AccountEventBody>
 
@@ -41,47 +41,55 @@ export type AccountEventBody = Static<typeof AccountEventBody>
  * One of the account's review events: those it reported (`POST /reviews/events`) and the payment and order
  * webhooks attributed to it, with what became of each.
  */
-export const AccountEvent = Type.Object({
-  _id: Id(),
-  source: StringEnum(WEBHOOK_SOURCES, {
-    description: 'paymentprovider (Stripe), orderprovider (Square), or account (POST /reviews/events)',
-  }),
-  event_id: Type.String({ description: "The source's id of the event (for your own events, yours)" }),
-  type: Type.String({
-    description: "The source's kind of event (charge.succeeded, order.updated, …; your own: the trigger)",
-  }),
-  trigger: Nullable(
-    StringEnum(TRIGGER_TYPES, {
-      description:
-        'The trigger it counts as: payments and orders order_completed; a refund or another kind none',
+export const AccountEvent = Type.Object(
+  {
+    _id: Id(),
+    source: StringEnum(WEBHOOK_SOURCES, {
+      description: 'paymentprovider (Stripe), orderprovider (Square), or account (POST /reviews/events)',
     }),
-  ),
-  status: StringEnum(WEBHOOK_EVENT_STATUSES, {
-    description: 'received (waiting to be applied), processed (it scheduled requests), skipped or failed',
-  }),
-  reason: Nullable(
-    Type.String({
-      description: 'Why it was skipped or failed, as a code (trigger_mismatch, below_min_order_value, …)',
+    event_id: Type.String({ description: "The source's id of the event (for your own events, yours)" }),
+    type: Type.String({
+      description: "The source's kind of event (charge.succeeded, order.updated, …; your own: the trigger)",
     }),
-  ),
-  reason_text: Nullable(
-    Type.String({ description: 'The same reason in words, with the values that decided it, and what to do' }),
-  ),
-  created_at: Timestamp(),
-  processed_at: Nullable(Timestamp()),
-})
+    trigger: Nullable(
+      StringEnum(TRIGGER_TYPES, {
+        description:
+          'The trigger it counts as: payments and orders order_completed; a refund or another kind none',
+      }),
+    ),
+    status: StringEnum(WEBHOOK_EVENT_STATUSES, {
+      description: 'received (waiting to be applied), processed (it scheduled requests), skipped or failed',
+    }),
+    reason: Nullable(
+      Type.String({
+        description: 'Why it was skipped or failed, as a code (trigger_mismatch, below_min_order_value, …)',
+      }),
+    ),
+    reason_text: Nullable(
+      Type.String({
+        description: 'The same reason in words, with the values that decided it, and what to do',
+      }),
+    ),
+    created_at: Timestamp(),
+    processed_at: Nullable(Timestamp()),
+  },
+  { title: 'ReviewEvent' },
+)
 export type AccountEvent = Static<typeof AccountEvent>
 
 /** One event, as it was received, with the review requests it scheduled. */
-export const AccountEventDetail = Type.Composite([
-  AccountEvent,
-  Type.Object({
-    payload: Type.Unknown({
-      description: 'The event as received (of a payment or order, the object it names)',
+export const AccountEventDetail = Type.Composite(
+  [
+    AccountEvent,
+    Type.Object({
+      payload: Type.Unknown({
+        description: 'The event as received (of a payment or order, the object it names)',
+      }),
+      requests: Type.Array(ReviewRequest),
     }),
-    requests: Type.Array(ReviewRequest),
-  }),
-])
+  ],
+  { title: 'ReviewEventDetail' },
+)
 export type AccountEventDetail = Static<typeof AccountEventDetail>
 
 /** `GET /reviews/events`: newest first, by status, trigger and the time received. */

@@ -11,26 +11,29 @@ import {
 } from './documents.schemas.js'
 
 /** The spec's auto review request configuration, with the optional follow-up, send window and time zone. */
-export const Configuration = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  parentAccount: Id(),
-  name: Type.String(),
-  enabled: Type.Boolean(),
-  trigger: StringEnum(TRIGGER_TYPES),
-  delay_hours: Type.Number(),
-  platforms: Type.Array(StringEnum(REVIEW_PLATFORMS)),
-  template_id: Nullable(Id()),
-  conditions: ReviewConditions,
-  send_method: StringEnum(SEND_METHODS),
-  from_email: Nullable(Type.String()),
-  from_phone: Nullable(Type.String()),
-  follow_up: Nullable(FollowUp),
-  send_window: Nullable(SendWindow),
-  timezone: Type.String(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+export const Configuration = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    parentAccount: Id(),
+    name: Type.String(),
+    enabled: Type.Boolean(),
+    trigger: StringEnum(TRIGGER_TYPES),
+    delay_hours: Type.Number(),
+    platforms: Type.Array(StringEnum(REVIEW_PLATFORMS)),
+    template_id: Nullable(Id()),
+    conditions: ReviewConditions,
+    send_method: StringEnum(SEND_METHODS),
+    from_email: Nullable(Type.String()),
+    from_phone: Nullable(Type.String()),
+    follow_up: Nullable(FollowUp),
+    send_window: Nullable(SendWindow),
+    timezone: Type.String(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'ReviewConfiguration' },
+)
 export type Configuration = Static<typeof Configuration>
 
 /**
@@ -66,7 +69,7 @@ export const PutBody = Type.Object(
       Type.String({ minLength: 1, maxLength: 64, description: 'IANA name, e.g. Europe/Paris; default UTC' }),
     ),
   },
-  { additionalProperties: false },
+  { title: 'ReviewConfigurationInput', additionalProperties: false },
 )
 export type PutBody = Static<typeof PutBody>
 
@@ -81,18 +84,24 @@ export const ListQuery = Type.Object({
 })
 export type ListQuery = Static<typeof ListQuery>
 
-export const ConfigurationList = Type.Object({
-  configs: Type.Array(Configuration),
-  pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
-})
+export const ConfigurationList = Type.Object(
+  {
+    configs: Type.Array(Configuration),
+    pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }),
+  },
+  { title: 'ReviewConfigurationList' },
+)
 
 /**
  * The saved configuration, and what will keep it from sending: a platform without a review link, a trigger
  * nothing connected sends, a send window read as open all day.
  */
-export const SavedEnvelope = Type.Object({
-  success: Type.Literal(true),
-  message: Type.String(),
-  data: Configuration,
-  warnings: Type.Array(Type.String()),
-})
+export const SavedEnvelope = Type.Object(
+  {
+    success: Type.Literal(true),
+    message: Type.String(),
+    data: Configuration,
+    warnings: Type.Array(Type.String()),
+  },
+  { title: 'ReviewConfigurationSaved' },
+)

@@ -36,7 +36,7 @@ export const ReviewConditions = Type.Object(
     customer_segment: Type.Optional(StringEnum(CUSTOMER_SEGMENTS)),
     exclude_repeated: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  { title: 'ReviewConditions', additionalProperties: false },
 )
 export type ReviewConditions = Static<typeof ReviewConditions>
 
@@ -49,7 +49,7 @@ export const FollowUp = Type.Object(
     enabled: Type.Boolean(),
     delay_hours: Type.Number({ exclusiveMinimum: 0, maximum: MAX_DELAY_HOURS }),
   },
-  { additionalProperties: false },
+  { title: 'ReviewFollowUp', additionalProperties: false },
 )
 export type FollowUp = Static<typeof FollowUp>
 
@@ -64,6 +64,6 @@ export const SendWindow = Type.Object(
       description: 'HH:MM, 24-hour clock; before start spans midnight',
     }),
   },
-  { additionalProperties: false },
+  { title: 'ReviewSendWindow', additionalProperties: false },
 )
 export type SendWindow = Static<typeof SendWindow>

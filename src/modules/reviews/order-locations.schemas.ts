@@ -11,15 +11,21 @@ const LocationId = Type.String({
 })
 
 /** A Square location the account claims: Square's order events for it are the account's. */
-export const OrderLocation = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  location_id: Type.String(),
-  created_at: Timestamp(),
-})
+export const OrderLocation = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    location_id: Type.String(),
+    created_at: Timestamp(),
+  },
+  { title: 'OrderLocation' },
+)
 export type OrderLocation = Static<typeof OrderLocation>
 
-export const ClaimBody = Type.Object({ location_id: LocationId }, { additionalProperties: false })
+export const ClaimBody = Type.Object(
+  { location_id: LocationId },
+  { title: 'OrderLocationClaim', additionalProperties: false },
+)
 export type ClaimBody = Static<typeof ClaimBody>
 
 export const LocationParams = Type.Object({ location_id: LocationId })
@@ -27,4 +33,7 @@ export const LocationParams = Type.Object({ location_id: LocationId })
 export const ListQuery = PageQuery(20, 100)
 export type ListQuery = Static<typeof ListQuery>
 
-export const Released = Type.Object({ location_id: Type.String(), deleted: Type.Boolean() })
+export const Released = Type.Object(
+  { location_id: Type.String(), deleted: Type.Boolean() },
+  { title: 'OrderLocationReleased' },
+)

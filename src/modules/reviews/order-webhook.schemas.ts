@@ -36,6 +36,7 @@ export const SquarePostBody = Type.Object(
     }),
   },
   {
+    title: 'SquareOrderEvent',
     description:
       'Signed: header x-square-hmacsha256-signature (or x-orderprovider-signature), the base64 HMAC-SHA256 ' +
       'with SQUARE_WEBHOOK_SIGNATURE_KEY over SQUARE_WEBHOOK_URL followed by the raw body',

@@ -25,5 +25,5 @@ export const StripePostBody = Type.Object(
       }),
     ),
   },
-  { description: 'Signed: header Stripe-Signature (STRIPE_WEBHOOK_SECRET)' },
+  { title: 'StripeChargeEvent', description: 'Signed: header Stripe-Signature (STRIPE_WEBHOOK_SECRET)' },
 )

@@ -10,13 +10,16 @@ import {
 } from '../../platform/http/schemas.js'
 
 /** A number that replied STOP to the account's review SMS: not texted again until it replies START. */
-export const SmsOptOut = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  phone: Type.String({ description: "The customer's number: digits and '+'" }),
-  keyword: Type.String({ description: 'The opt-out keyword it replied with (STOP, UNSUBSCRIBE, ...)' }),
-  created_at: Timestamp(),
-})
+export const SmsOptOut = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    phone: Type.String({ description: "The customer's number: digits and '+'" }),
+    keyword: Type.String({ description: 'The opt-out keyword it replied with (STOP, UNSUBSCRIBE, ...)' }),
+    created_at: Timestamp(),
+  },
+  { title: 'SmsOptOut' },
+)
 export type SmsOptOut = Static<typeof SmsOptOut>
 
 /** The longest phone number kept for a customer (the API's one bound of a phone), as the scheduler reads it. */
@@ -49,6 +52,6 @@ export const InboundSmsBody = Type.Object(
       }),
     ),
   },
-  { description: 'Signed: header X-Twilio-Signature (TWILIO_AUTH_TOKEN)' },
+  { title: 'TwilioInboundSms', description: 'Signed: header X-Twilio-Signature (TWILIO_AUTH_TOKEN)' },
 )
 export type InboundSmsBody = Static<typeof InboundSmsBody>

@@ -10,16 +10,19 @@ const BODY_DESCRIPTION =
   'The email variables ({{contact.first_name}}, …) plus {{customer.name}}, {{business.name}} and {{review.link}}'
 
 /** A review request's message: an email (subject and HTML body) or an SMS (body only). */
-export const Template = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  name: Type.String(),
-  channel: StringEnum(TEMPLATE_CHANNELS),
-  subject: Type.String(),
-  body: Type.String(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+export const Template = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    name: Type.String(),
+    channel: StringEnum(TEMPLATE_CHANNELS),
+    subject: Type.String(),
+    body: Type.String(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'ReviewTemplate' },
+)
 export type Template = Static<typeof Template>
 
 const fields = {
@@ -35,7 +38,7 @@ export const CreateBody = Type.Object(
     subject: Type.Optional(fields.subject),
     body: fields.body,
   },
-  { additionalProperties: false },
+  { title: 'ReviewTemplateInput', additionalProperties: false },
 )
 export type CreateBody = Static<typeof CreateBody>
 
@@ -45,7 +48,7 @@ export const UpdateBody = Type.Object(
     subject: Type.Optional(fields.subject),
     body: Type.Optional(fields.body),
   },
-  { additionalProperties: false, minProperties: 1 },
+  { title: 'ReviewTemplateUpdate', additionalProperties: false, minProperties: 1 },
 )
 export type UpdateBody = Static<typeof UpdateBody>
 

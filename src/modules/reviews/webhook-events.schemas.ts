@@ -11,18 +11,21 @@ import { WEBHOOK_EVENT_STATUSES, WEBHOOK_SOURCES } from './tables.js'
 export const PROVIDER_ID_MAX_LENGTH = 255
 
 /** A review event as received from its source, and what its processing made of it, for the operator. */
-export const WebhookEvent = Type.Object({
-  _id: Id(),
-  source: StringEnum(WEBHOOK_SOURCES),
-  event_id: Type.String({ description: "The source's event id (an account's own behind its account id)" }),
-  type: Type.String(),
-  account_id: Nullable(Type.String()),
-  status: StringEnum(WEBHOOK_EVENT_STATUSES),
-  reason: Nullable(Type.String({ description: 'Why it was skipped or failed' })),
-  payload: Type.Unknown({ description: 'The event as received' }),
-  created_at: Timestamp(),
-  processed_at: Nullable(Timestamp()),
-})
+export const WebhookEvent = Type.Object(
+  {
+    _id: Id(),
+    source: StringEnum(WEBHOOK_SOURCES),
+    event_id: Type.String({ description: "The source's event id (an account's own behind its account id)" }),
+    type: Type.String(),
+    account_id: Nullable(Type.String()),
+    status: StringEnum(WEBHOOK_EVENT_STATUSES),
+    reason: Nullable(Type.String({ description: 'Why it was skipped or failed' })),
+    payload: Type.Unknown({ description: 'The event as received' }),
+    created_at: Timestamp(),
+    processed_at: Nullable(Timestamp()),
+  },
+  { title: 'ReviewWebhookEvent' },
+)
 export type WebhookEvent = Static<typeof WebhookEvent>
 
 export const WebhookEventsQuery = Type.Composite([

@@ -13,29 +13,38 @@ export const ExportQuery = Type.Object({
 })
 
 /** One exported message: `sender` is the sender's name (their conversation id when no name is known). */
-export const ExportedMessage = Type.Object({
-  sender: Type.String(),
-  sender_id: Id(),
-  kind: StringEnum(MESSAGE_KINDS),
-  content: Type.String(),
-  timestamp: Timestamp(),
-})
+export const ExportedMessage = Type.Object(
+  {
+    sender: Type.String(),
+    sender_id: Id(),
+    kind: StringEnum(MESSAGE_KINDS),
+    content: Type.String(),
+    timestamp: Timestamp(),
+  },
+  { title: 'RoomExportedMessage' },
+)
 export type ExportedMessage = Static<typeof ExportedMessage>
 
-export const ExportedRoom = Type.Object({
-  _id: Id(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  type: StringEnum(ROOM_TYPES),
-})
+export const ExportedRoom = Type.Object(
+  {
+    _id: Id(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    type: StringEnum(ROOM_TYPES),
+  },
+  { title: 'RoomExportedRoom' },
+)
 export type ExportedRoom = Static<typeof ExportedRoom>
 
 /** The spec's export body (#13), oldest message first. */
-export const RoomExport = Type.Object({
-  success: Type.Literal(true),
-  data: Type.Object({
-    room: ExportedRoom,
-    messages: Type.Array(ExportedMessage),
-    export_date: Timestamp(),
-    total_messages: Type.Integer(),
-  }),
-})
+export const RoomExport = Type.Object(
+  {
+    success: Type.Literal(true),
+    data: Type.Object({
+      room: ExportedRoom,
+      messages: Type.Array(ExportedMessage),
+      export_date: Timestamp(),
+      total_messages: Type.Integer(),
+    }),
+  },
+  { title: 'RoomExport' },
+)

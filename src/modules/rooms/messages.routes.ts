@@ -3,7 +3,6 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import {
   MessageBody,
-  MessageDeleted,
   MessageList,
   MessageListQuery,
   MessageParams,
@@ -22,6 +21,7 @@ import {
 } from './messages.service.js'
 import { addRoomRouteHooks, callerOf, ROOM_ERRORS } from './room-access.hooks.js'
 import type { RoomEventDeps } from './room-events.js'
+import { Done } from './rooms.schemas.js'
 
 /** Messages of a room and the caller's read marker, under `/api/conversation-v2/room/:roomId`. */
 export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {
@@ -106,7 +106,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       tags: ['rooms'],
       access: 'bearer',
       params: MessageParams,
-      response: { 200: MessageDeleted },
+      response: { 200: Done },
       errors: [...ROOM_ERRORS, 403],
     }),
     async (request) => {

@@ -5,17 +5,20 @@ import { MESSAGE_KINDS } from './tables.js'
 export const MAX_MESSAGE_LENGTH = 10_000
 
 /** A room message as members see it. `kind` is `system` for the notes the service posts about changes. */
-export const Message = Type.Object({
-  _id: Id(),
-  room_id: Id(),
-  sender_id: Id({
-    description: 'Conversation id of the sender (of the member who made the change, for system)',
-  }),
-  kind: StringEnum(MESSAGE_KINDS),
-  content: Type.String(),
-  created_at: Timestamp(),
-  edited_at: Type.Union([Timestamp(), Type.Null()]),
-})
+export const Message = Type.Object(
+  {
+    _id: Id(),
+    room_id: Id(),
+    sender_id: Id({
+      description: 'Conversation id of the sender (of the member who made the change, for system)',
+    }),
+    kind: StringEnum(MESSAGE_KINDS),
+    content: Type.String(),
+    created_at: Timestamp(),
+    edited_at: Type.Union([Timestamp(), Type.Null()]),
+  },
+  { title: 'RoomMessage' },
+)
 export type Message = Static<typeof Message>
 
 export const RoomParams = Type.Object({ roomId: Type.String({ description: 'The room id' }) })
@@ -24,20 +27,23 @@ export const MessageParams = Type.Object({
   messageId: Type.String({ description: 'The message id' }),
 })
 
-export const MessageBody = Type.Object({
-  content: Type.String({
-    minLength: 1,
-    maxLength: MAX_MESSAGE_LENGTH,
-    pattern: '\\S',
-    description: `1 to ${MAX_MESSAGE_LENGTH.toLocaleString('en')} characters, not only white space`,
-  }),
-})
+export const MessageBody = Type.Object(
+  {
+    content: Type.String({
+      minLength: 1,
+      maxLength: MAX_MESSAGE_LENGTH,
+      pattern: '\\S',
+      description: `1 to ${MAX_MESSAGE_LENGTH.toLocaleString('en')} characters, not only white space`,
+    }),
+  },
+  { title: 'RoomMessageInput' },
+)
 export type MessageBody = Static<typeof MessageBody>
 
-export const MessageSent = Type.Object({ success: Type.Literal(true), message: Message })
-
-/** As the spec answers the deletion of a room. */
-export const MessageDeleted = Type.Object({ success: Type.Literal(true), message: Type.String() })
+export const MessageSent = Type.Object(
+  { success: Type.Literal(true), message: Message },
+  { title: 'RoomMessageSent' },
+)
 
 export const MESSAGE_PAGE_DEFAULT = 50
 export const MESSAGE_PAGE_MAX = 100
@@ -51,26 +57,35 @@ export const MessageListQuery = Type.Object({
 })
 export type MessageListQuery = Static<typeof MessageListQuery>
 
-export const MessageList = Type.Object({
-  messages: Type.Array(Message, { description: 'Newest first; deleted messages are left out' }),
-  has_more: Type.Boolean({
-    description: 'More messages lie beyond this page: older ones, or newer ones when paging with `after`',
-  }),
-})
+export const MessageList = Type.Object(
+  {
+    messages: Type.Array(Message, { description: 'Newest first; deleted messages are left out' }),
+    has_more: Type.Boolean({
+      description: 'More messages lie beyond this page: older ones, or newer ones when paging with `after`',
+    }),
+  },
+  { title: 'RoomMessagePage' },
+)
 export type MessageList = Static<typeof MessageList>
 
-export const ReadBody = Type.Object({
-  message_id: Id({ description: 'The newest message the caller has read' }),
-})
+export const ReadBody = Type.Object(
+  {
+    message_id: Id({ description: 'The newest message the caller has read' }),
+  },
+  { title: 'RoomReadInput' },
+)
 
 /** The spec's `last_message_read` entry of the caller, and what remains unread for them. */
-export const ReadMarker = Type.Object({
-  success: Type.Literal(true),
-  last_message_read: Type.Object({
-    conversation_id: Id(),
-    message_id: Type.Union([Id(), Type.Null()]),
-    timestamp: Type.Union([Timestamp(), Type.Null()]),
-  }),
-  unread_count: Type.Integer(),
-})
+export const ReadMarker = Type.Object(
+  {
+    success: Type.Literal(true),
+    last_message_read: Type.Object({
+      conversation_id: Id(),
+      message_id: Type.Union([Id(), Type.Null()]),
+      timestamp: Type.Union([Timestamp(), Type.Null()]),
+    }),
+    unread_count: Type.Integer(),
+  },
+  { title: 'RoomReadMarker' },
+)
 export type ReadMarker = Static<typeof ReadMarker>

@@ -11,27 +11,33 @@ export type RoomListStatus = (typeof ROOM_LIST_STATUSES)[number]
 const User = Type.Object({ name: Type.String(), email: Type.String(), avatar: Type.String() })
 
 /** A member as room lists and `room:member_added` show it. */
-export const ListedMember = Type.Object({
-  conversation_id: Id(),
-  user: Nullable(User),
-  role: StringEnum(ROOM_ROLES),
-})
+export const ListedMember = Type.Object(
+  {
+    conversation_id: Id(),
+    user: Nullable(User),
+    role: StringEnum(ROOM_ROLES),
+  },
+  { title: 'RoomListedMember' },
+)
 export type ListedMember = Static<typeof ListedMember>
 
-export const RoomListItem = Type.Object({
-  _id: Id(),
-  type: StringEnum(ROOM_TYPES),
-  name: Nullable(Type.String()),
-  owner: Id(),
-  members: Type.Array(ListedMember),
-  last_message: LastMessage,
-  last_activity: Timestamp(),
-  unread_count: Type.Integer(),
-  is_favorite: Type.Boolean(),
-  snoozed_until: Nullable(Type.Integer({ description: 'Unix milliseconds; null when not snoozed' })),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+export const RoomListItem = Type.Object(
+  {
+    _id: Id(),
+    type: StringEnum(ROOM_TYPES),
+    name: Nullable(Type.String()),
+    owner: Id(),
+    members: Type.Array(ListedMember),
+    last_message: LastMessage,
+    last_activity: Timestamp(),
+    unread_count: Type.Integer(),
+    is_favorite: Type.Boolean(),
+    snoozed_until: Nullable(Type.Integer({ description: 'Unix milliseconds; null when not snoozed' })),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'RoomListItem' },
+)
 export type RoomListItem = Static<typeof RoomListItem>
 
 export const ListQuery = Type.Composite([
@@ -44,11 +50,21 @@ export const ListQuery = Type.Composite([
 ])
 export type ListQuery = Static<typeof ListQuery>
 
-export const ListResponse = Type.Object({
-  rooms: Type.Array(RoomListItem),
-  pagination: PaginationSchema,
-})
+export const ListResponse = Type.Object(
+  {
+    rooms: Type.Array(RoomListItem),
+    pagination: PaginationSchema,
+  },
+  { title: 'RoomList' },
+)
 
-export const FavoritesResponse = Type.Object({
-  favorites: Type.Array(Type.Pick(RoomListItem, ['_id', 'name', 'type', 'last_message', 'unread_count'])),
-})
+export const FavoritesResponse = Type.Object(
+  {
+    favorites: Type.Array(
+      Type.Pick(RoomListItem, ['_id', 'name', 'type', 'last_message', 'unread_count'], {
+        title: 'RoomFavorite',
+      }),
+    ),
+  },
+  { title: 'RoomFavorites' },
+)
