@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope, Removed } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { CreateDomainBody, DomainsQuery, FunnelDomain } from './domains.schemas.js'
 import { createDomain, listDomainsPage, removeDomain } from './domains.service.js'
-import { Removed } from './funnel-access.schemas.js'
 import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 

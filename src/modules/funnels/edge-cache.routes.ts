@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
+import { Acknowledged } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { PurgeQuery } from './edge-cache.schemas.js'
 import { purgeFunnelCache } from './edge-cache.service.js'
-import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
+import { FunnelParams } from './funnel-access.schemas.js'
 import { SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 
@@ -31,7 +32,7 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       access: SITES_WRITE,
       params: FunnelParams,
       querystring: PurgeQuery,
-      response: { 200: Succeeded },
+      response: { 200: Acknowledged },
       errors: [400, 401, 403, 404, 429, 502],
     }),
     async (request) => {

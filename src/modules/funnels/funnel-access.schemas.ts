@@ -20,9 +20,3 @@ export const StepOrder = (description?: string) =>
 
 /** Another record named in an answer: a funnel's tag, the funnel holding a base path. */
 export const NamedReference = Type.Object({ _id: Id(), name: Type.String() }, { title: 'NamedReference' })
-
-/** The answer of a delete of a domain or tag. */
-export const Removed = Type.Object({ _id: Id(), deleted: Type.Literal(true) })
-
-/** The bare success envelope, without `data`: a step deletion, a cache purge. */
-export const Succeeded = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Acknowledged, Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { BUILDER_BODY_LIMIT } from './components.routes.js'
 import { purgeEdgeTagsAfterWrite } from './edge-purge.js'
-import { FunnelParams, Succeeded } from './funnel-access.schemas.js'
+import { FunnelParams } from './funnel-access.schemas.js'
 import { SITES_READ, SITES_WRITE } from './funnel-access.service.js'
 import { stepCacheOf } from './step-cache.js'
 import {
@@ -180,7 +180,7 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       tags: ['funnels'],
       access: SITES_WRITE,
       params: StepParams,
-      response: { 200: Succeeded },
+      response: { 200: Acknowledged },
       errors: STEP_ERRORS,
     }),
     async (request) => {

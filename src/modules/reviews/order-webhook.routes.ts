@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { Acknowledged } from '../../platform/http/envelope.js'
 import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueWebhookEvent } from './jobs.js'
 import { SquarePostBody } from './order-webhook.schemas.js'
 import { readSquarePost, receiveSquarePost, signatureOf } from './order-webhook.service.js'
-import { Acknowledged } from './payment-webhook.schemas.js'
 
 /** `POST /reviews/webhook/orderprovider/order`: Square's order events, stored, then applied by a job. */
 export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, { platform }) => {

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { Acknowledged } from '../../platform/http/envelope.js'
 import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueWebhookEvent } from './jobs.js'
-import { Acknowledged, StripePostBody } from './payment-webhook.schemas.js'
+import { StripePostBody } from './payment-webhook.schemas.js'
 import { readStripePost, stripeWebhookPost } from './payment-webhook.service.js'
 import { receiveWebhookPost } from './webhook-events.service.js'
 

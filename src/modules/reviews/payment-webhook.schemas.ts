@@ -1,8 +1,5 @@
 import { Type } from '@sinclair/typebox'
 
-/** The spec's answer to both review webhooks, also when the event is skipped. */
-export const Acknowledged = Type.Object({ success: Type.Literal(true), message: Type.Literal('SUCCESS') })
-
 /**
  * A Stripe event (`charge.succeeded`, `payment_intent.succeeded`, `charge.refunded`, `refund.created`), or the
  * spec's bare charge object. Read from the raw body once its signature is verified.

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok } from '../../platform/http/envelope.js'
+import { Envelope, ok, Removed } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
-import { CreateBody, Removed, ReviewLink, UpdateBody } from './review-links.schemas.js'
+import { CreateBody, ReviewLink, UpdateBody } from './review-links.schemas.js'
 import { changeLink, createLink, listAccountLinks, removeLink } from './review-links.service.js'
 
 /** The account's review URL per platform, under `/reviews/links` of both reviews prefixes. */

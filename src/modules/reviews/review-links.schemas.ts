@@ -28,5 +28,3 @@ export const UpdateBody = Type.Object(
   { url: Url },
   { title: 'ReviewLinkUpdate', additionalProperties: false },
 )
-
-export const Removed = Type.Object({ _id: Id(), deleted: Type.Boolean() })

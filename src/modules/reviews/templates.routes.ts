@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
-import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
+import { Envelope, ok, okPage, PageEnvelope, Removed } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
-import { CreateBody, ListQuery, Removed, Template, UpdateBody } from './templates.schemas.js'
+import { CreateBody, ListQuery, Template, UpdateBody } from './templates.schemas.js'
 import {
   changeTemplate,
   createTemplate,

@@ -53,5 +53,3 @@ export const UpdateBody = Type.Object(
 export type UpdateBody = Static<typeof UpdateBody>
 
 export const ListQuery = PageQuery(10, 100)
-
-export const Removed = Type.Object({ _id: Id(), deleted: Type.Boolean() })
