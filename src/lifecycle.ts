@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { type Config, ConfigError, loadConfig } from './config.js'
@@ -73,7 +74,9 @@ export async function listen(
   } finally {
     app.log.level = level
   }
-  app.log.info(`Server listening on ${host.includes(':') ? `[${host}]` : host}:${port}`)
+  // PORT=0 listens on any free port: the one taken is said.
+  const listening = (app.server.address() as AddressInfo).port
+  app.log.info(`Server listening on ${host.includes(':') ? `[${host}]` : host}:${listening}`)
 }
 
 /**

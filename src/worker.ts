@@ -1,5 +1,6 @@
 import { buildApp } from './app.js'
 import { closeOnSignals, loadConfigOrExit, startOrExit } from './lifecycle.js'
+import { consoleLogStream } from './platform/log/console-stream.js'
 import { checkStart } from './start-checks.js'
 
 /**
@@ -9,7 +10,10 @@ import { checkStart } from './start-checks.js'
 const config = loadConfigOrExit()
 const app = await startOrExit(async () => {
   await checkStart(config, ['database', 'redis'])
-  const app = await buildApp({ ...config, jobs: { ...config.jobs, runWorkers: true } })
+  const app = await buildApp(
+    { ...config, jobs: { ...config.jobs, runWorkers: true } },
+    { logStream: consoleLogStream(config.nodeEnv) },
+  )
   await app.ready()
   return app
 })

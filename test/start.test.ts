@@ -1,25 +1,31 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { type ChildProcess, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { networkInterfaces, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { afterAll, describe, expect, it } from 'vitest'
 import { pendingMigrationsOf } from '../src/platform/db/connection.js'
 import { readMigrations } from '../src/platform/db/migrations.js'
-import { eventWebhookKeys } from './fakes/sendgrid.js'
 import { freePort } from './helpers/app.js'
+import { spawnServer, startCommand, stop } from './helpers/compiled-server.js'
 import { createEmptyTestDatabase, createTestDatabase } from './helpers/database.js'
-import { npmScriptCommand, PROJECT_ROOT } from './helpers/npm-scripts.js'
-import { type WatchedProcess, watchProcess } from './helpers/processes.js'
+import { npmScriptCommand } from './helpers/npm-scripts.js'
+import type { WatchedProcess } from './helpers/processes.js'
 import { PRODUCTION_ENV } from './helpers/production.js'
-
-const startCommand = npmScriptCommand('start')
 
 /** The caller's environment without anything that configures the service: a bare machine. */
 function bareEnv(settings: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...settings }
-  for (const name of ['NODE_ENV', 'DATABASE_URL', 'REDIS_URL', 'ADMIN_TOKEN', 'JWT_SECRET']) {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'warn', ...settings }
+  for (const name of [
+    'NODE_ENV',
+    'HOST',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'ADMIN_TOKEN',
+    'JWT_SECRET',
+    'PLATFORM_URL',
+  ]) {
     if (!(name in settings)) delete env[name]
   }
   return env
@@ -35,56 +41,6 @@ function start(
   settings: Record<string, string> = {},
 ): Promise<WatchedProcess> {
   return spawnServer(dataDir, bareEnv({ DATA_DIR: dataDir, PORT: String(port), ...settings }))
-}
-
-/** The compiled server in `cwd` with exactly `env`, once it says it listens. */
-async function spawnServer(cwd: string, env: NodeJS.ProcessEnv): Promise<WatchedProcess> {
-  const child = spawn(startCommand.command, startCommand.args, {
-    cwd,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const server = watchProcess(child)
-  await server.printed('listening on')
-  return server
-}
-
-function stop(child: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => {
-    child.once('exit', (code) => resolve(code))
-    child.kill('SIGTERM')
-  })
-}
-
-/** README's "smallest production environment that starts", a generated value for each `<placeholder>`. */
-function readmeProductionEnvironment(): Record<string, string> {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
-  const block = readme
-    .split('The smallest production environment that starts')[1]
-    ?.split(/```sh[^\n]*\n/)[1]
-    ?.split('```')[0]
-  if (!block) throw new Error('README.md lost its smallest production environment')
-  const generated: Record<string, string> = {
-    ADMIN_TOKEN: randomBytes(24).toString('hex'),
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    OAUTH_SIGNING_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' })
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString(),
-    EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
-    SENDGRID_WEBHOOK_PUBLIC_KEY: eventWebhookKeys().publicKeyBase64,
-  }
-  return Object.fromEntries(
-    block
-      .trim()
-      .split('\n')
-      .map((line) => {
-        const [name = '', value = ''] = [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]
-        if (!value.startsWith('<')) return [name, value]
-        if (!generated[name]) throw new Error(`no test value for README's ${name}`)
-        return [name, generated[name]]
-      }),
-  )
 }
 
 describe('npm start on a bare machine', () => {
@@ -132,6 +88,65 @@ describe('npm start on a bare machine', () => {
   }, 120_000)
 })
 
+/** An IPv4 address of this machine other than loopback, if it has one. */
+const otherAddress = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address?.family === 'IPv4' && !address.internal)?.address
+
+/** Whether `host:port` takes a TCP connection from here. */
+async function connects(host: string, port: number): Promise<boolean> {
+  try {
+    await fetch(`http://${host}:${port}/status`, { signal: AbortSignal.timeout(5000) })
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('npm start in development', () => {
+  const running: ChildProcess[] = []
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL')
+  })
+
+  it.skipIf(!otherAddress)(
+    "listens on 127.0.0.1 only, and its banner's CLI hint names its port and works from another terminal",
+    async () => {
+      const address = otherAddress as string
+      const port = await freePort()
+      const dataDir = mkdtempSync(join(tmpdir(), 'platform-start-'))
+      const server = await start(dataDir, port)
+      running.push(server.child)
+      expect(server.output()).toContain(`listening on 127.0.0.1:${port}`)
+      expect(await connects('127.0.0.1', port)).toBe(true)
+      expect(await connects(address, port)).toBe(false)
+      // The machine's other address takes connections where something listens on every address.
+      const everywhere = createServer((socket) => socket.end('HTTP/1.1 204 No Content\r\n\r\n'))
+      await new Promise<void>((resolve) => everywhere.listen(0, '0.0.0.0', resolve))
+      expect(await connects(address, (everywhere.address() as { port: number }).port)).toBe(true)
+      everywhere.close()
+
+      // Port 3000 is where the CLI looks by default: the hint names this server's own address.
+      const hint = /with: {2}PLATFORM_URL=(\S+) npm run cli -- quickstart\n/.exec(server.output())
+      expect(hint?.[1]).toBe(`http://127.0.0.1:${port}`)
+      // Another terminal: none of the server's settings but where its data is (its admin token).
+      const cli = npmScriptCommand('cli')
+      const quickstart = spawnSync(cli.command, [...cli.args, 'quickstart'], {
+        cwd: mkdtempSync(join(tmpdir(), 'platform-terminal-')),
+        env: bareEnv({ DATA_DIR: dataDir, PLATFORM_URL: hint?.[1] as string }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      expect(quickstart.status, quickstart.stderr).toBe(0)
+      expect(JSON.parse(quickstart.stdout.trim().split('\n').at(-1) as string)).toMatchObject({
+        token: expect.any(String),
+      })
+      expect(await stop(server.child)).toBe(0)
+    },
+    120_000,
+  )
+})
+
 describe('npm start with a .env file', () => {
   const running: ChildProcess[] = []
   afterAll(() => {
@@ -176,40 +191,9 @@ describe('npm start in production', () => {
     })
     expect(refused.status).toBe(1)
     expect(refused.stderr).toContain(
-      'Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, EDGE_SIGNING_SECRET, PUBLIC_BASE_URL, SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
+      "Configuration error: NODE_ENV=production needs these set: SECRETS_ENCRYPTION_KEY, OAUTH_SIGNING_KEY, PUBLIC_BASE_URL, TRUST_PROXY (the TLS proxy's addresses: OAuth and the providers' webhooks require the HTTPS it forwards)",
     )
   }, 60_000)
-
-  it("starts with exactly README's smallest production environment, and publishes its key", async () => {
-    const { DATABASE_URL, ...readme } = readmeProductionEnvironment()
-    expect(DATABASE_URL).toMatch(/^postgres:/)
-    // README's database where the suite has PostgreSQL; else without it, which README says also starts.
-    const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined
-    const port = await freePort()
-    const cwd = mkdtempSync(join(tmpdir(), 'platform-start-'))
-    // PORT only because the test's machine may use 3000; nothing else of the caller's environment.
-    const env = { ...readme, ...(database && { DATABASE_URL: database.url }), PORT: String(port) }
-    const server = await spawnServer(cwd, env)
-    running.push(server.child)
-    const base = `http://127.0.0.1:${port}`
-    const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: unknown[] }
-    expect(jwks.keys).toHaveLength(1)
-    expect(await (await fetch(`${base}/status/ready`)).json()).toEqual({
-      status: 'ok',
-      database: 'ok',
-      jobs: 'ok',
-    })
-    // A production server suggests no demo account.
-    expect(server.output()).not.toContain('quickstart')
-    expect(server.output()).toContain('npm run cli -- --help')
-    expect(await stop(server.child)).toBe(0)
-    await database?.drop()
-    const warnings = server
-      .output()
-      .match(/DATABASE_URL is not set: production runs on the embedded database/g)
-    expect(warnings ?? []).toHaveLength(database ? 0 : 1)
-    expect(existsSync(join(cwd, 'data', 'secrets.json'))).toBe(false)
-  }, 120_000)
 })
 
 describe.skipIf(!process.env.DATABASE_URL)('npm start and the migrations of its PostgreSQL database', () => {
