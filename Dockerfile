@@ -14,7 +14,7 @@ WORKDIR /build
 COPY . .
 RUN --mount=type=cache,target=/root/.npm sh scripts/production-install.sh /app
 
-# What runs: no compiler, test runner, browser or edge runtime. The code belongs to root and is read-only to
+# What runs: no type checker, test runner, browser or edge runtime. The code belongs to root and is read-only to
 # the service's user (node, uid 1000), which writes only DATA_DIR (local object storage when S3 is not set).
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
