@@ -129,13 +129,30 @@ describe('the event webhook in production', () => {
   })
   afterAll(() => signedOnly?.close())
 
-  it('refuses to start without SENDGRID_WEBHOOK_PUBLIC_KEY, naming it and the setting that accepts unsigned events', async () => {
+  it('refuses to start on SendGrid without SENDGRID_WEBHOOK_PUBLIC_KEY, naming it and the setting that accepts unsigned events', async () => {
     const { SENDGRID_WEBHOOK_PUBLIC_KEY: _key, ...unsigned } = production
-    await expect(buildTestApp(unsigned)).rejects.toThrow(
+    await expect(buildTestApp({ ...unsigned, MAIL_PROVIDER: 'sendgrid' })).rejects.toThrow(
       new ConfigError(
         'NODE_ENV=production needs these set: SENDGRID_WEBHOOK_PUBLIC_KEY (or SENDGRID_WEBHOOK_UNSIGNED_UNSAFE=true to accept unsigned events)',
       ),
     )
+  })
+
+  it('starts without the key when SendGrid sends no mail (the outbox), and refuses every batch, signed or not', async () => {
+    const { SENDGRID_WEBHOOK_PUBLIC_KEY: _key, ...unsigned } = production
+    const outbox = await buildTestApp(unsigned)
+    try {
+      const app = behindTlsProxy(outbox.app)
+      const body = batch()
+      for (const headers of [{}, signedEventHeaders(PRODUCTION_EVENT_KEYS.privateKey, body)]) {
+        const response = await post(app, body, headers)
+        expect(response.statusCode).toBe(403)
+        expect(response.json()).toEqual(INVALID)
+      }
+      expect(await storedBatches(outbox)).toBe(0)
+    } finally {
+      await outbox.close()
+    }
   })
 
   it('refuses an unsigned batch, and stores a signed one', async () => {
