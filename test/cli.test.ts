@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -526,6 +527,137 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
       expect(run.stdout).toContain('account create --name NAME [--parent ID]')
       expect(run.stdout).toContain('quickstart [--name NAME]')
     }
+  })
+
+  test('help, help <command>, <command> --help and --version print without a server', async ({ expect }) => {
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await freePort()}` }
+    const [help, helpOf, commandHelp, version, unknown] = await Promise.all([
+      cli(['help'], unreachable),
+      cli(['help', 'account', 'list'], unreachable),
+      cli(['account', 'get', '--help'], unreachable),
+      cli(['--version'], unreachable),
+      cli(['help', 'acount', 'list'], unreachable),
+    ])
+    for (const run of [help, helpOf, commandHelp, version]) expect(run.code, run.stderr).toBe(0)
+    expect(help.stdout).toContain(
+      'account list [--name NAME] [--status active|suspended|removed] [--parent ID]',
+    )
+    expect(help.stdout).toContain('user reset-password --id ID [--password PASSWORD]')
+    // A command's help is its own, not the list of every command.
+    expect(commandHelp.stdout).not.toContain('Commands:')
+    expect(commandHelp.stdout.split('\n').slice(0, 3)).toEqual([
+      'Usage: npm run cli -- account get --id ID',
+      '',
+      'Read an account',
+    ])
+    expect(helpOf.stdout).toMatch(/^Usage: npm run cli -- account list \[--name NAME\]/)
+    const { version: expected } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    expect(version.stdout).toBe(`${expected}\n`)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toBe('error: unknown command "acount list": did you mean "account list"?\n')
+  })
+
+  test('takes a negative number as a flag value, for the flag to judge, and refuses an unknown --format', async ({
+    expect,
+  }) => {
+    const unreachable = { PLATFORM_URL: `http://127.0.0.1:${await freePort()}` }
+    const [negative, format] = await Promise.all([
+      cli(['credits', 'grant', '--account', UNKNOWN_ID, '--amount', '-5'], unreachable),
+      cli(['account', 'list', '--format', 'xml'], unreachable),
+    ])
+    expect(negative.code).toBe(2)
+    expect(negative.stderr.split('\n')[0]).toBe('error: --amount must be a positive integer')
+    expect(format.code).toBe(2)
+    expect(format.stderr).toBe('error: --format must be one of json, table\n')
+  })
+
+  test('account list finds accounts by name, status and parent, page by page with --cursor; --format table for people', async ({
+    expect,
+    t,
+  }) => {
+    const prefix = `cli${randomBytes(4).toString('hex')}`
+    const parent = await createAccount(t.app, { name: `${prefix} agency` })
+    for (const name of ['c', 'a', 'b'])
+      await createAccount(t.app, { name: `${prefix} ${name}`, parent_account: parent })
+    await createAccount(t.app, { name: `${prefix} d`, parent_account: parent, status: 'suspended' })
+
+    const first = await cli(['account', 'list', '--name', prefix.toUpperCase(), '--limit', '3'])
+    expect(first.stderr).toBe('')
+    const page = first.json() as { accounts: { name: string }[]; next_cursor: string }
+    expect(page.accounts.map((account) => account.name)).toEqual([
+      `${prefix} a`,
+      `${prefix} agency`,
+      `${prefix} b`,
+    ])
+    const rest = (
+      await cli(['account', 'list', '--name', prefix, '--limit', '3', '--cursor', page.next_cursor])
+    ).json()
+    expect((rest.accounts as { name: string }[]).map((account) => account.name)).toEqual([
+      `${prefix} c`,
+      `${prefix} d`,
+    ])
+    expect(rest.next_cursor).toBeNull()
+    const suspended = (await cli(['account', 'list', '--parent', parent, '--status', 'suspended'])).json()
+    expect(suspended.accounts).toEqual([
+      expect.objectContaining({ name: `${prefix} d`, parent_account: parent }),
+    ])
+
+    const table = await cli(['account', 'list', '--parent', parent, '--format', 'table'])
+    expect(table.code).toBe(0)
+    const lines = table.stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^_id +name +parent_account +status +tier/)
+    expect(lines[1]).toMatch(/^-+ +-+/)
+    expect(lines.slice(2, 6).map((line) => line.split(/ {2,}/)[1])).toEqual(
+      ['a', 'b', 'c', 'd'].map((letter) => `${prefix} ${letter}`),
+    )
+    expect(lines.at(-1)).toBe('next_cursor:')
+  })
+
+  test('user find, user reset-password (generated or given) and user remove, after which every token of the user is refused', async ({
+    expect,
+    t,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Cli Co' })
+    const user = await addUser(t.app, accountId)
+    const email = (await adminGet(t, `/users/${user.userId}`)).email as string
+    const found = await cli(['user', 'find', '--email', email.toUpperCase()])
+    expect(found.json()).toEqual({
+      _id: user.userId,
+      email,
+      name: 'Ada Lovelace',
+      accounts: [{ _id: accountId, name: 'Cli Co', main: true }],
+    })
+    const shown = await cli(['user', 'find', '--email', email, '--format', 'table'])
+    expect(shown.stdout).toMatch(new RegExp(`^field +value\n-+ +-+\n_id +${user.userId}\n`))
+
+    const generated = (await cli(['user', 'reset-password', '--id', user.userId])).json()
+    expect(generated).toEqual({ _id: user.userId, password: expect.stringMatching(/^[\w-]{24}$/) })
+    const given = await cli([
+      'user',
+      'reset-password',
+      '--id',
+      user.userId,
+      '--password',
+      'chosen by the operator',
+    ])
+    expect(given.json()).toEqual({ _id: user.userId, password: null })
+
+    expect((await t.app.inject({ url: '/v1/contacts', headers: user.headers })).statusCode).toBe(200)
+    const removed = await cli(['user', 'remove', '--id', user.userId])
+    expect(removed.json()).toEqual({
+      _id: user.userId,
+      removed_at: expect.any(String),
+      account_ids: [accountId],
+    })
+    expect((await t.app.inject({ url: '/v1/contacts', headers: user.headers })).statusCode).toBe(401)
+    const [again, gone] = await Promise.all([
+      cli(['user', 'remove', '--id', user.userId]),
+      cli(['user', 'find', '--email', email]),
+    ])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain(`User not found (HTTP 404 from DELETE /v1/admin/users/${user.userId})`)
+    expect(gone.code).toBe(1)
+    expect(gone.stderr).toBe(`error: no user has the email ${email}\n`)
   })
 
   test('reports API errors, a wrong admin token and an unreachable server on one line of stderr', async ({

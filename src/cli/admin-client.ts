@@ -12,6 +12,8 @@ type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 /** The admin API under /v1/admin: answers the envelope's `data`, or throws a CliError with its message. */
 export interface AdminClient {
   request<T = Record<string, unknown>>(method: Method, path: string, body?: object): Promise<T>
+  /** A page of a list read by cursor: its rows and the cursor of the next page (null on the last). */
+  page<T = Record<string, unknown>>(path: string): Promise<{ rows: T[]; nextCursor: string | null }>
   /**
    * A GET whose body is a download (an export), written as it arrives into `file`, or stdout without one;
    * the file is created once the server has answered 200, so that a refusal leaves none behind. Resolves
@@ -74,20 +76,30 @@ export function adminToken(env: Env): string {
 }
 
 export function createAdminClient(baseUrl: string, token: string): AdminClient {
+  /** The envelope of a success, or a CliError with the failure's message. */
+  async function call(method: Method, path: string, body?: object): Promise<ResponseEnvelope> {
+    const endpoint = `${method} /v1/admin${path}`
+    const answer = await send(`${baseUrl}/v1/admin${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    })
+    const envelope = parseEnvelope(answer, endpoint)
+    if (answer.status >= 300) throw new CliError(failureMessage(envelope, answer.status, endpoint))
+    return envelope
+  }
+
   return {
-    async request<T>(method: Method, path: string, body?: object): Promise<T> {
-      const endpoint = `${method} /v1/admin${path}`
-      const answer = await send(`${baseUrl}/v1/admin${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      })
-      const envelope = parseEnvelope(answer, endpoint)
-      if (answer.status >= 300) throw new CliError(failureMessage(envelope, answer.status, endpoint))
-      return envelope.data as T
+    request: async <T>(method: Method, path: string, body?: object) =>
+      (await call(method, path, body)).data as T,
+
+    async page<T>(path: string) {
+      const { data, pagination } = await call('GET', path)
+      const next = (pagination as { next_cursor?: unknown } | undefined)?.next_cursor
+      return { rows: data as T[], nextCursor: typeof next === 'string' ? next : null }
     },
 
     async download(path: string, file: string | undefined): Promise<string> {
@@ -151,6 +163,7 @@ interface Answer {
 
 interface ResponseEnvelope {
   data?: unknown
+  pagination?: unknown
   message?: unknown
   additional_info?: unknown
 }

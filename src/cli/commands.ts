@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import {
+  ACCOUNT_STATUSES,
   ACCOUNT_TIERS,
   SETTABLE_ACCOUNT_STATUSES,
   USER_PERMISSIONS,
@@ -66,6 +67,13 @@ type Row = { _id: string }
 const words = (value: string) => value.split(/\s+/).filter(Boolean)
 const path = (...segments: string[]) => segments.map((segment) => `/${encodeURIComponent(segment)}`).join('')
 
+/** A query string of the flags given (undefined ones left out), with its `?`; empty when none is. */
+function queryOf(values: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(values)) if (value !== undefined) query.set(name, String(value))
+  return query.size === 0 ? '' : `?${query}`
+}
+
 function mintToken(admin: AdminClient, userId: string, accountId: string, ttl?: number) {
   return admin.request<{ token: string }>('POST', '/tokens', { user_id: userId, account_id: accountId, ttl })
 }
@@ -120,6 +128,23 @@ export const commands: Command[] = [
       }),
   }),
   command({
+    name: 'account list',
+    summary:
+      'List accounts by name, or those whose name starts with --name (any case), of --status, below --parent; ' +
+      'prints next_cursor, for --cursor, while more follow',
+    flags: {
+      name: text('NAME'),
+      status: oneOf(ACCOUNT_STATUSES),
+      parent: id(),
+      limit: positiveInteger('N'),
+      cursor: text('CURSOR'),
+    },
+    run: async (flags, admin) => {
+      const { rows, nextCursor } = await admin.page(`/accounts${queryOf(flags)}`)
+      return { accounts: rows, next_cursor: nextCursor }
+    },
+  }),
+  command({
     name: 'account export',
     summary:
       'Write everything an account and its sub-accounts own as NDJSON, to stdout or --out FILE (secrets left out)',
@@ -167,6 +192,32 @@ export const commands: Command[] = [
     summary: 'Read a user with their memberships',
     flags: { id: required(id()) },
     run: (flags, admin) => admin.request('GET', path('users', flags.id)),
+  }),
+  command({
+    name: 'user find',
+    summary: 'Find the user with an email (any case), with the accounts they belong to',
+    flags: { email: required(text('EMAIL')) },
+    run: async (flags, admin) => {
+      const { rows } = await admin.page(`/users${queryOf({ email: flags.email })}`)
+      const [user] = rows
+      if (!user) throw new CliError(`no user has the email ${flags.email}`)
+      return user
+    },
+  }),
+  command({
+    name: 'user remove',
+    summary:
+      "Remove a user: every membership ends, the person's data is erased and every token of theirs is refused",
+    flags: { id: required(id()) },
+    run: (flags, admin) => admin.request('DELETE', path('users', flags.id)),
+  }),
+  command({
+    name: 'user reset-password',
+    summary:
+      "Set a user's password, or without --password a generated one printed this once; their apps' grants end",
+    flags: { id: required(id()), password: text('PASSWORD') },
+    run: (flags, admin) =>
+      admin.request('POST', `${path('users', flags.id)}/password`, { password: flags.password }),
   }),
   command({
     name: 'member add',

@@ -85,7 +85,12 @@ export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagV
     positionals: string[]
   }
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true })
+    parsed = parseArgs({
+      args: withNegativeValues(specs, args),
+      options,
+      strict: true,
+      allowPositionals: true,
+    })
   } catch (error) {
     throw new UsageError(parseArgsProblem(error as Error & { code?: string }, Object.keys(specs)))
   }
@@ -96,6 +101,27 @@ export function parseFlags<S extends FlagSpecs>(specs: S, args: string[]): FlagV
     flag.read(parsed.values[name] as string | boolean | string[] | undefined, `--${name}`),
   ])
   return Object.fromEntries(values) as FlagValues<S>
+}
+
+/** A negative number, which parseArgs would take for a flag of its own. */
+const NEGATIVE_NUMBER = /^-\d/
+
+/**
+ * `--amount -5` as `--amount=-5`: parseArgs refuses a value that starts with a dash as ambiguous, though a
+ * negative number after a flag that takes a value can be nothing else; its own check then judges it.
+ */
+function withNegativeValues(specs: FlagSpecs, args: string[]): string[] {
+  const joined: string[] = []
+  for (let at = 0; at < args.length; at++) {
+    const arg = args[at] as string
+    const next = args[at + 1]
+    const takesValue = arg.startsWith('--') && specs[arg.slice(2)]?.type === 'string'
+    if (takesValue && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      joined.push(`${arg}=${next}`)
+      at++
+    } else joined.push(arg)
+  }
+  return joined
 }
 
 /**
