@@ -10,13 +10,13 @@ import { createEmptyTestDatabase, type TestDatabase } from './helpers/database.j
 import {
   type ComposeService,
   composeServices,
+  deployingBlockVariables,
   dockerfileStages,
   envOf,
   execForm,
   instructionsOf,
   interpolate,
   packageScriptArgv,
-  readmeProductionVariables,
   variablesConfigReads,
 } from './helpers/deploy-files.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
@@ -96,7 +96,7 @@ describe('compose.yaml', () => {
     for (const name of PLATFORM_SERVICES) expect(services[name]?.build).toBe('.')
   })
 
-  it("sets only variables config.ts reads, every one of README's smallest production environment, and TRUST_PROXY", () => {
+  it("sets only variables config.ts reads, and every one of the docs' smallest production environment and SendGrid's", () => {
     const read = variablesConfigReads()
     for (const name of PLATFORM_SERVICES) {
       for (const variable of Object.keys(services[name]?.environment ?? {}))
@@ -105,8 +105,13 @@ describe('compose.yaml', () => {
         )
     }
     const api = Object.keys(services.api?.environment ?? {})
-    for (const variable of [...readmeProductionVariables(), 'TRUST_PROXY', 'REDIS_URL'])
-      expect(api, `compose.yaml's api lacks README's ${variable}`).toContain(variable)
+    const documented = [
+      ...deployingBlockVariables('The smallest production environment that starts'),
+      ...deployingBlockVariables('Sending through SendGrid adds'),
+      'REDIS_URL',
+    ]
+    for (const variable of documented)
+      expect(api, `compose.yaml's api lacks the docs' ${variable}`).toContain(variable)
   })
 
   it('gives the migrations, the API and the workers one database and one Redis: the services of the file', () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { PROJECT_ROOT } from './npm-scripts.js'
@@ -119,14 +119,23 @@ export function variablesConfigReads(): Set<string> {
   return new Set(names)
 }
 
-/** The names README's "smallest production environment" block sets. */
-export function readmeProductionVariables(): string[] {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
-  const block = readme
-    .split('The smallest production environment')[1]
+/** Where the deploying docs live: README's Deploying section, or the page it moved to. */
+const DEPLOYING_DOCS = ['README.md', 'docs/deploying.md']
+
+/**
+ * The names set by the docs' `sh` block that follows `lead` (e.g. "The smallest production environment that
+ * starts"), in whichever of the deploying docs holds it.
+ */
+export function deployingBlockVariables(lead: string): string[] {
+  const text = DEPLOYING_DOCS.map((file) => join(PROJECT_ROOT, file))
+    .filter((path) => existsSync(path))
+    .map((path) => readFileSync(path, 'utf8'))
+    .join('\n')
+  const block = text
+    .split(lead)[1]
     ?.split(/```sh[^\n]*\n/)[1]
     ?.split('```')[0]
-  if (!block) throw new Error('README.md lost its smallest production environment')
+  if (!block) throw new Error(`the deploying docs lost their block "${lead}"`)
   return block
     .trim()
     .split('\n')
