@@ -55,11 +55,14 @@ export const accounts = pgTable(
     check('accounts_status_valid', sql`${t.status} in ('active', 'suspended', 'removed')`),
     index('accounts_parent_idx').on(t.parentAccount),
     // The operator's account directory (account-directory.*), ordered by name: lowercased in the "C"
-    // collation, so that one index serves both the order and a name prefix (LIKE 'ab%' is a range on it),
-    // after the status or the parent when the list is of one.
+    // collation, so that one index serves both the order and a name prefix (a range of it), after the
+    // status or the parent when the list is of one (the parent's holds the sub-accounts only: a top-level
+    // account has no parent to be listed by).
     index('accounts_directory_name').on(accountDirectoryName(t.name), t.id),
     index('accounts_directory_status_name').on(t.status, accountDirectoryName(t.name), t.id),
-    index('accounts_directory_parent_name').on(t.parentAccount, accountDirectoryName(t.name), t.id),
+    index('accounts_directory_parent_name')
+      .on(t.parentAccount, accountDirectoryName(t.name), t.id)
+      .where(sql`${t.parentAccount} is not null`),
   ],
 )
 
