@@ -11,9 +11,12 @@ export interface ChatIdentityRow {
   image: string
 }
 
+/** A removed user's address is their id (user-admin.repository.ts), an id and no address: shown as none. */
+const shownEmail = sql<string>`case when ${users.removedAt} is null then ${users.email} else '' end`
+
 const identitiesIn = preparedOnce((db) =>
   db
-    .select({ conversationId: chatIdentities.id, name: users.name, email: users.email, image: users.image })
+    .select({ conversationId: chatIdentities.id, name: users.name, email: shownEmail, image: users.image })
     .from(chatIdentities)
     .innerJoin(users, eq(users.id, chatIdentities.userId))
     .where(

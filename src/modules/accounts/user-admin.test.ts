@@ -24,6 +24,14 @@ async function signIn(t: TestApp, client: RegisteredApp, email: string, password
   return (await b.post('', { token: page.token, email, password })).status
 }
 
+/** Every object in `body`, at any depth, whose `conversation_id` is `id` and that shows a `user`. */
+function membersNamed(body: unknown, id: string): unknown[] {
+  if (Array.isArray(body)) return body.flatMap((item) => membersNamed(item, id))
+  if (typeof body !== 'object' || body === null) return []
+  const here = (body as { conversation_id?: unknown }).conversation_id === id && 'user' in body ? [body] : []
+  return [...here, ...Object.values(body).flatMap((value) => membersNamed(value, id))]
+}
+
 const refresh = (t: TestApp, client: RegisteredApp, refreshToken: string) =>
   tokenRequest(t.app, { grant_type: 'refresh_token', refresh_token: refreshToken }, [
     client._id,
@@ -98,7 +106,12 @@ describe('user removal', () => {
     const messages = await roomCall(t.app, stays, 'GET', `/${room._id}/messages`)
     expect(messages.statusCode).toBe(200)
     expect(messages.body).toContain('handing over the keys')
-    expect((await roomCall(t.app, stays, 'GET', '/')).statusCode).toBe(200)
+    // The room list names the former member by their chat identity, with nothing left of the person.
+    const roomList = await roomCall(t.app, stays, 'GET', '/')
+    expect(roomList.statusCode).toBe(200)
+    expect(membersNamed(roomList.json(), leaves.conversationId)).toEqual([
+      expect.objectContaining({ user: { name: '', email: '', avatar: '' } }),
+    ])
     expect((await roomCall(t.app, leaves, 'GET', '/')).statusCode).toBe(401)
   })
 
