@@ -40,6 +40,8 @@ describe('the Dockerfile', () => {
   it('builds with scripts/production-install.sh alone, and its runtime stage copies what that installed and nothing else', () => {
     expect(build?.name).toBe('build')
     expect(runtime?.name).toBe('runtime')
+    // The whole build context, which the test below stands for with a clean clone.
+    expect(build && instructionsOf(build, 'COPY')).toEqual(['. .'])
     const { folder } = buildStep()
     const copies = runtime ? instructionsOf(runtime, 'COPY') : []
     expect(copies).toEqual([`--from=build ${folder} ${folder}`])
@@ -55,6 +57,8 @@ describe('the Dockerfile', () => {
     expect(users).toHaveLength(1)
     expect(users[0]).not.toMatch(/^(root|0)(:|$)/)
     expect(envOf(stage)).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0' })
+    // Run on the PostgreSQL leg below, as Docker runs it.
+    expect(instructionsOf(stage, 'HEALTHCHECK')).toHaveLength(1)
   })
 
   it('keeps out of the build context what a clean clone lacks: each line of .gitignore, and .git', () => {
