@@ -126,7 +126,7 @@ import { createRealtimeGateway } from './platform/realtime/gateway.js'
 import { closeRedis, createRedis } from './platform/redis.js'
 import { createObjectStorage } from './platform/storage/storage.js'
 import { registerRequestSpans } from './platform/tracing/request-spans.js'
-import { startTracing, stopTracing, tracingEnabled } from './platform/tracing/tracing.js'
+import { startTracing, stopTracing, traceLogFields, tracingEnabled } from './platform/tracing/tracing.js'
 import { prepareSchema } from './start-checks.js'
 
 export interface BuildOptions {
@@ -154,6 +154,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redact: ['req.headers.authorization', 'req.headers["api-key"]', 'req.headers.cookie'],
       // Database errors by SQL state and constraint, never their parameters; long messages cut.
       serializers: { err: serializeError },
+      // With tracing on, each line names the span it was written in (trace_id, span_id).
+      ...(config.tracing.enabled && { mixin: traceLogFields }),
       ...(options.logStream && { stream: options.logStream }),
     },
     childLoggerFactory: requestLogger,

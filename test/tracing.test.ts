@@ -2,10 +2,11 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SpanKind, trace } from '@opentelemetry/api'
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './fakes/otlp-receiver.js'
-import { freePort } from './helpers/app.js'
+import { captureLogs, freePort } from './helpers/app.js'
 import { eventually } from './helpers/jobs.js'
 import { emailFor, graphLead, leadEvent, leadsEnv, seller, signedLeadPost } from './helpers/leads.js'
 import { PROJECT_ROOT } from './helpers/npm-scripts.js'
@@ -33,9 +34,13 @@ test.override('appEnv', ({ graph, otlp }) => {
   return {
     ...leadsEnv(graph.url),
     ...env,
+    // Each request's line, to find its trace ids in.
+    LOG_LEVEL: 'info',
     ...(process.env.REDIS_URL && { REDIS_URL: process.env.REDIS_URL }),
   }
 })
+const logs = captureLogs()
+test.override('appOptions', { logStream: logs.stream })
 
 /** The ids of a span's parent, its parent's parent, and so on, within the spans received. */
 function ancestorsOf(span: ReceivedSpan, spans: ReceivedSpan[]): string[] {
@@ -178,6 +183,43 @@ describe('tracing, with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     await t.app.inject({ url: '/status', headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } })
     const span = await received(otlp, (each) => each.traceId === traceId)
     expect(span).toMatchObject({ kind: 'server', parentSpanId: 'b7ad6b7169203331', name: 'GET /status' })
+  })
+
+  test('log lines name the span they were written in: the request line its request span', async ({
+    t,
+    otlp,
+  }) => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736'
+    await t.app.inject({ url: '/status', headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } })
+    const span = await received(otlp, (each) => each.traceId === traceId)
+    const line = logs.lines.find((each) => each.route === '/status' && each.trace_id === traceId)
+    expect(line).toMatchObject({ trace_id: traceId, span_id: span.spanId, status: 200 })
+    // Outside any request or job, no ids.
+    t.app.log.info('between requests')
+    expect(logs.lines.find((each) => each.msg === 'between requests')).not.toHaveProperty('trace_id')
+  })
+
+  test('an unsampled request starts one span, its own, and none for its queries', async ({ t, owner }) => {
+    // The SDK's tracer for our name is the one the service started its spans with (the provider keeps one).
+    const started = vi.spyOn(trace.getTracer('platform-backend'), 'startSpan')
+    const listContacts = (flags: string) =>
+      t.app.inject({
+        url: '/v1/contacts',
+        headers: { ...owner.headers, traceparent: `00-${'ab'.repeat(16)}-${'cd'.repeat(8)}-${flags}` },
+      })
+    try {
+      // The caller decided not to sample (flags 00): the parent-based sampler follows it.
+      expect((await listContacts('00')).statusCode).toBe(200)
+      expect(started).toHaveBeenCalledTimes(1)
+      started.mockClear()
+      // Sampled, the same request's queries are spans of it.
+      expect((await listContacts('01')).statusCode).toBe(200)
+      expect(
+        started.mock.calls.filter(([, options]) => options?.kind === SpanKind.CLIENT).length,
+      ).toBeGreaterThan(0)
+    } finally {
+      started.mockRestore()
+    }
   })
 
   test.runIf(process.env.REDIS_URL)(

@@ -52,8 +52,12 @@ async function otlpExporter(protocol: TracingProtocol): Promise<SpanExporter> {
 
 function wrap(span: OtelSpan, parentContext: typeof ROOT_CONTEXT): Span {
   const spanContext = trace.setSpan(parentContext, span)
+  const recording = span.isRecording()
   return {
-    setAttributes: (attributes) => void span.setAttributes(defined(attributes)),
+    recording,
+    setAttributes: (attributes) => {
+      if (recording) span.setAttributes(defined(attributes))
+    },
     fail(error) {
       span.setAttribute('error.type', errorType(error))
       span.setStatus({ code: SpanStatusCode.ERROR })
@@ -79,12 +83,17 @@ export async function createOtelTracer(protocol: TracingProtocol): Promise<Trace
       const parentContext = options.parent
         ? propagation.extract(ROOT_CONTEXT, options.parent)
         : context.active()
-      if (options.requireParent && !trace.getSpan(parentContext)) return noSpan
-      const attributes = defined(options.attributes)
-      return wrap(
-        tracer.startSpan(name, { kind: KINDS[options.kind], attributes }, parentContext),
-        parentContext,
-      )
+      // Under an unsampled request or job, a query or command makes no span at all.
+      if (options.requireParent && !trace.getSpan(parentContext)?.isRecording()) return noSpan
+      // Attributes once sampled: the sampler (OTEL_TRACES_SAMPLER's, by trace id and parent) does not read them.
+      const span = tracer.startSpan(name, { kind: KINDS[options.kind] }, parentContext)
+      if (span.isRecording() && options.attributes) span.setAttributes(defined(options.attributes))
+      // Unsampled, it stays current all the same: what it queues or calls carries its decision on.
+      return wrap(span, parentContext)
+    },
+    currentIds() {
+      const spanContext = trace.getSpan(context.active())?.spanContext()
+      return spanContext && { trace_id: spanContext.traceId, span_id: spanContext.spanId }
     },
     currentHeaders() {
       const headers: Record<string, string> = {}

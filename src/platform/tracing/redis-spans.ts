@@ -29,13 +29,14 @@ export function traceRedisCommands(client: Redis): Redis {
           'server.port': client.options.port,
         },
       })
-      command.promise.then(
-        () => span.end(),
-        (error: unknown) => {
-          span.fail(error)
-          span.end()
-        },
-      )
+      if (span.recording)
+        command.promise.then(
+          () => span.end(),
+          (error: unknown) => {
+            span.fail(error)
+            span.end()
+          },
+        )
     }
     return (send as (...args: unknown[]) => unknown)(command, ...rest)
   }) as Redis['sendCommand']

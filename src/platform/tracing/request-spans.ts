@@ -14,15 +14,18 @@ export function registerRequestSpans(app: FastifyInstance): void {
     const span = startSpan(route ? `${request.method} ${route}` : request.method, {
       kind: 'server',
       parent: request.headers,
-      attributes: {
+    })
+    // An unsampled request costs its sampling decision and its context: no attributes, nothing to end.
+    if (span.recording) {
+      span.setAttributes({
         'http.request.method': request.method,
         'http.route': route,
         // Without the query string, as the logs have it (signatures, codes, addresses).
         'url.path': request.url.split('?', 1)[0],
         'url.scheme': request.protocol,
-      },
-    })
-    spans.set(request, span)
+      })
+      spans.set(request, span)
+    }
     // Fastify keeps the async context across body parsing (an AsyncResource), so the handler runs in it too.
     span.run(done)
   })

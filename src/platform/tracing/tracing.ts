@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js'
-import { endedAfter, noSpan, type Span, type SpanOptions, type Tracer } from './span.js'
+import { endedAfter, noSpan, type Span, type SpanOptions, type TraceIds, type Tracer } from './span.js'
 
 /**
  * OpenTelemetry tracing behind a small facade of our own: when it is off (no OTLP endpoint set), no
@@ -8,6 +8,7 @@ import { endedAfter, noSpan, type Span, type SpanOptions, type Tracer } from './
 const noTracer: Tracer = {
   startSpan: () => noSpan,
   currentHeaders: () => ({}),
+  currentIds: () => undefined,
   shutdown: async () => undefined,
 }
 
@@ -22,6 +23,12 @@ export const startSpan = (name: string, options: SpanOptions): Span => tracer.st
 
 /** The current trace context as W3C headers (`traceparent`, `tracestate`); empty when tracing is off. */
 export const currentTraceHeaders = (): Record<string, string> => tracer.currentHeaders()
+
+/**
+ * The fields a log line gets while tracing is on (pino's `mixin`): the ids of the span it is written in, so
+ * that the line and its trace are found from each other; none outside a span.
+ */
+export const traceLogFields = (): TraceIds | Record<string, never> => tracer.currentIds() ?? {}
 
 /** Runs `work` in a span child of the current one (or of `options.parent`); a throw marks it failed. */
 export async function inSpan<T>(
