@@ -11,14 +11,17 @@ import { AccountStatus } from './accounts.schemas.js'
 export const DirectoryPageQuery = (defaultLimit: number, maxLimit: number) =>
   Type.Omit(CursorPageQuery(defaultLimit, maxLimit), ['page'])
 
-/** A page of a directory: its rows and the cursor of the next page. */
+/** A page of a directory: its rows and the cursor of the next page; named after its rows (`AccountDirectoryPage`). */
 export const DirectoryPage = <T extends TSchema>(item: T) =>
-  Type.Object({
-    success: Type.Literal(true),
-    message: Type.String(),
-    data: Type.Array(item),
-    pagination: CursorPaginationSchema,
-  })
+  Type.Object(
+    {
+      success: Type.Literal(true),
+      message: Type.String(),
+      data: Type.Array(item),
+      pagination: CursorPaginationSchema,
+    },
+    typeof item.title === 'string' ? { title: `${item.title}DirectoryPage` } : {},
+  )
 
 export const AccountDirectoryQuery = Type.Composite([
   Type.Object({
