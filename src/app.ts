@@ -1,5 +1,3 @@
-import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Config } from './config.js'
@@ -95,6 +93,7 @@ import { createChanges } from './platform/events/changes.js'
 import { createEvents } from './platform/events/emit.js'
 import { createAccountBudget } from './platform/http/account-budget.js'
 import { registerAccountConcurrency } from './platform/http/account-concurrency.js'
+import { registerApiReference } from './platform/http/api-reference.js'
 import {
   type DeferredCompilations,
   serializersCompiledOnFirstUse,
@@ -104,7 +103,6 @@ import { requireHttpsWhereDeclared } from './platform/http/https-required.js'
 import { registerIntegrationRoutes, registerReviewsRoutes } from './platform/http/integration.js'
 import { createHourlyLimit } from './platform/http/limits.js'
 import { registerMetrics } from './platform/http/metrics.js'
-import { openApiOptions } from './platform/http/openapi.js'
 import { refuseCursorWithPage } from './platform/http/pagination.js'
 import { registerRateLimit } from './platform/http/rate-limit.js'
 import { createReplicaReads } from './platform/http/replica-reads.js'
@@ -114,7 +112,7 @@ import {
   guardedValidatorBuilder,
   registerJsonParser,
 } from './platform/http/request-guards.js'
-import { registerResponseHeaders, sendsDocument } from './platform/http/response-headers.js'
+import { registerResponseHeaders } from './platform/http/response-headers.js'
 import { type Readiness, statusRoutes } from './platform/http/status.js'
 import { createJobQueue } from './platform/jobs/queue.js'
 import { createRetention, defineRetentionJob } from './platform/jobs/retention.js'
@@ -337,16 +335,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     accountAccess,
     budget: createAccountBudget({ ...config.accountBudget, redis, logger: app.log }),
   })
-  await app.register(swagger, openApiOptions(SEEDED_SCOPES))
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    uiHooks: {
-      onRequest: (_request, reply, done) => {
-        sendsDocument(reply)
-        done()
-      },
-    },
-  })
+  await registerApiReference(app, SEEDED_SCOPES)
 
   registerMetrics(
     app,

@@ -1,6 +1,10 @@
-import type { FastifyInstance } from 'fastify'
-import { describe, expect } from 'vitest'
+import { Type } from '@sinclair/typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { describe, expect, it } from 'vitest'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { registerApiReference } from './api-reference.js'
+import { Envelope, ok } from './envelope.js'
+import { Nullable } from './schemas.js'
 
 interface Operation {
   operationId?: string
@@ -139,7 +143,7 @@ describe('the OpenAPI document', () => {
       spec,
       spec.paths['/v1/reviews/auto-review-request'].put.requestBody.content['application/json'].schema,
     )
-    expect(named(spec, configuration.properties.follow_up).properties.delay_hours).toMatchObject({
+    expect(named(spec, configuration.properties.follow_up as Schema).properties.delay_hours).toMatchObject({
       minimum: 0,
       exclusiveMinimum: true,
     })
@@ -152,5 +156,68 @@ describe('the OpenAPI document', () => {
     expect(spec.components.schemas.ErrorEnvelope).toMatchObject({
       properties: { errno: { type: 'integer' } },
     })
+  })
+})
+
+describe('named schemas (a title names a component)', () => {
+  const Thing = Type.Object({ id: Type.String(), size: Type.Integer() }, { title: 'Thing' })
+
+  /** A bare app with the API reference and the given routes: its document, and the app to call. */
+  async function referenceOf(routes: (app: FastifyInstance) => void) {
+    const app = Fastify()
+    await registerApiReference(app, {})
+    routes(app)
+    await app.ready()
+    return app
+  }
+
+  it('writes a titled schema once, refers to it, and changes no byte of an answer', async () => {
+    const app = await referenceOf((app) => {
+      const answer = { id: 'a', size: 2, extra: 'dropped' }
+      app.get('/named', { schema: { response: { 200: Envelope(Thing) } } }, async () => ok(answer))
+      app.get(
+        '/maybe',
+        { schema: { response: { 200: Type.Object({ thing: Nullable(Thing) }) } } },
+        async () => ({
+          thing: null,
+        }),
+      )
+      const { title: _, ...untitled } = Thing
+      app.get('/anonymous', { schema: { response: { 200: Envelope(untitled) } } }, async () => ok(answer))
+    })
+    const spec = (await app.inject({ url: '/docs/json' })).json()
+    expect(spec.components.schemas.Thing).toMatchObject({ title: 'Thing', required: ['id', 'size'] })
+    expect(spec.components.schemas.ThingEnvelope.properties.data).toEqual({
+      $ref: '#/components/schemas/Thing',
+    })
+    expect(spec.paths['/named'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ThingEnvelope',
+    })
+    // Nullable: OpenAPI 3.0 reads `nullable` beside a `type` only.
+    expect(
+      spec.paths['/maybe'].get.responses['200'].content['application/json'].schema.properties.thing,
+    ).toEqual({
+      type: 'object',
+      allOf: [{ $ref: '#/components/schemas/Thing' }],
+      nullable: true,
+    })
+    const [named, anonymous] = await Promise.all([
+      app.inject({ url: '/named' }),
+      app.inject({ url: '/anonymous' }),
+    ])
+    expect(named.body).toBe('{"success":true,"message":"SUCCESS","data":{"id":"a","size":2}}')
+    expect(named.body).toBe(anonymous.body)
+    await app.close()
+  })
+
+  it('refuses two different shapes under one title, naming it', async () => {
+    const app = await referenceOf((app) => {
+      app.get('/one', { schema: { response: { 200: Thing } } }, async () => ({ id: 'a', size: 1 }))
+      app.get('/other', { schema: { response: { 200: Type.Partial(Thing) } } }, async () => ({}))
+    })
+    const answer = await app.inject({ url: '/docs/json' })
+    expect(answer.statusCode).toBe(500)
+    expect(() => app.swagger()).toThrow('Two different schemas are named Thing')
+    await app.close()
   })
 })

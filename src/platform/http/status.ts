@@ -45,6 +45,10 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
     routeOptions({
       operationId: 'statusLive',
       summary: 'Liveness',
+      description:
+        'Answers `{ "status": "ok" }` while the process serves requests, without asking its dependencies: ' +
+        'for a process supervisor or a liveness probe. No credentials.',
+      example: { response: { status: 'ok' } },
       tags: ['status'],
       access: 'public',
       response: { 200: Type.Object({ status: Ok }) },
@@ -60,6 +64,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ readiness: Readiness }> =
       operationId: 'statusReady',
       summary:
         'Readiness: the database, the job queue and Redis (when configured) answer; 503 naming what failed',
+      description:
+        "Whether this instance should receive traffic: each dependency answered (and each replica's state, " +
+        "with DATABASE_REPLICA_URLS). A load balancer's or a readiness probe's target; after SIGTERM it " +
+        'answers 503 for SHUTDOWN_DELAY_MS while the instance still serves. No credentials.',
+      example: { response: { status: 'ok', database: 'ok', jobs: 'ok' } },
       tags: ['status'],
       access: 'public',
       response: {
