@@ -33,6 +33,7 @@ import type {
   User,
   UserPermission,
 } from './accounts.schemas.js'
+import { lockUser } from './user-admin.repository.js'
 
 export function accountView(row: AccountRow): Account {
   return {
@@ -278,7 +279,9 @@ export async function addMembership(
   main: boolean,
 ): Promise<Membership> {
   return inTransaction(db, async (tx) => {
-    if (!(await findUser(tx, userId))) throw new NotFound('User not found')
+    // Locked, so that a removal of the user (user-admin.service.ts) either waits for this membership and
+    // ends it, or is committed first and the user is found removed: never a member again after it.
+    if (!(await lockUser(tx, userId))) throw new NotFound('User not found')
     await requireChangeableAccount(tx, accountId)
     return membershipView(await upsertMembership(tx, accountId, userId, main))
   })

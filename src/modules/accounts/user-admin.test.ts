@@ -11,6 +11,8 @@ import {
 } from '../../../test/helpers/oauth.js'
 import { createGroup, postMessage, roomCall } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { inTransaction } from '../../platform/db/transaction.js'
+import { deleteMembershipsOfUser, eraseUser, lockUser } from './user-admin.repository.js'
 
 const UNKNOWN_ID = '650000000000000000000009'
 
@@ -114,6 +116,28 @@ describe('user removal', () => {
     ])
     expect((await roomCall(t.app, leaves, 'GET', '/')).statusCode).toBe(401)
   })
+
+  // Two connections are needed: the removal holds the user's row while the membership is asked for.
+  test.runIf(process.env.DATABASE_URL)(
+    'gives no membership back to a user whose removal commits while it is being added',
+    async ({ t }) => {
+      const accountId = await createAccount(t.app, { name: 'Racing' })
+      const { userId } = await addUser(t.app, await createAccount(t.app))
+      let added: ReturnType<typeof admin> | undefined
+      await inTransaction(t.app.platform.db, async (tx) => {
+        expect(await lockUser(tx, userId)).toBe(true)
+        added = admin(t, 'POST', `/users/${userId}/memberships`, { account_id: accountId })
+        // Well within the service's lock_timeout (1 s): the membership's transaction is waiting by now.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        await deleteMembershipsOfUser(tx, userId)
+        await eraseUser(tx, userId)
+      })
+      expect((await (added as ReturnType<typeof admin>)).json()).toMatchObject({
+        errno: 404,
+        message: 'User not found',
+      })
+    },
+  )
 
   test('answers 404 for an unknown user, 400 naming a bad id, 401 without the admin token', async ({ t }) => {
     expect((await admin(t, 'DELETE', `/users/${UNKNOWN_ID}`)).json()).toEqual({
