@@ -43,11 +43,17 @@ export const CreateStepBody = Type.Object(
 )
 export type CreateStepBody = Static<typeof CreateStepBody>
 
+/** A step's own fields a save or the page settings change; each optional. */
+const StepDetails = Type.Object(
+  { name: Type.Optional(Name), path: Type.Optional(Path) },
+  { title: 'FunnelStepDetails' },
+)
+
 const FontUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2_000 })
 
 export const UpdateStepBody = Type.Object(
   {
-    stepInfo: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+    stepInfo: Type.Optional(StepDetails),
     builderComponents: Type.Optional(BuilderComponents),
     externalFonts: Type.Optional(Type.Array(FontUrl, { maxItems: 50 })),
   },
@@ -57,7 +63,7 @@ export type UpdateStepBody = Static<typeof UpdateStepBody>
 
 export const StepSettingsBody = Type.Object(
   {
-    details: Type.Optional(Type.Object({ name: Type.Optional(Name), path: Type.Optional(Path) })),
+    details: Type.Optional(StepDetails),
     seo: Type.Optional(StepSeo),
     tracking_code: Type.Optional(StepTrackingCode),
     css: Type.Optional(Type.String({ maxLength: 1_000_000 })),
