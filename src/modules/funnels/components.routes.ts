@@ -4,8 +4,10 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import {
+  COMPONENTS_INPUT_EXAMPLE,
   RollbackParams,
   SaveComponentsBody,
+  STEP_COMPONENTS_EXAMPLE,
   StepBackup,
   StepBackupWithComponents,
   StepComponents,
@@ -41,7 +43,9 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         params: StepParams,
         body: SaveComponentsBody,
         response: { 200: Envelope(StepComponents) },
+        example: { body: COMPONENTS_INPUT_EXAMPLE, response: ok(STEP_COMPONENTS_EXAMPLE) },
         errors: [400, 401, 403, 404, 413, 429],
+        answers: { 413: 'The body is over 5 MB' },
       }),
     },
     async (request) => {
@@ -64,6 +68,7 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       params: StepParams,
       response: { 200: Envelope(StepComponents) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Funnel not found`, `Step not found`, or `Components not found` (never saved)' },
     }),
     async (request) =>
       ok(await getComponents(db, request.auth.account_id, request.params.id, request.params.step_id)),
@@ -100,6 +105,7 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       params: RollbackParams,
       response: { 200: Envelope(StepBackupWithComponents) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Backup not found`' },
     }),
     async (request) => ok(await getBackup(db, request.auth.account_id, request.params.rollback_id)),
   )
@@ -117,6 +123,7 @@ export const componentsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       params: RollbackParams,
       response: { 200: Envelope(StepComponents) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Backup not found`' },
     }),
     async (request) => ok(await restoreBackup(deps, request.auth.account_id, request.params.rollback_id)),
   )

@@ -47,6 +47,7 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       body: CreateDomainBody,
       response: { 201: Envelope(FunnelDomain) },
       errors: [400, 401, 403, 409, 429],
+      answers: { 409: '`Domain name already in use`: a hostname belongs to one account' },
     }),
     async (request, reply) =>
       reply.status(201).send(ok(await createDomain(db, request.auth.account_id, request.body))),
@@ -66,6 +67,10 @@ export const domainsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       params: IdParams,
       response: { 200: Envelope(Removed) },
       errors: [400, 401, 403, 404, 409, 429],
+      answers: {
+        404: '`Domain not found`',
+        409: '`Path already in use`: a funnel of the domain would clash on the default host',
+      },
     }),
     async (request) => {
       await removeDomain(db, stepCacheOf(platform), request.auth.account_id, request.params.id)

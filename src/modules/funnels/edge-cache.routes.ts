@@ -34,6 +34,7 @@ export const edgeCacheRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       querystring: PurgeQuery,
       response: { 200: Acknowledged },
       errors: [400, 401, 403, 404, 429, 502],
+      answers: { 502: '`Edge cache purge failed`: the edge refused or could not be reached' },
     }),
     async (request) => {
       const { step_id: stepId, all } = request.query

@@ -70,6 +70,10 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         querystring: EdgeStepQuery,
         response: { 200: Envelope(EdgeStep) },
         errors: [400, 401, 404],
+        answers: {
+          401: '`Unauthorized`: `_sig` missing or wrong, or `_ts` stale',
+          404: '`Funnel not found` or `Step not found` at this hostname and path',
+        },
       }),
     },
     (request, reply) => {
@@ -99,6 +103,13 @@ export const edgeDeliveryRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         body: StepSyncBody,
         response: { 200: StepSyncAnswer, 404: StepSyncAnswer, 409: StepSyncAnswer },
         errors: [400, 401, 413],
+        answers: {
+          200: '`UPDATED`, or `NO_CHANGE`',
+          401: '`Unauthorized`: `_sig` missing or wrong, or `_ts` stale',
+          404: '`NOT_FOUND`: no such step',
+          409: "`CONFLICT`: the step's hash moved since the edge read it; `data.checksum` is the stored one",
+          413: 'The HTML is over 5 MB',
+        },
       }),
     },
     async (request, reply) => {

@@ -8,7 +8,15 @@ import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope
 import { byIp } from '../../platform/http/rate-limit.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Streamed } from '../../platform/http/schemas.js'
-import { DateRangeQuery, FormSubmission, FormsQuery, SubmitBody, Submitted } from './forms.schemas.js'
+import {
+  DateRangeQuery,
+  FormSubmission,
+  FormsQuery,
+  SUBMIT_EXAMPLE,
+  SUBMITTED_EXAMPLE,
+  SubmitBody,
+  Submitted,
+} from './forms.schemas.js'
 import { exportForms, listForms, submitForm } from './forms.service.js'
 import { FunnelParams } from './funnel-access.schemas.js'
 import { SITES_READ } from './funnel-access.service.js'
@@ -65,7 +73,13 @@ export const formSubmitRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
         access: 'public',
         body: SubmitBody,
         response: { 201: Envelope(Submitted) },
+        example: { body: SUBMIT_EXAMPLE, response: ok(SUBMITTED_EXAMPLE) },
         errors: [400, 404, 429],
+        answers: {
+          201: 'Kept (a honeypot catch is answered alike)',
+          404: '`Funnel not found` or `Step not found`',
+          429: 'Too many submissions from this IP: retry after `Retry-After` seconds',
+        },
         config: {
           rateLimit: {
             max: config.rateLimits.formSubmitPerMinute,

@@ -76,3 +76,16 @@ export const FormsQuery = Type.Composite([
   }),
 ])
 export type FormsQuery = Static<typeof FormsQuery>
+
+/** A form post of the reference's examples (ids and time made up). */
+export const SUBMIT_EXAMPLE = {
+  funnel_id: '65f1c0ffee0000000000f001',
+  step_id: '65f1c0ffee0000000000f101',
+  form_id: 'spring-optin',
+  fields: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+14155550100' },
+} satisfies SubmitBody
+
+export const SUBMITTED_EXAMPLE = {
+  _id: '65f1c0ffee0000000000f501',
+  submitted_at: '2025-03-14T10:02:17.000Z',
+} satisfies Submitted

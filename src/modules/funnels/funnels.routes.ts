@@ -12,6 +12,9 @@ import {
   DuplicateQuery,
   Filters,
   FiltersQuery,
+  FUNNEL_EXAMPLE,
+  FUNNEL_INPUT_EXAMPLE,
+  FUNNEL_LIST_ITEM_EXAMPLE,
   FunnelDeleted,
   FunnelDetail,
   FunnelListItem,
@@ -63,6 +66,7 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       access: SITES_READ,
       querystring: FunnelsQuery,
       response: { 200: PageEnvelope(FunnelListItem) },
+      example: { response: okPage([FUNNEL_LIST_ITEM_EXAMPLE], { total: 1, page: 1, limit: 10, pages: 1 }) },
       errors: [400, 401, 403, 429],
     }),
     async (request) => {
@@ -102,7 +106,9 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       access: SITES_READ,
       params: FunnelParams,
       response: { 200: Envelope(FunnelDetail) },
+      example: { response: ok(FUNNEL_EXAMPLE) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Funnel not found`: unknown, deleted, or of another account' },
     }),
     async (request) => ok(await getFunnel(db, request.auth.account_id, request.params.id)),
   )
@@ -122,6 +128,10 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       body: ValidatePathBody,
       response: { 200: Envelope(PathAvailable), 409: PathConflict },
       errors: [400, 401, 403, 429],
+      answers: {
+        200: 'The path is free: `data.path` normalised',
+        409: '`Path already in use`: `data.conflicting_funnel` names the funnel holding it',
+      },
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -144,7 +154,12 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       access: SITES_WRITE,
       body: CreateFunnelBody,
       response: { 201: Envelope(FunnelDetail), 409: PathConflict },
+      example: { body: FUNNEL_INPUT_EXAMPLE, response: ok(FUNNEL_EXAMPLE) },
       errors: [400, 401, 403, 429],
+      answers: {
+        201: 'The funnel created, with its step ids',
+        409: '`Path already in use`: `data.conflicting_funnel` names the funnel holding it',
+      },
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -168,6 +183,12 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       body: UpdateFunnelBody,
       response: { 200: Envelope(FunnelDetail), 409: PathConflict },
       errors: [400, 401, 403, 404, 429],
+      answers: {
+        403:
+          'Not allowed: the account is not active, the token lacks `sites.write`, or `Admin permission ' +
+          'required for template category updates`',
+        409: '`Path already in use`: `data.conflicting_funnel` names the funnel holding it',
+      },
     }),
     async (request, reply) =>
       answeringPathConflicts(reply, async () =>
@@ -192,6 +213,7 @@ export const funnelsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       querystring: DuplicateQuery,
       response: { 201: Envelope(FunnelDetail) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 201: 'The copy', 404: '`Funnel not found`, or `Sub-account not found`' },
     }),
     async (request, reply) => {
       const copy = await duplicateFunnel(deps, caller(request), request.params.id, request.query.subaccountid)

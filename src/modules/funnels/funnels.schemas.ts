@@ -175,3 +175,56 @@ export const FunnelDeleted = Type.Object(
   { title: 'FunnelDeleted' },
 )
 export type FunnelDeleted = Static<typeof FunnelDeleted>
+
+/** The funnel of the reference's examples (ids and times made up): `POST /` creates it, `GET /:id` reads it. */
+export const FUNNEL_INPUT_EXAMPLE = {
+  name: 'Spring sale',
+  domain_id: '65f1c0ffee0000000000f401',
+  base_path: '/spring-sale',
+  status: 'active',
+  tags: ['65f1c0ffee0000000000f201'],
+  live_chat_widget: { enabled: true, provider: 'intercom', config: { app_id: 'ab12cd34' } },
+  steps: [
+    { name: 'Opt-in', path: '/opt-in', type: 'page', order: 0 },
+    { name: 'Thank you', path: '/thank-you', type: 'page', order: 1 },
+  ],
+} satisfies CreateFunnelBody
+
+export const FUNNEL_EXAMPLE = {
+  _id: '65f1c0ffee0000000000f001',
+  name: 'Spring sale',
+  domain_id: '65f1c0ffee0000000000f401',
+  base_path: '/spring-sale',
+  status: 'active',
+  favicon: null,
+  header_tracking_code: null,
+  footer_tracking_code: null,
+  live_chat_widget: { enabled: true, provider: 'intercom', config: { app_id: 'ab12cd34' } },
+  category: null,
+  account_id: '65f1c0ffee0000000000a001',
+  deleted: false,
+  created_at: '2025-03-14T09:26:53.000Z',
+  updated_at: '2025-03-14T09:26:53.000Z',
+  updated_by: '65f1c0ffee0000000000a002',
+  domain: { _id: '65f1c0ffee0000000000f401', name: 'shop.example.com', ssl_enabled: true },
+  tags: [{ _id: '65f1c0ffee0000000000f201', name: 'Seasonal' }],
+  steps: [
+    { _id: '65f1c0ffee0000000000f101', name: 'Opt-in', path: '/opt-in', type: 'page', order: 0, seo: {} },
+    {
+      _id: '65f1c0ffee0000000000f102',
+      name: 'Thank you',
+      path: '/thank-you',
+      type: 'page',
+      order: 1,
+      seo: {},
+    },
+  ],
+} satisfies FunnelDetail
+
+/** A funnel as the list shows it: tags as ids, steps without seo. */
+const listed = ({ domain: _domain, tags, steps, ...fields }: FunnelDetail): FunnelListItem => ({
+  ...fields,
+  tags: tags.map((tag) => tag._id),
+  steps: steps.map(({ seo: _seo, ...step }) => step),
+})
+export const FUNNEL_LIST_ITEM_EXAMPLE = listed(FUNNEL_EXAMPLE)

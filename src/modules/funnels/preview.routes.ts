@@ -25,6 +25,10 @@ export const previewRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
       querystring: PreviewQuery,
       response: { 200: Envelope(FunnelPreview) },
       errors: [400, 404, 429],
+      answers: {
+        404: '`Funnel not found`',
+        429: 'Too many previews from this IP: retry after `Retry-After` seconds',
+      },
       // Public and answering by id: limited per IP, so that ids cannot be tried in bulk.
       config: {
         rateLimit: {

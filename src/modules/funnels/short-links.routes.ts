@@ -37,6 +37,7 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       querystring: ShortenQuery,
       response: { 200: Envelope(ShortUrl), 201: Envelope(ShortUrl) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 200: "The funnel's short link, made before", 201: 'The short link, made now' },
     }),
     async (request, reply) => {
       const { url, created } = await shortenFunnel(
@@ -64,6 +65,7 @@ export const shortLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       querystring: StatsQuery,
       response: { 200: Envelope(ShortLinkStats) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Short link not found`' },
     }),
     async (request) =>
       ok(
@@ -100,6 +102,7 @@ export const shortLinkRedirectRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
       params: FollowParams,
       response: { 302: { description: "Redirect to the funnel's public URL", type: 'null' } },
       errors: [404],
+      answers: { 404: '`Short link not found`' },
     }),
     async (request, reply) => {
       const location = await followShortLink(db, settings, request.params.code, {

@@ -73,6 +73,7 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       body: CreateStepBody,
       response: { 201: Envelope(Step) },
       errors: [...STEP_ERRORS, 409],
+      answers: { 409: '`Path already in use` by another step of the funnel' },
     }),
     async (request, reply) =>
       reply
@@ -117,6 +118,7 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         body: UpdateStepBody,
         response: { 200: Envelope(Step) },
         errors: [...STEP_ERRORS, 409, 413],
+        answers: { 409: '`Path already in use` by another step of the funnel', 413: 'The body is over 5 MB' },
       }),
     },
     async (request) => {
@@ -163,6 +165,7 @@ export const stepsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         body: StepSettingsBody,
         response: { 200: Envelope(Step) },
         errors: [...STEP_ERRORS, 409, 413],
+        answers: { 409: '`Path already in use` by another step of the funnel', 413: 'The body is over 5 MB' },
       }),
     },
     async (request) =>

@@ -44,6 +44,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       body: CreateTagBody,
       response: { 200: Envelope(FunnelTag), 201: Envelope(FunnelTag) },
       errors: [400, 401, 403, 429],
+      answers: { 200: 'The tag the account already has by this name', 201: 'The tag added' },
     }),
     async (request, reply) => {
       const { tag, created } = await createTag(db, request.auth.account_id, request.body)
@@ -62,6 +63,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       params: IdParams,
       response: { 200: Envelope(Removed) },
       errors: [400, 401, 403, 404, 429],
+      answers: { 404: '`Tag not found`' },
     }),
     async (request) => {
       await removeTag(db, stepCacheOf(platform), request.auth.account_id, request.params.id)

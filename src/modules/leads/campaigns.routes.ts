@@ -3,7 +3,13 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok, okPage, PageEnvelope } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { Campaign, CampaignsQuery, CreateCampaignBody } from './campaigns.schemas.js'
+import {
+  CAMPAIGN_EXAMPLE,
+  CAMPAIGN_INPUT_EXAMPLE,
+  Campaign,
+  CampaignsQuery,
+  CreateCampaignBody,
+} from './campaigns.schemas.js'
 import { createCampaign, deleteCampaign, listCampaignsPage } from './campaigns.service.js'
 import { LEADS_READ, LEADS_WRITE } from './lead-access.service.js'
 import { queueCampaignSync } from './lead-sync.service.js'
@@ -28,7 +34,9 @@ export const campaignsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       access: LEADS_WRITE,
       body: CreateCampaignBody,
       response: { 201: Envelope(Campaign) },
+      example: { body: CAMPAIGN_INPUT_EXAMPLE, response: ok(CAMPAIGN_EXAMPLE) },
       errors: [400, 401, 403, 409],
+      answers: { 409: '`A live campaign already claims this page and form`' },
     }),
     async (request, reply) => {
       const campaign = await createCampaign(
@@ -77,6 +85,7 @@ export const campaignsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       params: IdParams,
       response: { 200: Envelope(Campaign) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Campaign not found`' },
     }),
     async (request) => ok(await deleteCampaign(db, request.auth.account_id, request.params.id)),
   )

@@ -45,3 +45,23 @@ export const CampaignsQuery = Type.Composite([
   }),
 ])
 export type CampaignsQuery = Static<typeof CampaignsQuery>
+
+/** A campaign of the reference's examples (ids and times made up; Meta's ids are digits). */
+export const CAMPAIGN_INPUT_EXAMPLE = {
+  page_id: '104857600012345',
+  form_id: '987654321098765',
+} satisfies CreateCampaignBody
+
+export const CAMPAIGN_EXAMPLE = {
+  _id: '65f1c0ffee0000000000d001',
+  account_id: '65f1c0ffee0000000000a001',
+  integration: 'socialnet_ads',
+  ...CAMPAIGN_INPUT_EXAMPLE,
+  is_deleted: false,
+  created_at: '2025-03-14T09:26:53.000Z',
+  subscription_status: 'unknown',
+  subscription_error: null,
+  subscription_checked_at: null,
+  last_lead_at: null,
+  synced_at: null,
+} satisfies Campaign

@@ -37,6 +37,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       body: StoreTokenBody,
       response: { 201: Envelope(TokenRecord) },
       errors: [400, 401, 403, 503],
+      answers: { 503: 'SECRETS_ENCRYPTION_KEY is not set: no token can be kept' },
     }),
     async (request, reply) => {
       const record = await storeToken(storeDeps, request.auth, request.body)
@@ -60,6 +61,7 @@ export const connectionRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       querystring: DisconnectQuery,
       response: { 200: Envelope(Disconnected) },
       errors: [400, 401, 403],
+      answers: { 400: 'Invalid request, or `Record Not found!` (no live token of the source)' },
     }),
     async (request) => ok(await disconnect(deps, request.auth.account_id, request.query.source)),
   )

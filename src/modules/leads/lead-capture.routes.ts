@@ -4,7 +4,7 @@ import { ListEnvelope, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { LEADS_READ } from './lead-access.service.js'
-import { Lead, LeadsQuery } from './lead-capture.schemas.js'
+import { LEAD_EXAMPLE, Lead, LeadsQuery } from './lead-capture.schemas.js'
 import { listLeads } from './lead-capture.service.js'
 
 /** A campaign's leads, under both integration prefixes. */
@@ -28,7 +28,9 @@ export const leadCaptureRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       params: IdParams,
       querystring: LeadsQuery,
       response: { 200: ListEnvelope(Lead) },
+      example: { response: okPage([LEAD_EXAMPLE], { total: 1, page: 1, limit: 20, pages: 1 }) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Campaign not found`' },
     }),
     async (request) => {
       const { data, pagination } = await listLeads(

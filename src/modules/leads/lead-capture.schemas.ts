@@ -47,3 +47,25 @@ export const LeadsQuery = Type.Composite([
   }),
 ])
 export type LeadsQuery = Static<typeof LeadsQuery>
+
+/** A lead of the reference's examples (ids and times made up), captured from the example campaign's form. */
+export const LEAD_EXAMPLE = {
+  _id: '65f1c0ffee0000000000d101',
+  leadgen_id: '444444444444444',
+  campaign_id: '65f1c0ffee0000000000d001',
+  page_id: '104857600012345',
+  form_id: '987654321098765',
+  ad_id: null,
+  created_time: '2025-03-14T10:20:30.000Z',
+  field_data: [
+    { name: 'full_name', values: ['Ada Lovelace'] },
+    { name: 'email', values: ['ada@example.com'] },
+  ],
+  fields: { full_name: 'Ada Lovelace', email: 'ada@example.com' },
+  contact_id: '65f1c0ffee0000000000a301',
+  status: 'captured',
+  reason: null,
+  source: 'webhook',
+  received_at: '2025-03-14T10:20:31.000Z',
+  captured_at: '2025-03-14T10:20:33.000Z',
+} satisfies Lead

@@ -33,6 +33,13 @@ export const leadFormsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       querystring: LeadFormsQuery,
       response: { 200: Envelope(Type.Array(LeadForm)), 400: LeadFormsRefusal },
       errors: [401, 403, 404, 502],
+      answers: {
+        400:
+          "Invalid request, or Graph refused the page token: Graph's message, its `type` and `code` beside " +
+          'the envelope',
+        404: "`Account not found`: not the caller's account nor a sub-account of it",
+        502: 'Graph could not be reached',
+      },
     }),
     async (request) => {
       const deps = { db: platform.db, log: request.log, graph: platform.config.leads }

@@ -30,6 +30,11 @@ export const leadSyncRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: IdParams,
       response: { 200: Envelope(SyncOutcome) },
       errors: [400, 401, 403, 404, 409, 502],
+      answers: {
+        404: '`Campaign not found`',
+        409: '`The campaign is deleted`, or `A sync of this campaign is already running`',
+        502: "`ERROR_SYNCING_LEADS`: Graph's error in `additional_info`",
+      },
     }),
     async (request) => ok(await syncCampaignNow(deps, request.auth.account_id, request.params.id)),
   )

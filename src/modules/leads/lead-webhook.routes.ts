@@ -5,7 +5,13 @@ import type { JsonFields } from '../../platform/http/json-fields.js'
 import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueLeadEvent } from './jobs.js'
 import { leadEventWriter } from './lead-webhook.repository.js'
-import { EVENT_RECEIVED, LeadEventBody, PlainText, VerificationQuery } from './lead-webhook.schemas.js'
+import {
+  EVENT_RECEIVED,
+  LEAD_EVENT_EXAMPLE,
+  LeadEventBody,
+  PlainText,
+  VerificationQuery,
+} from './lead-webhook.schemas.js'
 import { readLeadPost, receiveLeadEvent, signaturesOf, verifySubscription } from './lead-webhook.service.js'
 
 const TEXT = 'text/plain; charset=utf-8'
@@ -39,6 +45,7 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       querystring: VerificationQuery,
       response: { 200: PlainText('hub.challenge, as sent') },
       errors: [400, 403],
+      answers: { 200: '`hub.challenge`, as sent', 403: '`Verification token mismatch`' },
     }),
     async (request, reply) => reply.type(TEXT).send(verifySubscription(verifyToken, request.query)),
   )
@@ -69,7 +76,13 @@ export const leadWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
         }),
         body: LeadEventBody,
         response: { 200: PlainText(EVENT_RECEIVED) },
+        example: { body: LEAD_EVENT_EXAMPLE, response: EVENT_RECEIVED },
         errors: [400, 403, 503],
+        answers: {
+          200: '`EVENT_RECEIVED`: stored, processed by a job',
+          403: '`Signature mismatch`',
+          503: 'The event could not be stored: Meta retries',
+        },
       }),
     },
     async (request, reply) => {

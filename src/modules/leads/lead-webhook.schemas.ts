@@ -53,3 +53,25 @@ export const PlainText = (description: string) => ({
 
 /** The spec's answer to a lead event once it is stored. */
 export const EVENT_RECEIVED = 'EVENT_RECEIVED'
+
+/** A lead event as Meta posts it, for the reference's example (the example campaign's page and form). */
+export const LEAD_EVENT_EXAMPLE = {
+  object: 'page',
+  entry: [
+    {
+      id: '104857600012345',
+      time: 1741947630,
+      changes: [
+        {
+          field: 'leadgen',
+          value: {
+            leadgen_id: '444444444444444',
+            page_id: '104857600012345',
+            form_id: '987654321098765',
+            created_time: 1741947630,
+          },
+        },
+      ],
+    },
+  ],
+} satisfies Static<typeof LeadEventBody>

@@ -3,7 +3,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { leadsDepsOf } from './deps.js'
-import { RegisterWebhookBody, RegisterWebhookResponse } from './registration.schemas.js'
+import { REGISTRATION_EXAMPLE, RegisterWebhookBody, RegisterWebhookResponse } from './registration.schemas.js'
 import { registerWebhook } from './registration.service.js'
 
 /** Lead webhook registration, under `/socialnet/accounts/webhook` of both integration prefixes. */
@@ -29,9 +29,16 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       body: RegisterWebhookBody,
       response: { 200: RegisterWebhookResponse },
+      example: { body: { campaign_id: '65f1c0ffee0000000000d001' }, response: ok(REGISTRATION_EXAMPLE) },
       // Every failure of the registration is the spec's 400 ERROR_CREATING_WEBHOOK; 503 only when
       // SECRETS_ENCRYPTION_KEY is unset, as on every route that keeps a token.
       errors: [400, 401, 403, 503],
+      answers: {
+        200: 'The registration, or `{ success: true }` alone when the campaign is not found',
+        400:
+          'Invalid request, `Record Not found!` (no stored token), or `ERROR_CREATING_WEBHOOK` with the ' +
+          "provider's message in `additional_info`",
+      },
     }),
     async (request) => {
       const deps = {

@@ -39,3 +39,11 @@ export const RegisterWebhookResponse = Type.Object(
   },
 )
 export type RegisterWebhookResponse = Static<typeof RegisterWebhookResponse>
+
+/** A registration of the reference's examples (ids made up), for the example campaign. */
+export const REGISTRATION_EXAMPLE = {
+  _id: '65f1c0ffee0000000000d201',
+  account_id: '65f1c0ffee0000000000a001',
+  owner: '65f1c0ffee0000000000a002',
+  webhook_url: 'https://api.example.com/webhooks/socialnet/leads',
+} satisfies WebhookRegistration

@@ -3,7 +3,14 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
-import { AccountEvent, AccountEventBody, AccountEventDetail, EventsQuery } from './account-events.schemas.js'
+import {
+  AccountEvent,
+  AccountEventBody,
+  AccountEventDetail,
+  EVENT_EXAMPLE,
+  EVENT_INPUT_EXAMPLE,
+  EventsQuery,
+} from './account-events.schemas.js'
 import { getEventOfAccount, listEventsOfAccount, reportAccountEvent } from './account-events.service.js'
 import { queueWebhookEvent } from './jobs.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
@@ -33,7 +40,12 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: REVIEWS_WRITE,
       body: AccountEventBody,
       response: { 200: Envelope(AccountEvent), 202: Envelope(AccountEvent) },
+      example: { body: EVENT_INPUT_EXAMPLE, response: ok(EVENT_EXAMPLE) },
       errors: [400, 401, 403, 503],
+      answers: {
+        200: 'A repeated `event_id`: the event stored before, applied once',
+        202: 'Stored: a job applies it and schedules the review requests',
+      },
     }),
     async (request, reply) => {
       const { event, repeated } = await reportAccountEvent(
@@ -82,6 +94,7 @@ export const accountEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       response: { 200: Envelope(AccountEventDetail) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Review event not found`' },
     }),
     async (request) => ok(await getEventOfAccount(db, request.auth.account_id, request.params.id)),
   )

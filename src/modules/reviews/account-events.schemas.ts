@@ -103,3 +103,23 @@ export const EventsQuery = Type.Composite([
   }),
 ])
 export type EventsQuery = Static<typeof EventsQuery>
+
+/** An event of the reference's examples (ids and time made up): a visit the account's own system reports. */
+export const EVENT_INPUT_EXAMPLE = {
+  trigger: 'service_delivered',
+  event_id: 'visit-2025-03-14-0042',
+  customer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+14155550100' },
+} satisfies AccountEventBody
+
+export const EVENT_EXAMPLE = {
+  _id: '65f1c0ffee0000000000e201',
+  source: 'account',
+  event_id: EVENT_INPUT_EXAMPLE.event_id,
+  type: 'service_delivered',
+  trigger: 'service_delivered',
+  status: 'received',
+  reason: null,
+  reason_text: null,
+  created_at: '2025-03-14T10:02:17.000Z',
+  processed_at: null,
+} satisfies AccountEvent

@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { ConfigurationList, ListQuery, PutBody, SavedEnvelope } from './configuration.schemas.js'
+import {
+  CONFIGURATION_EXAMPLE,
+  ConfigurationList,
+  ListQuery,
+  PUT_EXAMPLE,
+  PutBody,
+  SAVED_EXAMPLE,
+  SavedEnvelope,
+} from './configuration.schemas.js'
 import { listConfigurationsInForce, refuseInvalidFields, saveConfiguration } from './configuration.service.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
 
@@ -29,6 +37,9 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: REVIEWS_READ,
       querystring: ListQuery,
       response: { 200: Envelope(ConfigurationList) },
+      example: {
+        response: ok({ configs: [CONFIGURATION_EXAMPLE], pagination: { page: 0, limit: 10, total: 1 } }),
+      },
       errors: [400, 401, 403],
     }),
     async (request) => ok(await listConfigurationsInForce(db, request.auth, request.query)),
@@ -53,7 +64,15 @@ export const configurationRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         access: REVIEWS_WRITE,
         body: PutBody,
         response: { 200: SavedEnvelope },
+        example: { body: PUT_EXAMPLE, response: SAVED_EXAMPLE },
         errors: [400, 401, 403, 404],
+        answers: {
+          200: 'The configuration stored, with `warnings` of what will keep it from sending',
+          400:
+            "Invalid request: the spec's `Invalid trigger type`, `Invalid platform: ...`, `Delay hours " +
+            'must be positive`, or the field named',
+          404: '`Template not found`',
+        },
       }),
     },
     async (request) => {

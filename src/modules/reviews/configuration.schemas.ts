@@ -105,3 +105,51 @@ export const SavedEnvelope = Type.Object(
   },
   { title: 'ReviewConfigurationSaved' },
 )
+
+/** The configuration of the reference's examples (ids and times made up): what a `PUT` sends and answers. */
+export const CONFIGURATION_EXAMPLE = {
+  _id: '65f1c0ffee0000000000e001',
+  account_id: '65f1c0ffee0000000000a001',
+  parentAccount: '65f1c0ffee0000000000a001',
+  name: 'After each order',
+  enabled: true,
+  trigger: 'order_completed',
+  delay_hours: 48,
+  platforms: ['google', 'facebook'],
+  template_id: '65f1c0ffee0000000000e101',
+  conditions: {
+    min_order_value: 2000,
+    exclude_refunded: true,
+    customer_segment: 'all',
+    exclude_repeated: true,
+  },
+  send_method: 'email',
+  from_email: 'reviews@example.com',
+  from_phone: null,
+  follow_up: { enabled: true, delay_hours: 72 },
+  send_window: { start: '09:00', end: '20:00' },
+  timezone: 'Europe/Paris',
+  created_at: '2025-03-14T09:26:53.000Z',
+  updated_at: '2025-03-14T09:26:53.000Z',
+} satisfies Configuration
+
+/** The body that stores a configuration: its fields without those the service sets. */
+const putBodyOf = ({
+  _id: _,
+  account_id: _account,
+  parentAccount: _parent,
+  created_at: _created,
+  updated_at: _updated,
+  ...body
+}: Configuration): PutBody => body
+export const PUT_EXAMPLE = putBodyOf(CONFIGURATION_EXAMPLE)
+
+/** A saved configuration's answer, with the warning of a platform that has no review link yet. */
+export const SAVED_EXAMPLE = {
+  success: true,
+  message: 'SUCCESS',
+  data: CONFIGURATION_EXAMPLE,
+  warnings: [
+    'No review link for facebook: its requests are skipped (no_review_link) until one is added at /reviews/links',
+  ],
+} satisfies Static<typeof SavedEnvelope>

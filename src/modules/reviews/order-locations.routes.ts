@@ -26,6 +26,11 @@ export const orderLocationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       body: ClaimBody,
       response: { 200: Envelope(OrderLocation), 201: Envelope(OrderLocation) },
       errors: [400, 401, 403, 409],
+      answers: {
+        200: 'The account claims it already',
+        201: 'Claimed now',
+        409: '`This location is claimed by another account`',
+      },
     }),
     async (request, reply) => {
       const { location, created } = await claimLocation(db, request.auth.account_id, request.body.location_id)
@@ -64,6 +69,7 @@ export const orderLocationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       params: LocationParams,
       response: { 200: Envelope(Released) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Location not found`' },
     }),
     async (request) => {
       await releaseLocation(db, request.auth.account_id, request.params.location_id)

@@ -46,6 +46,10 @@ export const orderWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
         body: SquarePostBody,
         response: { 200: Acknowledged },
         errors: [400, 503],
+        answers: {
+          200: 'Stored (or skipped): `{ success: true, message: "SUCCESS" }`',
+          400: '`Invalid signature`, or a body that is no Square event',
+        },
       }),
     },
     async (request) => {

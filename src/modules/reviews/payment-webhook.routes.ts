@@ -4,7 +4,7 @@ import type { ModuleOptions } from '../../platform/context.js'
 import { Acknowledged } from '../../platform/http/envelope.js'
 import { routeOptions, signatureHeaders } from '../../platform/http/route-options.js'
 import { queueWebhookEvent } from './jobs.js'
-import { StripePostBody } from './payment-webhook.schemas.js'
+import { CHARGE_EXAMPLE, StripePostBody } from './payment-webhook.schemas.js'
 import { readStripePost, stripeWebhookPost } from './payment-webhook.service.js'
 import { receiveWebhookPost } from './webhook-events.service.js'
 
@@ -47,7 +47,12 @@ export const paymentWebhookRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         }),
         body: StripePostBody,
         response: { 200: Acknowledged },
+        example: { body: CHARGE_EXAMPLE, response: { success: true, message: 'SUCCESS' } },
         errors: [400, 503],
+        answers: {
+          200: 'Stored (or skipped): `{ success: true, message: "SUCCESS" }`',
+          400: '`Invalid signature`, or a body that is no Stripe event nor charge',
+        },
       }),
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 
 /**
  * A Stripe event (`charge.succeeded`, `payment_intent.succeeded`, `charge.refunded`, `refund.created`), or the
@@ -24,3 +24,17 @@ export const StripePostBody = Type.Object(
   },
   { title: 'StripeChargeEvent', description: 'Signed: header Stripe-Signature (STRIPE_WEBHOOK_SECRET)' },
 )
+
+/** The spec's bare charge object, as the reference's example of a payment post (ids made up). */
+export const CHARGE_EXAMPLE = {
+  id: 'ch_3OqZ2aExample0001',
+  object: 'charge',
+  amount: 4999,
+  currency: 'usd',
+  status: 'succeeded',
+  metadata: {
+    account_id: '65f1c0ffee0000000000a001',
+    order_id: 'order-1042',
+    customer_email: 'ada@example.com',
+  },
+} satisfies Static<typeof StripePostBody>

@@ -47,6 +47,10 @@ export const requestsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: IdParams,
       response: { 200: Envelope(ReviewRequest) },
       errors: [400, 401, 403, 404, 409],
+      answers: {
+        404: '`Review request not found`',
+        409: 'Not scheduled any more: sent, skipped or cancelled',
+      },
     }),
     async (request) => ok(await cancelRequest(db, request.auth.account_id, request.params.id)),
   )

@@ -27,6 +27,7 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       body: CreateBody,
       response: { 201: Envelope(ReviewLink) },
       errors: [400, 401, 403, 409],
+      answers: { 409: 'The account has a link for this platform: change that one' },
     }),
     async (request, reply) =>
       reply.status(201).send(ok(await createLink(db, request.auth.account_id, request.body))),
@@ -58,6 +59,7 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       body: UpdateBody,
       response: { 200: Envelope(ReviewLink) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Review link not found`' },
     }),
     async (request) => ok(await changeLink(db, request.auth.account_id, request.params.id, request.body.url)),
   )
@@ -75,6 +77,7 @@ export const reviewLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       params: IdParams,
       response: { 200: Envelope(Removed) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Review link not found`' },
     }),
     async (request) => {
       await removeLink(db, request.auth.account_id, request.params.id)

@@ -65,6 +65,7 @@ export const smsOptOutsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
           },
         },
         errors: [400, 403, 415],
+        answers: { 403: '`Invalid X-Twilio-Signature`' },
       }),
     },
     async (request, reply) => {

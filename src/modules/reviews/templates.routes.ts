@@ -4,7 +4,14 @@ import { Envelope, ok, okPage, PageEnvelope, Removed } from '../../platform/http
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import { REVIEWS_READ, REVIEWS_WRITE } from './review-access.service.js'
-import { CreateBody, ListQuery, Template, UpdateBody } from './templates.schemas.js'
+import {
+  CreateBody,
+  ListQuery,
+  TEMPLATE_EXAMPLE,
+  TEMPLATE_INPUT_EXAMPLE,
+  Template,
+  UpdateBody,
+} from './templates.schemas.js'
 import {
   changeTemplate,
   createTemplate,
@@ -32,6 +39,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       access: REVIEWS_WRITE,
       body: CreateBody,
       response: { 201: Envelope(Template) },
+      example: { body: TEMPLATE_INPUT_EXAMPLE, response: ok(TEMPLATE_EXAMPLE) },
       errors: [400, 401, 403],
     }),
     async (request, reply) =>
@@ -67,6 +75,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       params: IdParams,
       response: { 200: Envelope(Template) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Template not found`' },
     }),
     async (request) => ok(await getTemplate(db, request.auth.account_id, request.params.id)),
   )
@@ -85,6 +94,7 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       body: UpdateBody,
       response: { 200: Envelope(Template) },
       errors: [400, 401, 403, 404],
+      answers: { 404: '`Template not found`' },
     }),
     async (request) => ok(await changeTemplate(db, request.auth.account_id, request.params.id, request.body)),
   )
@@ -102,6 +112,10 @@ export const templatesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       params: IdParams,
       response: { 200: Envelope(Removed) },
       errors: [400, 401, 403, 404, 409],
+      answers: {
+        404: '`Template not found`',
+        409: '`Template is in use by the auto review request configuration`',
+      },
     }),
     async (request) => {
       await removeTemplate(db, request.auth.account_id, request.params.id)

@@ -53,3 +53,19 @@ export const UpdateBody = Type.Object(
 export type UpdateBody = Static<typeof UpdateBody>
 
 export const ListQuery = PageQuery(10, 100)
+
+/** A template of the reference's examples (ids and times made up). */
+export const TEMPLATE_INPUT_EXAMPLE = {
+  name: 'Thank you, with a review link',
+  channel: 'email',
+  subject: 'How did we do, {{customer.name}}?',
+  body: '<p>Thank you for your order at {{business.name}}.</p><p><a href="{{review.link}}">Leave a review</a></p>',
+} satisfies CreateBody
+
+export const TEMPLATE_EXAMPLE = {
+  _id: '65f1c0ffee0000000000e101',
+  account_id: '65f1c0ffee0000000000a001',
+  ...TEMPLATE_INPUT_EXAMPLE,
+  created_at: '2025-03-14T09:20:00.000Z',
+  updated_at: '2025-03-14T09:20:00.000Z',
+} satisfies Template

@@ -21,6 +21,7 @@ export const trackedLinksRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
       response: { 302: Type.Null() },
       errors: [404],
+      answers: { 302: "To the platform's review page", 404: '`Review link not found`' },
     }),
     async (request, reply) => {
       const url = await followTrackedLink({ db: platform.db, log: request.log }, request.params.code, {

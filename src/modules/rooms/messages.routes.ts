@@ -2,6 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ModuleOptions } from '../../platform/context.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import {
+  MESSAGE_EXAMPLE,
+  MESSAGE_INPUT_EXAMPLE,
   MessageBody,
   MessageList,
   MessageListQuery,
@@ -44,7 +46,13 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: RoomParams,
       body: MessageBody,
       response: { 201: MessageSent },
+      example: { body: MESSAGE_INPUT_EXAMPLE, response: { success: true, message: MESSAGE_EXAMPLE } },
       errors: ROOM_ERRORS,
+      answers: {
+        201: 'The message stored; members receive `message:new`',
+        400: 'Invalid request, or `Cannot access this room` (not a member)',
+        404: '`Room does not exist`',
+      },
     }),
     async (request, reply) => {
       const message = await sendMessage(deps, callerOf(request), request.params.roomId, request.body.content)
@@ -66,6 +74,7 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: RoomParams,
       querystring: MessageListQuery,
       response: { 200: MessageList },
+      example: { response: { messages: [MESSAGE_EXAMPLE], has_more: false } },
       errors: ROOM_ERRORS,
     }),
     (request) => listRoomMessages(db, callerOf(request), request.params.roomId, request.query),
@@ -86,6 +95,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       body: MessageBody,
       response: { 200: MessageSent },
       errors: [...ROOM_ERRORS, 403],
+      answers: {
+        403: '`Only the sender can change a message`',
+        404: '`Room does not exist` or `Message not found`',
+      },
     }),
     async (request) => {
       const { roomId, messageId } = request.params
@@ -108,6 +121,10 @@ export const messagesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: MessageParams,
       response: { 200: Done },
       errors: [...ROOM_ERRORS, 403],
+      answers: {
+        403: '`Only the sender can change a message`',
+        404: '`Room does not exist` or `Message not found`',
+      },
     }),
     async (request) => {
       await deleteMessage(deps, callerOf(request), request.params.roomId, request.params.messageId)

@@ -89,3 +89,18 @@ export const ReadMarker = Type.Object(
   { title: 'RoomReadMarker' },
 )
 export type ReadMarker = Static<typeof ReadMarker>
+
+/** A message of the reference's examples (ids and time made up), in the example room. */
+export const MESSAGE_INPUT_EXAMPLE = {
+  content: 'The landing page is live: please check it on your phone.',
+} satisfies MessageBody
+
+export const MESSAGE_EXAMPLE = {
+  _id: '65f1c0ffee0000000000c201',
+  room_id: '65f1c0ffee0000000000c001',
+  sender_id: '65f1c0ffee0000000000c101',
+  kind: 'user',
+  content: MESSAGE_INPUT_EXAMPLE.content,
+  created_at: '2025-03-14T09:05:12.000Z',
+  edited_at: null,
+} satisfies Message

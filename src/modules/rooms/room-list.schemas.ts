@@ -68,3 +68,44 @@ export const FavoritesResponse = Type.Object(
   },
   { title: 'RoomFavorites' },
 )
+
+/** The example room as its owner's list shows it (see ROOM_EXAMPLE; names and addresses made up). */
+export const ROOM_LIST_EXAMPLE = {
+  rooms: [
+    {
+      _id: '65f1c0ffee0000000000c001',
+      type: 'group',
+      name: 'Launch team',
+      owner: '65f1c0ffee0000000000c101',
+      members: [
+        {
+          conversation_id: '65f1c0ffee0000000000c101',
+          user: { name: 'Ada Lovelace', email: 'ada@example.com', avatar: 'https://example.com/ada.png' },
+          role: 'owner',
+        },
+        {
+          conversation_id: '65f1c0ffee0000000000c102',
+          user: { name: 'Grace Hopper', email: 'grace@example.com', avatar: '' },
+          role: 'member',
+        },
+        {
+          conversation_id: '65f1c0ffee0000000000c103',
+          user: { name: 'Katherine Johnson', email: 'katherine@example.com', avatar: '' },
+          role: 'member',
+        },
+      ],
+      last_message: {
+        content: 'The landing page is live: please check it on your phone.',
+        created_at: '2025-03-14T09:05:12.000Z',
+        sender_id: '65f1c0ffee0000000000c101',
+      },
+      last_activity: '2025-03-14T09:05:12.000Z',
+      unread_count: 0,
+      is_favorite: true,
+      snoozed_until: null,
+      created_at: '2025-03-14T09:00:00.000Z',
+      updated_at: '2025-03-14T09:05:12.000Z',
+    },
+  ],
+  pagination: { total: 1, page: 1, limit: 20, pages: 1 },
+} satisfies Static<typeof ListResponse>

@@ -19,14 +19,16 @@ import {
   transferOwnership,
 } from './membership.service.js'
 import { addRoomRouteHooks, callerOf, ROOM_ERRORS, ROOM_ROUTE_ERRORS } from './room-access.hooks.js'
-import { FavoritesResponse, ListQuery, ListResponse } from './room-list.schemas.js'
+import { FavoritesResponse, ListQuery, ListResponse, ROOM_LIST_EXAMPLE } from './room-list.schemas.js'
 import { listFavorites, listRooms } from './room-list.service.js'
 import {
+  CREATE_EXAMPLE,
   CreateBody,
   Done,
   FavoriteResponse,
   RenameBody,
   RenameResponse,
+  ROOM_EXAMPLE,
   Room,
   RoomIdQuery,
   RoomParams,
@@ -67,6 +69,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       access: 'bearer',
       querystring: ListQuery,
       response: { 200: ListResponse },
+      example: { response: ROOM_LIST_EXAMPLE },
       errors: [...ROOM_ROUTE_ERRORS, 400],
     }),
     async (request) => listRooms(db, callerOf(request), request.query),
@@ -86,7 +89,9 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       access: 'bearer',
       body: CreateBody,
       response: { 200: Room, 201: Room },
+      example: { body: CREATE_EXAMPLE, response: ROOM_EXAMPLE },
       errors: [...ROOM_ROUTE_ERRORS, 400],
+      answers: { 200: 'The direct room that exists between the two', 201: 'The room created' },
     }),
     async (request, reply) => {
       const { room, created } = await createRoom(deps, callerOf(request), request.body)
@@ -124,6 +129,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       params: RoomParams,
       response: { 200: FavoriteResponse },
       errors: ROOM_ERRORS,
+      answers: {
+        400: 'Invalid request, or `Cannot access this room` (not a member)',
+        404: '`Room does not exist`',
+      },
     }),
     async (request) => ({
       success: true as const,
@@ -145,6 +154,11 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       querystring: RoomIdQuery,
       response: { 200: Done },
       errors: [...ROOM_ERRORS, 403],
+      answers: {
+        400: 'Invalid request, or `Cannot delete direct message`',
+        403: '`Only room owner can delete`',
+        404: '`Room does not exist`',
+      },
     }),
     async (request) => {
       await deleteRoom(deps, callerOf(request), request.query.roomId)
@@ -166,6 +180,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       body: RenameBody,
       response: { 200: RenameResponse },
       errors: [...ROOM_ERRORS, 403],
+      answers: { 403: '`Only room owner or admin can rename the room`', 404: '`Room does not exist`' },
     }),
     async (request) => ({
       success: true as const,
@@ -209,6 +224,10 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       params: RoomParams,
       response: { 200: LeaveResponse },
       errors: ROOM_ERRORS,
+      answers: {
+        400: 'Invalid request, `Cannot leave direct message`, or `Cannot access this room`',
+        404: '`Room does not exist`',
+      },
     }),
     async (request) => ({
       success: true as const,
@@ -231,6 +250,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       body: AddMembersBody,
       response: { 200: RoomResponse },
       errors: [...ROOM_ERRORS, 403],
+      answers: { 403: '`Only admins can add members`', 404: '`Room does not exist`' },
     }),
     async (request) => ({
       success: true as const,
@@ -252,6 +272,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       body: OwnerBody,
       response: { 200: Done },
       errors: [...ROOM_ERRORS, 403],
+      answers: { 403: '`Only room owner can change the owner`', 404: '`Room does not exist`' },
     }),
     async (request) => {
       await transferOwnership(deps, callerOf(request), request.body)
@@ -274,6 +295,7 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       body: RoleBody,
       response: { 200: Done },
       errors: [...ROOM_ERRORS, 403],
+      answers: { 403: '`Only room owner or admin can change roles`', 404: '`Room does not exist`' },
     }),
     async (request) => {
       await changeRole(deps, callerOf(request), request.body)
@@ -297,6 +319,12 @@ export const roomsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       querystring: RemoveQuery,
       response: { 200: RoomResponse, 403: RemovalRefusedBody },
       errors: ROOM_ERRORS,
+      answers: {
+        403:
+          "A plain member: the spec's `{ error: 'Only room owner or admin can remove a user from rooms', " +
+          'statusCode: 403 }`',
+        404: '`Room does not exist`',
+      },
     }),
     async (request, reply) => {
       try {

@@ -99,3 +99,39 @@ export const SnoozeResponse = Success('RoomSnoozed', {
     snoozed_until: Type.Object({ conversation_id: Id(), time: Type.Integer() }),
   }),
 })
+
+/** A group room of the reference's examples (ids and times made up): its owner and two members. */
+export const CREATE_EXAMPLE = {
+  type: 'group',
+  conversation_ids: ['65f1c0ffee0000000000c102', '65f1c0ffee0000000000c103'],
+  room_name: 'Launch team',
+} satisfies CreateBody
+
+const JOINED = '2025-03-14T09:00:00.000Z'
+
+export const ROOM_EXAMPLE = {
+  _id: '65f1c0ffee0000000000c001',
+  type: 'group',
+  name: 'Launch team',
+  owner: '65f1c0ffee0000000000c101',
+  roles: [
+    { conversation_id: '65f1c0ffee0000000000c101', type: 'owner' },
+    { conversation_id: '65f1c0ffee0000000000c102', type: 'member' },
+    { conversation_id: '65f1c0ffee0000000000c103', type: 'member' },
+  ],
+  members: [
+    { conversation_id: '65f1c0ffee0000000000c101', joined_at: JOINED },
+    { conversation_id: '65f1c0ffee0000000000c102', joined_at: JOINED },
+    { conversation_id: '65f1c0ffee0000000000c103', joined_at: JOINED },
+  ],
+  all_members: [
+    { conversation_id: '65f1c0ffee0000000000c101', joined_at: JOINED },
+    { conversation_id: '65f1c0ffee0000000000c102', joined_at: JOINED },
+    { conversation_id: '65f1c0ffee0000000000c103', joined_at: JOINED },
+  ],
+  last_message: null,
+  last_activity: JOINED,
+  account_id: '65f1c0ffee0000000000a001',
+  created_at: JOINED,
+  updated_at: JOINED,
+} satisfies Room
