@@ -25,13 +25,17 @@ interface Operation {
   summary?: string
   description?: string
   tags?: string[]
-  requestBody?: { content?: Record<string, Media> }
+  requestBody?: { $ref?: string; content?: Record<string, Media> }
   responses?: Record<string, { description?: string; content?: Record<string, Media> }>
 }
 interface Document {
   info: { description?: string }
   paths: Record<string, Record<string, Operation>>
-  components: { schemas: Record<string, Schema>; securitySchemes: Record<string, { description?: string }> }
+  components: {
+    schemas: Record<string, Schema>
+    requestBodies?: Record<string, { content?: Record<string, Media> }>
+    securitySchemes: Record<string, { description?: string }>
+  }
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch']
@@ -47,10 +51,15 @@ async function documentOf(app: FastifyInstance) {
   return { document, operations }
 }
 
-/** Every media type of an operation: its body's and its answers', by where they are. */
-function mediaOf(operation: Operation): { where: string; status?: string; media: Media }[] {
+/** Every media type of an operation: its body's (named or not) and its answers', by where they are. */
+function mediaOf(
+  document: Document,
+  operation: Operation,
+): { where: string; status?: string; media: Media }[] {
+  const ref = operation.requestBody?.$ref?.replace('#/components/requestBodies/', '')
+  const body = ref ? document.components.requestBodies?.[ref] : operation.requestBody
   return [
-    ...Object.values(operation.requestBody?.content ?? {}).map((media) => ({ where: 'body', media })),
+    ...Object.values(body?.content ?? {}).map((media) => ({ where: 'body', media })),
     ...Object.entries(operation.responses ?? {}).flatMap(([status, answer]) =>
       Object.values(answer.content ?? {}).map((media) => ({ where: status, status, media })),
     ),
@@ -117,9 +126,17 @@ describe('the API reference', () => {
       }
     }
     for (const { route, operation } of operations) {
-      for (const { where, media } of mediaOf(operation)) note(media.schema, `${route} ${where}`)
+      // A named request body is noted once, with the components, below.
+      const own = operation.requestBody?.$ref ? { ...operation, requestBody: undefined } : operation
+      for (const { where, media } of mediaOf(document, own)) note(media.schema, `${route} ${where}`)
     }
-    for (const [name, schema] of Object.entries(document.components.schemas)) {
+    const bodies = Object.entries(document.components.requestBodies ?? {}).flatMap(([name, body]) =>
+      // One media type: a body taken as a form and as JSON has one schema.
+      Object.values(body.content ?? {})
+        .slice(0, 1)
+        .flatMap((media) => (media.schema ? [[name, media.schema] as const] : [])),
+    )
+    for (const [name, schema] of [...Object.entries(document.components.schemas), ...bodies]) {
       // A component's own object is its name; what it holds inline is what may recur.
       for (const [property, value] of Object.entries(schema.properties ?? {})) {
         note(value, `${name}.${property}`)
@@ -184,7 +201,7 @@ describe('the API reference', () => {
     const untrue: string[] = []
     const exemplified = new Set<string>()
     for (const { route, operation } of operations) {
-      for (const { where, status, media } of mediaOf(operation)) {
+      for (const { where, status, media } of mediaOf(document, operation)) {
         if (media.example === undefined || !media.schema) continue
         if (status?.startsWith('2')) for (const tag of operation.tags ?? []) exemplified.add(tag)
         const validate = ajv.compile(asJsonSchema(media.schema))

@@ -32,14 +32,30 @@ async function operationsOf(app: FastifyInstance) {
   return { spec, operations }
 }
 
-/** A schema of the document, its named component when it refers to one (directly or through `allOf`). */
+/** A schema of the document, its named component when it refers to one (directly, or nullable). */
 function named(spec: { components: { schemas: Record<string, unknown> } }, schema: Schema): Schema {
-  const ref = schema.$ref ?? schema.allOf?.[0]?.$ref
+  const ref = schema.$ref ?? schema.anyOf?.[0]?.$ref
   return ref ? (spec.components.schemas[ref.replace('#/components/schemas/', '')] as Schema) : schema
+}
+/** The JSON schema of an operation's request body, through its named request body when it refers to one. */
+function bodyOf(
+  spec: { components: { requestBodies?: Record<string, Body> } },
+  operation: { requestBody: Body },
+): Schema {
+  const { $ref, content } = operation.requestBody
+  const body = $ref
+    ? spec.components.requestBodies?.[$ref.replace('#/components/requestBodies/', '')]
+    : undefined
+  return ((body?.content ?? content) as Record<string, { schema: Schema }>)['application/json']
+    ?.schema as Schema
+}
+interface Body {
+  $ref?: string
+  content?: unknown
 }
 interface Schema {
   $ref?: string
-  allOf?: Schema[]
+  anyOf?: Schema[]
   properties: Record<string, Schema>
   required?: string[]
 }
@@ -134,15 +150,9 @@ describe('the OpenAPI document', () => {
       ({ name }: { name: string }) => name === 'page',
     )
     expect(page).toMatchObject({ required: false, schema: { default: 1 } })
-    expect(
-      named(spec, spec.paths['/v1/admin/tokens'].post.requestBody.content['application/json'].schema)
-        .required,
-    ).not.toContain('ttl')
+    expect(named(spec, bodyOf(spec, spec.paths['/v1/admin/tokens'].post)).required).not.toContain('ttl')
     // JSON Schema's numeric exclusiveMinimum, as 3.0 writes it.
-    const configuration = named(
-      spec,
-      spec.paths['/v1/reviews/auto-review-request'].put.requestBody.content['application/json'].schema,
-    )
+    const configuration = named(spec, bodyOf(spec, spec.paths['/v1/reviews/auto-review-request'].put))
     expect(named(spec, configuration.properties.follow_up as Schema).properties.delay_hours).toMatchObject({
       minimum: 0,
       exclusiveMinimum: true,
@@ -193,13 +203,11 @@ describe('named schemas (a title names a component)', () => {
     expect(spec.paths['/named'].get.responses['200'].content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/ThingEnvelope',
     })
-    // Nullable: OpenAPI 3.0 reads `nullable` beside a `type` only.
+    // Nullable: it or null, as OpenAPI 3.0 validators and generators read it.
     expect(
       spec.paths['/maybe'].get.responses['200'].content['application/json'].schema.properties.thing,
     ).toEqual({
-      type: 'object',
-      allOf: [{ $ref: '#/components/schemas/Thing' }],
-      nullable: true,
+      anyOf: [{ $ref: '#/components/schemas/Thing' }, { type: 'object', nullable: true, enum: [null] }],
     })
     const [named, anonymous] = await Promise.all([
       app.inject({ url: '/named' }),

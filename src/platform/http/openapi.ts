@@ -242,9 +242,14 @@ interface Answered {
   description?: string
   content?: Record<string, Media>
 }
+interface RequestBody {
+  required?: boolean
+  description?: string
+  content?: Record<string, Media>
+}
 interface DocumentedOperation {
   responses?: Record<string, Answered>
-  requestBody?: { content?: Record<string, Media> }
+  requestBody?: RequestBody | { $ref: string }
   'x-answers'?: Record<string, string>
   'x-example'?: { body?: unknown; response?: unknown }
 }
@@ -263,7 +268,8 @@ function withAnswers<T extends { paths?: object }>(document: T): T {
       for (const [status, answer] of Object.entries(responses)) {
         answer.description = answers[status] ?? ANSWERS[status] ?? answer.description
       }
-      if (example.body !== undefined) exemplify(operation.requestBody?.content, example.body)
+      const body = operation.requestBody
+      if (example.body !== undefined && body && 'content' in body) exemplify(body.content, example.body)
       const success = Object.keys(responses).find((status) => status.startsWith('2'))
       if (example.response !== undefined && success) exemplify(responses[success]?.content, example.response)
     }
@@ -294,19 +300,23 @@ interface Schema {
 }
 
 const COMPONENTS = '#/components/schemas/'
+const REQUEST_BODIES = '#/components/requestBodies/'
 
 /**
  * The document with every schema that has a `title` written once, as `components.schemas[title]`, and a
- * `$ref` to it wherever it appears, so that generated clients get named types. A `title` is an annotation
+ * `$ref` to it wherever it appears, so that generated clients get named types; a request body's own schema
+ * as `components.requestBodies[title]` instead, where generators read a field with a default as one a
+ * caller may leave out (openapi-typescript makes it required in `components.schemas`). A `title` is an annotation
  * that neither the validator nor the serializer reads: naming a schema changes no request's or answer's
- * handling. Its nullable use (`Nullable`), or a use with a description of its own, refers to it through
- * `allOf`; two different shapes under one title are a mistake, refused when the document is built.
+ * handling. Its nullable use (`Nullable`) is `anyOf` it and null, a use with a description of its own `allOf`
+ * it; two different shapes under one title are a mistake, refused when the document is built.
  */
-function withNamedSchemas<T extends { paths?: object; components?: { schemas?: Record<string, unknown> } }>(
-  document: T,
-): T {
+function withNamedSchemas<
+  T extends { paths?: object; components?: { schemas?: Record<string, unknown>; requestBodies?: object } },
+>(document: T): T {
   const components: Record<string, Schema> = { ...(document.components?.schemas as Record<string, Schema>) }
-  document.components = { ...document.components, schemas: components }
+  const requestBodies: Record<string, RequestBody> = { ...document.components?.requestBodies }
+  document.components = { ...document.components, schemas: components, requestBodies }
   const named = (schema: Schema): Schema => {
     const inner = withNamedParts(schema, named)
     const { title, nullable, description, ...shape } = inner
@@ -322,15 +332,17 @@ function withNamedSchemas<T extends { paths?: object; components?: { schemas?: R
     const ref = { $ref: `${COMPONENTS}${title}` }
     const ownDescription = description !== undefined && description !== components[title]?.description
     if (!nullable && !ownDescription) return ref
-    // OpenAPI 3.0 reads `nullable` only beside a `type`.
-    const type = nullable && component.type !== undefined ? { type: component.type } : {}
-    return { ...type, allOf: [ref], ...(nullable && { nullable }), ...(ownDescription && { description }) }
+    const about = ownDescription ? { description } : {}
+    if (!nullable) return { allOf: [ref], ...about }
+    // It or null. Not `allOf` beside `nullable`: null fails the referred schema's `type` under `allOf`, and
+    // OpenAPI 3.0 reads `nullable` only beside a `type`; null alone is written as 3.0.3 says (`enum: [null]`).
+    return { anyOf: [ref, { type: component.type ?? 'object', nullable: true, enum: [null] }], ...about }
   }
   for (const [name, schema] of Object.entries(components)) components[name] = withNamedParts(schema, named)
   for (const item of Object.values(document.paths ?? {}) as Record<string, Record<string, unknown>>[]) {
     for (const operation of Object.values(item) as DocumentedOperation[]) {
-      for (const media of Object.values(operation.requestBody?.content ?? {})) {
-        if (media.schema) media.schema = named(media.schema)
+      if (operation.requestBody && 'content' in operation.requestBody) {
+        operation.requestBody = namedBody(operation.requestBody, named, requestBodies)
       }
       for (const answer of Object.values(operation.responses ?? {})) {
         for (const media of Object.values(answer.content ?? {}))
@@ -338,7 +350,34 @@ function withNamedSchemas<T extends { paths?: object; components?: { schemas?: R
       }
     }
   }
+  if (Object.keys(requestBodies).length === 0) delete document.components.requestBodies
   return document
+}
+
+/** A request body: a `$ref` to `requestBodies[title]` when its schema has a title, its parts named. */
+function namedBody(
+  body: RequestBody,
+  named: (schema: Schema) => Schema,
+  requestBodies: Record<string, RequestBody>,
+): RequestBody | { $ref: string } {
+  const title = Object.values(body.content ?? {})[0]?.schema?.title
+  // Untitled, the body's schema is named as any other; titled, only its parts are, the body itself below.
+  const name = typeof title === 'string' ? (schema: Schema) => withNamedParts(schema, named) : named
+  const content: Record<string, Media> = {}
+  for (const [type, media] of Object.entries(body.content ?? {})) {
+    content[type] = media.schema ? { ...media, schema: name(media.schema) } : media
+  }
+  if (typeof title !== 'string') return { ...body, content }
+  const known = requestBodies[title]
+  const schemas = (of: RequestBody) =>
+    JSON.stringify(Object.values(of.content ?? {}).map((media) => media.schema))
+  if (!known) requestBodies[title] = { ...body, content }
+  else if (schemas(known) !== schemas({ content })) {
+    throw new Error(
+      `Two different request bodies are named ${title} (a title names one shape: give the other its own)`,
+    )
+  }
+  return { $ref: `${REQUEST_BODIES}${title}` }
 }
 
 /** The schema with its subschemas passed through `named` (data keywords, such as `example`, left alone). */
