@@ -19,6 +19,14 @@ export const accountExportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
     routeOptions({
       operationId: 'accountExport',
       summary: 'Export everything an account and its sub-accounts own, streamed as NDJSON',
+      description:
+        'Streams everything the account and its sub-accounts own as NDJSON, one line per row, table by table, ' +
+        'for a copy or a move. A large account takes a while: the answer starts at once and flows. Operator ' +
+        'only.',
+      answers: {
+        404: 'No account with this id',
+        409: 'The account is being removed: export it before removing it',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

@@ -25,6 +25,16 @@ export const accountRemovalAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions>
       summary:
         'Remove an account and its sub-accounts: refused at once, their rows and provider state removed by a ' +
         'background job (202, Location: the removal); asked again, the same removal',
+      description:
+        'Removes the account and its sub-accounts: from this answer on they refuse every token, and a ' +
+        'background job deletes their rows and provider state. Asked again, it answers the same removal. ' +
+        'Follow it with `GET /v1/admin/accounts/{id}/removal` (the `Location`). Operator only; it cannot be ' +
+        'undone.',
+      answers: {
+        202: 'The removal, under way',
+        404: 'No account with this id',
+        409: 'A removal of this account was asked for at the same time',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -45,6 +55,10 @@ export const accountRemovalAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions>
     routeOptions({
       operationId: 'accountRemovalRead',
       summary: "Read how far an account's removal is: its status and the rows deleted, table by table",
+      description:
+        "How far the account's removal is: its status (queued, running, done or failed) and the rows deleted, " +
+        'table by table. Operator only.',
+      answers: { 404: 'No removal of this account' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

@@ -4,6 +4,8 @@ import { Envelope, ok } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { IdParams } from '../../platform/http/schemas.js'
 import {
+  ACCOUNT_EXAMPLE,
+  ACCOUNT_INPUT_EXAMPLE,
   Account,
   AddMembershipBody,
   CreateAccountBody,
@@ -39,6 +41,16 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'accountCreate',
       summary: 'Create an account',
+      description:
+        'Creates an account, active unless `status` says otherwise; with `parent_account` it is a sub-account ' +
+        "of that account (an agency's client). Operator only (ADMIN_TOKEN). Then create its users (`POST " +
+        '/v1/admin/users`) and mint their tokens (`POST /v1/admin/tokens`).',
+      answers: {
+        201: 'The account created',
+        404: 'The parent account does not exist',
+        409: 'The parent account is removed',
+      },
+      example: { body: ACCOUNT_INPUT_EXAMPLE, response: ok(ACCOUNT_EXAMPLE) },
       tags: ['admin'],
       access: 'admin',
       body: CreateAccountBody,
@@ -53,6 +65,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'accountRead',
       summary: 'Read an account',
+      description: 'The account with its status, tier, parent and listings entity. Operator only.',
+      answers: { 404: 'No account with this id' },
+      example: { response: ok(ACCOUNT_EXAMPLE) },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -67,6 +82,12 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'accountUpdate',
       summary: 'Update status, tier, name or listings entity',
+      description:
+        "Changes an account's name, status, tier or listings entity; what the body leaves out stays. " +
+        'Suspending an account makes every token of its users and apps answer 403 on its next request (at ' +
+        'most OAUTH_REVOCATION_CACHE_MS later on another instance without Redis). A removed account can no ' +
+        'longer be changed.',
+      answers: { 404: 'No account with this id', 409: 'The account is being removed, or was' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -82,6 +103,14 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'userCreate',
       summary: 'Create a user, optionally a member of an account',
+      description:
+        'Creates a user with an email and a password (stored as an Argon2 hash), and with `account_id` a ' +
+        'member of that account. The email is unique across the platform. Operator only.',
+      answers: {
+        201: 'The user created, with their memberships',
+        404: 'The account does not exist',
+        409: 'A user with this email already exists',
+      },
       tags: ['admin'],
       access: 'admin',
       body: CreateUserBody,
@@ -96,6 +125,9 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'userRead',
       summary: 'Read a user with memberships',
+      description:
+        'The user with the accounts they are a member of (one of them their main account). Operator only.',
+      answers: { 404: 'No user with this id' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -110,6 +142,10 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'userPermissionsSet',
       summary: "Replace a user's platform-wide permissions",
+      description:
+        "Replaces the user's platform-wide permissions with the list given (an empty list takes them all " +
+        'away). Operator only.',
+      answers: { 404: 'No user with this id' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -125,6 +161,14 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'membershipCreate',
       summary: 'Make a user a member of an account',
+      description:
+        "Makes the user a member of the account; `main: true` makes it their main account. A member's " +
+        'platform JWT for the account then works. Operator only.',
+      answers: {
+        201: 'The membership',
+        404: 'The user or the account does not exist',
+        409: 'Already a member, or the account is being removed',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -148,6 +192,14 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'membershipDelete',
       summary: "Remove a user from an account: their tokens and apps' grants there stop working",
+      description:
+        "Takes the user out of the account: their platform JWTs for it and their apps' grants there stop " +
+        'working within seconds (at once with REDIS_URL). The user and their other memberships stay. Operator ' +
+        'only.',
+      answers: {
+        404: 'No such user, or not a member of the account',
+        409: 'The account is being removed, or was',
+      },
       tags: ['admin'],
       access: 'admin',
       params: MembershipParams,

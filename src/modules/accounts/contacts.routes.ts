@@ -5,7 +5,14 @@ import { heavy } from '../../platform/http/account-concurrency.js'
 import { Envelope, ListEnvelope, ok, okPage } from '../../platform/http/envelope.js'
 import { routeOptions } from '../../platform/http/route-options.js'
 import { Id, IdParams } from '../../platform/http/schemas.js'
-import { Contact, ContactsQuery, CreateContactBody, UpdateContactBody } from './contacts.schemas.js'
+import {
+  CONTACT_EXAMPLE,
+  CONTACT_INPUT_EXAMPLE,
+  Contact,
+  ContactsQuery,
+  CreateContactBody,
+  UpdateContactBody,
+} from './contacts.schemas.js'
 import {
   CRM_CONTACTS_READ,
   CRM_CONTACTS_WRITE,
@@ -28,6 +35,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'contactList',
       summary: 'List contacts',
+      description:
+        "The account's contacts, newest first, with `search` matching a name, an email or a phone. Read by " +
+        '`page` and `limit`, or by `cursor` for a list read to its end. A user of the account, or an app ' +
+        'granted `crm.contacts.read`.',
+      example: { response: okPage([CONTACT_EXAMPLE], { total: 1, page: 1, limit: 10, pages: 1 }) },
       tags: ['contacts'],
       access: CRM_CONTACTS_READ,
       querystring: ContactsQuery,
@@ -46,6 +58,11 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'contactRead',
       summary: 'Read a contact',
+      description:
+        "The contact with this id in the caller's account. A user of the account, or an app granted " +
+        '`crm.contacts.read`.',
+      answers: { 404: 'No contact with this id in the account' },
+      example: { response: ok(CONTACT_EXAMPLE) },
       tags: ['contacts'],
       access: CRM_CONTACTS_READ,
       params: IdParams,
@@ -60,6 +77,12 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'contactCreate',
       summary: 'Create a contact',
+      description:
+        "Creates a contact in the caller's account; its email, when given, is unique in the account. Email " +
+        'variables (`{{contact.first_name}}`, ...) and inbound mail read contacts. A user of the account, or ' +
+        'an app granted `crm.contacts.write`; apps subscribed to contact events are notified.',
+      answers: { 201: 'The contact created', 409: 'A contact with this email already exists in the account' },
+      example: { body: CONTACT_INPUT_EXAMPLE, response: ok(CONTACT_EXAMPLE) },
       tags: ['contacts'],
       access: CRM_CONTACTS_WRITE,
       body: CreateContactBody,
@@ -75,6 +98,13 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'contactUpdate',
       summary: 'Change a contact',
+      description:
+        'Changes the fields given of the contact; the others stay. A user of the account, or an app granted ' +
+        '`crm.contacts.write`; apps subscribed to contact events are notified.',
+      answers: {
+        404: 'No contact with this id in the account',
+        409: 'Another contact of the account has this email',
+      },
       tags: ['contacts'],
       access: CRM_CONTACTS_WRITE,
       params: IdParams,
@@ -97,6 +127,13 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'contactAdminCreate',
       summary: 'Create a contact',
+      description:
+        "The operator's way to create a contact in any account, as `POST /v1/contacts` does in the caller's.",
+      answers: {
+        201: 'The contact created',
+        404: 'No account with this id',
+        409: 'A contact with this email already exists in the account',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -113,6 +150,8 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
     routeOptions({
       operationId: 'contactAdminRead',
       summary: 'Read a contact',
+      description: "The operator's way to read a contact of any account.",
+      answers: { 404: 'No such account, or no contact with this id in it' },
       tags: ['admin'],
       access: 'admin',
       params: Type.Object({ id: Id(), record_id: Id() }),

@@ -17,6 +17,15 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     routeOptions({
       operationId: 'creditsGrant',
       summary: 'Grant credits',
+      description:
+        "Adds `amount` credits to the account's balance, recorded as an entry. Sending email spends one " +
+        'credit per recipient (event `email`); without enough, a send answers 400 `Insufficient balance`. ' +
+        'Operator only.',
+      answers: {
+        200: 'The balance after the grant',
+        404: 'No account with this id',
+        409: 'The account is being removed, or was',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -41,6 +50,9 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     routeOptions({
       operationId: 'creditsRead',
       summary: 'Read the credit balance',
+      description:
+        "The account's credit balance and its latest entries (grants and what sending spent). Operator only.",
+      answers: { 404: 'No account with this id' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

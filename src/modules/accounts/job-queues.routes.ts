@@ -18,6 +18,10 @@ export const jobQueuesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       summary:
         'Read the job queues: per queue its jobs ready, scheduled and running, and the accounts holding most of ' +
         'them (the top `top`), to see which account fills a queue',
+      description:
+        'What the background worker has to do: per queue, its jobs ready, scheduled for later and running, ' +
+        'and the accounts holding the most of them, so an operator sees which account fills a queue. Operator ' +
+        'only.',
       tags: ['admin'],
       access: 'admin',
       querystring: JobQueuesQuery,

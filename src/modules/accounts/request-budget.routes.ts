@@ -24,6 +24,10 @@ export const requestBudgetAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
     routeOptions({
       operationId: 'requestBudgetRead',
       summary: "Read an account's request budget",
+      description:
+        "The account's request budget per window: its own when set, else the default " +
+        '(ACCOUNT_REQUEST_BUDGET), with where the account stands in the current window. Operator only.',
+      answers: { 404: 'No account with this id' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

@@ -36,6 +36,14 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
       routeOptions({
         operationId: `${RECORD_FEATURES[kind]}Create`,
         summary: `Create one of ${kind}`,
+        description:
+          `Stores a record of the account's ${kind}, which email variables read when a send names one ` +
+          '(`{{person.first_name}}`, `{{business.name}}`, ...). Operator only: the main platform keeps them here.',
+        answers: {
+          201: 'The record created',
+          404: 'No account with this id',
+          409: 'The account is being removed, or was',
+        },
         tags: ['admin'],
         access: 'admin',
         params: IdParams,
@@ -58,6 +66,8 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
       routeOptions({
         operationId: `${RECORD_FEATURES[kind]}Read`,
         summary: `Read one of ${kind}`,
+        description: `One record of the account's ${kind}, as email variables read it. Operator only.`,
+        answers: { 404: 'No account with this id, or no such record in it' },
         tags: ['admin'],
         access: 'admin',
         params: Type.Object({ id: Id(), record_id: Id() }),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { routeNotFound } from '../../platform/http/error-handler.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { PostsPage, PostsQuery } from './changelog.schemas.js'
+import { POSTS_PAGE_EXAMPLE, PostsPage, PostsQuery } from './changelog.schemas.js'
 import { listChangelogPosts } from './changelog.service.js'
 
 /**
@@ -19,6 +19,11 @@ const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
       ...routeOptions({
         operationId: 'changelogList',
         summary: 'Changelog posts (the upstream feed is disabled: always empty)',
+        description:
+          "The product's changelog posts, `per_page` (default 25, at most 100) a page. The upstream feed is " +
+          'disabled: the answer is always empty, `{ pagination: { page, per_page, total: 0 }, data: [] }`. Its ' +
+          'errors are in the changelog envelope, flagged `status: false`. A user of the account.',
+        example: { response: POSTS_PAGE_EXAMPLE },
         tags: ['changelog'],
         access: 'bearer',
         querystring: PostsQuery,

@@ -18,6 +18,9 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     routeOptions({
       operationId: 'communicationList',
       summary: 'List sent and received emails, newest first, with their delivery events',
+      description:
+        "The account's email records, sent (OUTGOING) and received (INCOMING), newest first, each with its " +
+        'delivery events. Read by `page` and `limit`, or by `cursor`. A user of the account.',
       tags: ['email'],
       access: 'bearer',
       querystring: ListQuery,
@@ -41,6 +44,10 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     routeOptions({
       operationId: 'communicationRead',
       summary: 'Read one email record with its delivery events and attachment metadata',
+      description:
+        'One email record of the account with its delivery events and the metadata of its attachments (not ' +
+        'their bytes). A user of the account.',
+      answers: { 404: 'No email record with this id in the account' },
       tags: ['email'],
       access: 'bearer',
       params: IdParams,
@@ -55,6 +62,13 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
     routeOptions({
       operationId: 'communicationAttachmentDownload',
       summary: "Download one of the record's attachments",
+      description:
+        "The bytes of the record's attachment at `index` (from 0, in the order of its `attachments`), with " +
+        'its content type and file name. A user of the account.',
+      answers: {
+        200: "The attachment's bytes",
+        404: 'No such record in the account, or no attachment at this index',
+      },
       tags: ['email'],
       access: 'bearer',
       params: AttachmentParams,

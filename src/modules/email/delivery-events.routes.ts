@@ -48,6 +48,17 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         operationId: 'deliveryEventsReceive',
         summary:
           'SendGrid delivery events: stored, then applied by a job; 200 to any post once stored (503: retry)',
+        description:
+          "The provider's event webhook: a JSON array of delivery events (delivered, open, click, bounce, " +
+          'dropped, spam report, unsubscribe, ...), each carrying the `account_id` and `uid` the send gave it. ' +
+          'Stored first and applied to their Communication records by a background job, so that it answers ' +
+          "within the provider's 5 seconds; a batch received twice is applied once. Signed by the provider " +
+          '(headers below); create the webhook with `POST .../mailprovider/webhook/create`.',
+        answers: {
+          200: 'Stored (also when an event names nothing this service sent)',
+          403: 'The signature is missing, wrong or too old',
+          503: 'Not stored: the provider retries',
+        },
         tags: ['email'],
         access: 'public',
         requiresHttps: true,

@@ -21,4 +21,7 @@ export const EventBatch = Type.Array(
  */
 export const SG_EVENT_ID_MAX_LENGTH = 255
 
-export const Received = Type.Object({ success: Type.Literal(true), message: Type.String() })
+export const Received = Type.Object(
+  { success: Type.Literal(true), message: Type.String() },
+  { title: 'Received' },
+)

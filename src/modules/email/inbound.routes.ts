@@ -3,9 +3,9 @@ import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import type { ModuleOptions } from '../../platform/context.js'
+import { Acknowledged } from '../../platform/http/envelope.js'
 import { DomainError } from '../../platform/http/errors.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { Received } from './inbound.schemas.js'
 import { type InboundDeps, receiveInboundEmail } from './inbound.service.js'
 import {
   INBOUND_BODY_LIMIT,
@@ -53,7 +53,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         access: 'public',
         requiresHttps: true,
         consumes: ['multipart/form-data', 'application/json'],
-        response: { 200: Received },
+        response: { 200: Acknowledged },
         errors: [400, 413],
       }),
     },

@@ -15,6 +15,10 @@ export const emailAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'mailSubuserSet',
       summary: "Set the SendGrid subuser the account's mail goes through (the key is stored encrypted)",
+      description:
+        "Sets the provider subuser (its username and API key) the account's mail is sent through; the key is " +
+        'sealed with SECRETS_ENCRYPTION_KEY and never shown again. Operator only.',
+      answers: { 404: 'No account with this id', 409: 'The account is being removed, or was' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

@@ -29,6 +29,15 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       ...routeOptions({
         operationId: 'providerSetupEventWebhook',
         summary: "Create or update the provider's event webhook, targeting this service's events URL",
+        description:
+          "Creates or updates the provider's event webhook of the account's subuser so that it posts to this " +
+          "service's event URL (PUBLIC_BASE_URL), with events delivered, open, click, bounce, dropped, spam " +
+          'report, unsubscribe, group unsubscribe and group resubscribe on, deferred and processed off. No ' +
+          'body. Needs MAIL_PROVIDER=sendgrid and a subuser set for the account. A user of the account.',
+        answers: {
+          200: "The provider's webhook settings",
+          400: 'MAIL_PROVIDER is not sendgrid, or no subuser is set for the account',
+        },
         tags: ['email'],
         access: 'bearer',
         response: { 200: Envelope(EventWebhookSettings) },
@@ -46,6 +55,14 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       ...routeOptions({
         operationId: 'providerSetupInboundParse',
         summary: "Create or update the provider's Inbound Parse for a receiving hostname",
+        description:
+          "Creates or updates the provider's Inbound Parse for `hostname` (spam check on, raw off), posting " +
+          "replies to this service's inbound URL; the hostname's MX record must point to the provider. Needs " +
+          'MAIL_PROVIDER=sendgrid and a subuser set for the account. A user of the account.',
+        answers: {
+          200: "The provider's Inbound Parse settings",
+          400: 'Not a domain name, MAIL_PROVIDER is not sendgrid, or no subuser is set',
+        },
         tags: ['email'],
         access: 'bearer',
         body: InboundParseBody,

@@ -6,8 +6,8 @@ import { Envelope, ok } from '../../platform/http/envelope.js'
 import { Invalid } from '../../platform/http/errors.js'
 import { byAccount } from '../../platform/http/rate-limit.js'
 import { routeOptions } from '../../platform/http/route-options.js'
-import { Communication } from './communications.schemas.js'
-import { SendBody, SendHeaders, type UploadedAttachment } from './send.schemas.js'
+import { COMMUNICATION_EXAMPLE, Communication } from './communications.schemas.js'
+import { OUTGOING_EMAIL_EXAMPLE, SendBody, SendHeaders, type UploadedAttachment } from './send.schemas.js'
 import {
   assertSendingOpen,
   attachmentTooLarge,
@@ -96,6 +96,23 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       ...routeOptions({
         operationId: 'sendEmail',
         summary: 'Send an email (JSON, or multipart with `attachments` file parts)',
+        description:
+          "Sends an email through the account's provider and records it as a Communication. In order: the " +
+          'variables in `subject` and contents are replaced; a recipient on the do-not-disturb list refuses the ' +
+          'send (400 `DND enabled for received email(s).`); one credit per recipient is checked (400 ' +
+          '`Insufficient balance`); the recipients are matched to contacts, each gets a prospect conversation; ' +
+          'then the credits are spent. JSON, or multipart with at most 12 `attachments` file parts of 2 MB ' +
+          "each. With an `Idempotency-Key`, a retry gets the first send's record back (`Idempotent-Replayed: " +
+          'true`) and is neither sent nor charged again. A user of an active account; ' +
+          'RATE_LIMIT_EMAIL_SEND_PER_MINUTE per account.',
+        answers: {
+          200: 'The Communication record of the send',
+          403: "The account is not active, or the provider's key is missing or misconfigured",
+          409: 'A send with this Idempotency-Key is under way',
+          413: 'The body or an attachment is larger than allowed',
+          503: 'Sending is under maintenance (EMAIL_SEND_MAINTENANCE), or a dependency did not answer in time',
+        },
+        example: { body: OUTGOING_EMAIL_EXAMPLE, response: ok(COMMUNICATION_EXAMPLE) },
         tags: ['email'],
         access: 'bearer',
         headers: SendHeaders,

@@ -25,6 +25,14 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
     routeOptions({
       operationId: 'unsubscribeOneClick',
       summary: 'One-click unsubscribe (RFC 8058): puts the address on the do-not-disturb list',
+      description:
+        'The target of the `List-Unsubscribe` header of every email sent (RFC 8058 one-click): the mail ' +
+        "client posts to the signed link and the recipient's address goes on the account's do-not-disturb " +
+        "list. No credentials: the link's signature (keyed by SECRETS_ENCRYPTION_KEY) is the proof.",
+      answers: {
+        200: 'The address is on the do-not-disturb list',
+        400: 'The link is not one this service signed',
+      },
       tags: ['email'],
       access: 'public',
       querystring: UnsubscribeQuery,

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { Integer, URL_MAX_LENGTH } from '../../platform/http/schemas.js'
 
 // The paging parameters the API documents are typed; any other parameter is passed through as a
@@ -14,13 +14,16 @@ export const ListingsAccountsQuery = Type.Object(
   { additionalProperties: Type.String({ maxLength: URL_MAX_LENGTH }) },
 )
 
-export const ListingsAccount = Type.Object({
-  id: Type.String(),
-  accountId: Type.String(),
-  accountName: Type.String(),
-  countryCode: Type.Optional(Type.String()),
-  parentAccountId: Type.Optional(Type.String()),
-})
+export const ListingsAccount = Type.Object(
+  {
+    id: Type.String(),
+    accountId: Type.String(),
+    accountName: Type.String(),
+    countryCode: Type.Optional(Type.String()),
+    parentAccountId: Type.Optional(Type.String()),
+  },
+  { title: 'ListingsAccount' },
+)
 
 export const ListingsAccounts = Type.Object(
   {
@@ -30,5 +33,14 @@ export const ListingsAccounts = Type.Object(
     }),
     response: Type.Object({ count: Type.Integer(), accounts: Type.Array(ListingsAccount) }),
   },
-  { description: "The external listings API's answer, unchanged" },
+  { title: 'ListingsAccountList', description: "The external listings API's answer, unchanged" },
 )
+
+/* An example of the API reference (test/openapi-reference.test.ts checks it against its schema). */
+export const LISTINGS_ACCOUNTS_EXAMPLE = {
+  meta: { uuid: '7c9e6679-7425-40de-944b-e07fc1f90ae7', errors: [] },
+  response: {
+    count: 1,
+    accounts: [{ id: '3208410', accountId: 'acme-dental', accountName: 'Acme Dental', countryCode: 'GB' }],
+  },
+} satisfies Static<typeof ListingsAccounts>

@@ -14,6 +14,10 @@ export const auditRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
     routeOptions({
       operationId: 'auditList',
       summary: 'What happened to grants and tokens, newest first (optionally of one app or account)',
+      description:
+        "The authorization server's audit trail, newest first: consents granted, tokens issued and refreshed, " +
+        'grants revoked, client authentication failures; of one app (`client_id`) or account (`account_id`) ' +
+        'when given. Read by `page` or `cursor`. Operator only.',
       tags: ['admin'],
       access: 'admin',
       querystring: AuditQuery,

@@ -11,16 +11,19 @@ export const AUDIT_EVENTS = [
 ] as const
 export type AuditEventName = (typeof AUDIT_EVENTS)[number]
 
-export const AuditEvent = Type.Object({
-  _id: Id(),
-  event: StringEnum(AUDIT_EVENTS),
-  client_id: Type.Union([Id(), Type.Null()]),
-  user_id: Type.Union([Id(), Type.Null()]),
-  account_id: Type.Union([Id(), Type.Null()]),
-  ip: Type.Union([Type.String(), Type.Null()]),
-  detail: Type.Record(Type.String(), Type.Unknown()),
-  created_at: Timestamp(),
-})
+export const AuditEvent = Type.Object(
+  {
+    _id: Id(),
+    event: StringEnum(AUDIT_EVENTS),
+    client_id: Type.Union([Id(), Type.Null()]),
+    user_id: Type.Union([Id(), Type.Null()]),
+    account_id: Type.Union([Id(), Type.Null()]),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    detail: Type.Record(Type.String(), Type.Unknown()),
+    created_at: Timestamp(),
+  },
+  { title: 'AuditEvent' },
+)
 export type AuditEvent = Static<typeof AuditEvent>
 
 export const AuditQuery = Type.Composite([

@@ -160,6 +160,14 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'authorizeStart',
       summary: 'Start an authorization: the sign-in page',
+      description:
+        'Where an app sends a user to authorize it (RFC 6749 4.1.1): `response_type=code`, `client_id`, ' +
+        '`redirect_uri` (an exact match of a registered one), `scope` (space-separated, reduced to what the ' +
+        'app may ask), `state`, and for PKCE `code_challenge` with `code_challenge_method=S256`. Answers the ' +
+        'sign-in page; the flow goes on through account choice and consent to a redirect with `code` and ' +
+        '`state` (the code lives 10 minutes). An unknown client or redirect URI gets an error page; other ' +
+        'errors redirect with `error` and `state`. 10 requests a minute per IP ' +
+        '(RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE).',
       tags: ['oauth'],
       access: 'public',
       requiresHttps: true,
@@ -200,6 +208,11 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'authorizeSignIn',
       summary: 'The sign-in form (email, password, token)',
+      description:
+        "The sign-in form of the authorization page (email, password, the page's signed `token`, the CSRF " +
+        'cookie). A wrong email or password shows the page again with an error; a user of several accounts is ' +
+        'shown the account choice, else the consent page, or is redirected at once when the grant already ' +
+        'covers the scopes. 10 requests a minute per IP.',
       tags: ['oauth'],
       access: 'public',
       requiresHttps: true,
@@ -258,6 +271,9 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'authorizeChooseAccount',
       summary: 'The account chosen by a user of several (account_id, token)',
+      description:
+        'The account chosen on the account choice page, for a user of several accounts; the flow goes on to ' +
+        "the consent page. The page's signed `token` carries the flow; 10 requests a minute per IP.",
       tags: ['oauth'],
       access: 'public',
       requiresHttps: true,
@@ -290,6 +306,10 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
     routeOptions({
       operationId: 'authorizeDecide',
       summary: 'The decision on the consent page (decision: allow or deny, token)',
+      description:
+        "The user's decision on the consent page: `allow` redirects to the app's redirect URI with a `code` " +
+        '(10 minutes) and the `state`; `deny` with `error=access_denied` and the `state`. 10 requests a ' +
+        'minute per IP.',
       tags: ['oauth'],
       access: 'public',
       requiresHttps: true,

@@ -15,6 +15,9 @@ export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       ...routeOptions({
         operationId: 'findUsersList',
         summary: 'Users whose email contains `email`, each with the accounts they belong to',
+        description:
+          'Users whose email contains `email`, each with the accounts they belong to (`main` marks their main ' +
+          'account), `limit` 1 to 50. Operator only.',
         tags: ['oauth'],
         access: 'admin',
         requiresHttps: true,

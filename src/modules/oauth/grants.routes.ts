@@ -19,6 +19,9 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
       ...routeOptions({
         operationId: 'grantsList',
         summary: 'The apps you allowed in this account',
+        description:
+          'The apps the calling user allowed in this account, each with the scopes granted and when. A user ' +
+          "with a platform JWT: an app's own access token may not manage grants (403).",
         tags: ['oauth'],
         access: 'bearer',
         requiresHttps: true,
@@ -37,6 +40,10 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
       ...routeOptions({
         operationId: 'grantsRevoke',
         summary: "Take an app's access back: its consent and refresh tokens go",
+        description:
+          "Takes the app's access back in this account: the consent goes and its refresh tokens stop working at " +
+          'once, its access tokens within seconds; the app must ask the user again. A user with a platform JWT.',
+        answers: { 404: 'The app holds no grant of this user in this account' },
         tags: ['oauth'],
         access: 'bearer',
         requiresHttps: true,

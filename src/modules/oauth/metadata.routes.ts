@@ -16,6 +16,10 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'metadataGetJwks',
       summary: 'Public keys of OAuth access tokens (ES256): the current key first, then previous ones',
+      description:
+        'The public keys that verify OAuth access tokens (ES256 JWTs): the current key first, then previous ' +
+        'ones still verifying tokens they signed. For resource servers and apps that check tokens themselves; ' +
+        'no credentials.',
       tags: ['oauth'],
       access: 'public',
       response: { 200: Jwks },
@@ -33,6 +37,10 @@ export const metadataRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
     routeOptions({
       operationId: 'metadataGetAuthorizationServer',
       summary: 'Authorization server metadata (RFC 8414)',
+      description:
+        "The authorization server's metadata (RFC 8414): its endpoints (authorize, token, introspection, " +
+        'revocation, JWKS), the grant types, PKCE methods, client authentication methods and scopes it ' +
+        'supports. No credentials; a client library configures itself from it.',
       tags: ['oauth'],
       access: 'public',
       response: { 200: ServerMetadata },

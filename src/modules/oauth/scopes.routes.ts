@@ -15,6 +15,8 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
     routeOptions({
       operationId: 'scopesList',
       summary: 'The scopes apps may ask for',
+      description:
+        'The scopes an app may be registered for and ask for, each with what it allows. Operator only.',
       tags: ['admin'],
       access: 'admin',
       response: { 200: Envelope(Type.Array(Scope)) },

@@ -1,10 +1,13 @@
 import { type Static, Type } from '@sinclair/typebox'
 
-export const Scope = Type.Object({
-  scope: Type.String(),
-  description: Type.String(),
-  category: Type.String(),
-})
+export const Scope = Type.Object(
+  {
+    scope: Type.String(),
+    description: Type.String(),
+    category: Type.String(),
+  },
+  { title: 'Scope' },
+)
 export type Scope = Static<typeof Scope>
 
 /**

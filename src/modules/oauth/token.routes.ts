@@ -14,6 +14,8 @@ import {
   Introspection,
   type OAuthForm,
   oauthErrorResponses,
+  TOKEN_REQUEST_EXAMPLE,
+  TOKEN_RESPONSE_EXAMPLE,
   TokenRequestBody,
   TokenResponse,
   TokenStatusRequestBody,
@@ -128,6 +130,21 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...routeOptions({
         operationId: 'tokenCreate',
         summary: 'Exchange an authorization code, or a refresh token, for tokens (RFC 6749)',
+        description:
+          'The token endpoint (RFC 6749). `grant_type=authorization_code` with `code`, `redirect_uri` (as sent ' +
+          'to /authorize) and `code_verifier` (PKCE) gives an access token (an ES256 JWT, 1 hour), a refresh ' +
+          'token (90 days) and the scopes; `grant_type=refresh_token` with `refresh_token` gives a new pair, ' +
+          'the old refresh token replaced (reusing it revokes the grant). The client authenticates with HTTP ' +
+          'Basic or `client_id`/`client_secret` in the body (a public app with `client_id` and PKCE). Form or ' +
+          'JSON; cross-origin allowed; 100 requests an hour per client (RATE_LIMIT_OAUTH_TOKEN_PER_HOUR). ' +
+          "Errors are RFC 6749's `{ error, error_description }`.",
+        answers: {
+          200: 'The tokens',
+          400: '`invalid_request`, `invalid_grant` (code unknown, expired or used; redirect_uri differs; refresh token revoked) or `unsupported_grant_type`',
+          401: "`invalid_client`: the client's authentication failed",
+          429: "More than the client's token requests an hour: retry after `Retry-After`",
+        },
+        example: { body: TOKEN_REQUEST_EXAMPLE, response: TOKEN_RESPONSE_EXAMPLE },
         tags: ['oauth'],
         access: 'public',
         requiresHttps: true,
@@ -153,6 +170,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       ...routeOptions({
         operationId: 'tokenIntrospect',
         summary: "Whether one of the calling client's tokens is active, and what it grants (RFC 7662)",
+        description:
+          'Whether a token of the calling client is active (RFC 7662), and if so its scopes, account, user, ' +
+          'client and expiry; a token of another client, or an unknown one, is `{ active: false }`. The client ' +
+          'authenticates as on the token endpoint.',
+        answers: { 200: "The token's state", 401: "`invalid_client`: the client's authentication failed" },
         tags: ['oauth'],
         access: 'public',
         requiresHttps: true,
@@ -178,6 +200,11 @@ export const tokenRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
         operationId: 'tokenRevoke',
         summary:
           'Revoke a refresh or access token with its whole grant (RFC 7009); 200 also for unknown tokens',
+        description:
+          'Revokes a refresh or access token of the calling client (RFC 7009) together with its whole grant: ' +
+          'its refresh tokens stop at once, its access tokens within seconds. An unknown token also answers ' +
+          '200, as the RFC asks. The client authenticates as on the token endpoint.',
+        answers: { 401: "`invalid_client`: the client's authentication failed" },
         tags: ['oauth'],
         access: 'public',
         requiresHttps: true,

@@ -19,60 +19,75 @@ const ClientAuthentication = Type.Object({
   ),
 })
 
-export const TokenRequestBody = Type.Composite([
-  Type.Object({
-    grant_type: StringEnum(['authorization_code', 'refresh_token'] as const),
-    code: Param('authorization_code: the code of the redirect'),
-    redirect_uri: Param('authorization_code: the redirect_uri of the authorization request'),
-    code_verifier: Param('authorization_code: the PKCE verifier, when the request had a code_challenge', {
-      pattern: PKCE_VALUE_PATTERN,
+export const TokenRequestBody = Type.Composite(
+  [
+    Type.Object({
+      grant_type: StringEnum(['authorization_code', 'refresh_token'] as const),
+      code: Param('authorization_code: the code of the redirect'),
+      redirect_uri: Param('authorization_code: the redirect_uri of the authorization request'),
+      code_verifier: Param('authorization_code: the PKCE verifier, when the request had a code_challenge', {
+        pattern: PKCE_VALUE_PATTERN,
+      }),
+      refresh_token: Param('refresh_token: the refresh token to exchange (it is replaced)'),
+      scope: Param(
+        'refresh_token: the scopes the access token should carry, space-separated, within those granted (RFC 6749 6); all of them when omitted',
+      ),
     }),
-    refresh_token: Param('refresh_token: the refresh token to exchange (it is replaced)'),
-    scope: Param(
-      'refresh_token: the scopes the access token should carry, space-separated, within those granted (RFC 6749 6); all of them when omitted',
-    ),
-  }),
-  ClientAuthentication,
-])
+    ClientAuthentication,
+  ],
+  { title: 'TokenRequest' },
+)
 
-export const TokenStatusRequestBody = Type.Composite([
-  Type.Object({
-    token: Type.String({ description: 'An access token or a refresh token of the calling client' }),
-    token_type_hint: Param('access_token or refresh_token; the server tells them apart itself'),
-  }),
-  ClientAuthentication,
-])
+export const TokenStatusRequestBody = Type.Composite(
+  [
+    Type.Object({
+      token: Type.String({ description: 'An access token or a refresh token of the calling client' }),
+      token_type_hint: Param('access_token or refresh_token; the server tells them apart itself'),
+    }),
+    ClientAuthentication,
+  ],
+  { title: 'TokenStatusRequest' },
+)
 
-export const TokenResponse = Type.Object({
-  access_token: Type.String({ description: 'A JWT (RFC 9068), valid for an hour' }),
-  token_type: Type.Literal('Bearer'),
-  expires_in: Type.Integer(),
-  refresh_token: Type.String({ description: 'Replaced by each refresh; valid for 90 days' }),
-  scope: Type.String({ description: 'The granted scopes, space-separated' }),
-})
+export const TokenResponse = Type.Object(
+  {
+    access_token: Type.String({ description: 'A JWT (RFC 9068), valid for an hour' }),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer(),
+    refresh_token: Type.String({ description: 'Replaced by each refresh; valid for 90 days' }),
+    scope: Type.String({ description: 'The granted scopes, space-separated' }),
+  },
+  { title: 'TokenResponse' },
+)
 export type TokenResponse = Static<typeof TokenResponse>
 
-export const Introspection = Type.Object({
-  active: Type.Boolean(),
-  token_type: Type.Optional(StringEnum(['Bearer', 'refresh_token'] as const)),
-  scope: Type.Optional(Type.String()),
-  client_id: Type.Optional(Type.String()),
-  sub: Type.Optional(Type.String({ description: 'The user' })),
-  account_id: Type.Optional(Type.String()),
-  parent_account: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  exp: Type.Optional(Type.Integer()),
-  iat: Type.Optional(Type.Integer()),
-  iss: Type.Optional(Type.String()),
-  aud: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
-  jti: Type.Optional(Type.String()),
-})
+export const Introspection = Type.Object(
+  {
+    active: Type.Boolean(),
+    token_type: Type.Optional(StringEnum(['Bearer', 'refresh_token'] as const)),
+    scope: Type.Optional(Type.String()),
+    client_id: Type.Optional(Type.String()),
+    sub: Type.Optional(Type.String({ description: 'The user' })),
+    account_id: Type.Optional(Type.String()),
+    parent_account: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    exp: Type.Optional(Type.Integer()),
+    iat: Type.Optional(Type.Integer()),
+    iss: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    jti: Type.Optional(Type.String()),
+  },
+  { title: 'TokenIntrospection' },
+)
 export type Introspection = Static<typeof Introspection>
 
 /** RFC 6749 5.2: how /token, /introspect and /revoke answer errors. */
-export const OAuthErrorBody = Type.Object({
-  error: Type.String({ description: 'invalid_request, invalid_client, invalid_grant, …' }),
-  error_description: Type.String(),
-})
+export const OAuthErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'invalid_request, invalid_client, invalid_grant, …' }),
+    error_description: Type.String(),
+  },
+  { title: 'OAuthError' },
+)
 
 /** The error answers of an endpoint of the authorization server, in the RFC 6749 form. */
 export function oauthErrorResponses<S extends number>(...statuses: S[]): Record<S, typeof OAuthErrorBody> {
@@ -81,3 +96,21 @@ export function oauthErrorResponses<S extends number>(...statuses: S[]): Record<
     typeof OAuthErrorBody
   >
 }
+
+/* Examples of the API reference (test/openapi-reference.test.ts checks each against its schema). */
+
+export const TOKEN_REQUEST_EXAMPLE = {
+  grant_type: 'authorization_code',
+  code: 'SplxlOBeZQQYbYS6WxSbIA',
+  redirect_uri: 'https://calendar-sync.example.com/oauth/callback',
+  code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+  client_id: '65f1c0ffee0000000000a101',
+} satisfies Static<typeof TokenRequestBody>
+
+export const TOKEN_RESPONSE_EXAMPLE = {
+  access_token: 'eyJhbGciOiJFUzI1NiIsImtpZCI6IjEifQ.eyJ0eXBlIjoiYWNjZXNzX3Rva2VuIn0.c2lnbmF0dXJl',
+  token_type: 'Bearer',
+  expires_in: 3600,
+  refresh_token: 'rt_8b1f4d2e9c7a3f6b0d5e1a8c4f2b9d7e',
+  scope: 'crm.contacts.read',
+} satisfies TokenResponse

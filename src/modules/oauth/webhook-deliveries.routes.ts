@@ -19,6 +19,11 @@ export const webhookDeliveriesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
     routeOptions({
       operationId: 'webhookDeliveriesList',
       summary: "List an app's webhook deliveries, newest first, with every attempt; filter by status",
+      description:
+        "The app's webhook deliveries (signed account events posted to its webhook URL), newest first, each " +
+        "with every attempt's status and answer; `status` filters them (pending, retrying, succeeded, dead, " +
+        'dropped). Operator only.',
+      answers: { 404: 'No app with this client id' },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -38,6 +43,10 @@ export const webhookDeliveriesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
       operationId: 'webhookDeliveriesReplay',
       summary:
         'Send a delivery again with the same webhook-id, as a new series of attempts; a delivery still waiting is left as it is',
+      description:
+        'Sends the delivery again, as a new attempt queued at once (202), whatever its status: for an app ' +
+        'that missed events while its endpoint was down. Operator only.',
+      answers: { 202: 'The delivery, queued again', 404: 'No such app, or no such delivery of it' },
       tags: ['admin'],
       access: 'admin',
       params: DeliveryParams,

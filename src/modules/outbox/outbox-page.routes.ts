@@ -134,6 +134,11 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       operationId: 'outboxPageSignIn',
       summary:
         'Sign in to the outbox pages with the admin token (form: token, next); sets the session cookie',
+      description:
+        "The sign-in form of the operator's outbox pages (the email and review SMS the service sent, of every " +
+        'account): the ADMIN_TOKEN typed once, then an HttpOnly session cookie for these pages only, so that ' +
+        'the token is not kept in the browser. A wrong token shows the form again (401); wrong tokens are ' +
+        'counted per address as on the admin API (429 past the limit).',
       tags: ['admin'],
       access: 'public',
       body: SignInForm,
@@ -167,6 +172,9 @@ export const outboxPageRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
     routeOptions({
       operationId: 'outboxPageSignOut',
       summary: 'End the outbox session of this browser: on the server at once, and its cookie',
+      description:
+        "Ends this browser's outbox session: on the server at once (the cookie no longer works, even if " +
+        'kept), and clears the cookie.',
       tags: ['admin'],
       access: 'public',
       response: { 303: { type: 'null', description: 'To the sign-in page' }, 400: refusals[400] },

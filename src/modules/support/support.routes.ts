@@ -15,6 +15,15 @@ export const supportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
     routeOptions({
       operationId: 'supportInboxCreate',
       summary: "Create a support inbox; a default one replaces the account's previous default of its type",
+      description:
+        'Creates a support inbox of the account: where support conversations land (inbound replies to email ' +
+        "go to the default inbox of type `email_inbound`). A default inbox replaces the account's previous " +
+        'default of its type. Operator only.',
+      answers: {
+        200: 'The inbox created',
+        404: 'No account with this id',
+        409: 'The account is being removed, or was',
+      },
       tags: ['admin'],
       access: 'admin',
       params: IdParams,

@@ -2,25 +2,31 @@ import { type Static, Type } from '@sinclair/typebox'
 import { Id, Nullable, StringEnum, Timestamp } from '../../platform/http/schemas.js'
 import { SUPPORT_MESSAGE_DIRECTIONS } from './tables.js'
 
-export const CreateInboxBody = Type.Object({
-  type: Type.String({
-    pattern: '^[a-z][a-z0-9_]{0,63}$',
-    description: 'e.g. email_inbound: replies to sent emails arrive in the default one',
-  }),
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  is_default: Type.Optional(Type.Boolean({ default: false })),
-})
+export const CreateInboxBody = Type.Object(
+  {
+    type: Type.String({
+      pattern: '^[a-z][a-z0-9_]{0,63}$',
+      description: 'e.g. email_inbound: replies to sent emails arrive in the default one',
+    }),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    is_default: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { title: 'SupportInboxInput' },
+)
 export type CreateInboxBody = Static<typeof CreateInboxBody>
 
-export const SupportInbox = Type.Object({
-  _id: Id(),
-  account_id: Id(),
-  type: Type.String(),
-  name: Type.String(),
-  is_default: Type.Boolean(),
-  created_at: Timestamp(),
-  updated_at: Timestamp(),
-})
+export const SupportInbox = Type.Object(
+  {
+    _id: Id(),
+    account_id: Id(),
+    type: Type.String(),
+    name: Type.String(),
+    is_default: Type.Boolean(),
+    created_at: Timestamp(),
+    updated_at: Timestamp(),
+  },
+  { title: 'SupportInbox' },
+)
 export type SupportInbox = Static<typeof SupportInbox>
 
 export const SupportConversation = Type.Object({
