@@ -38,7 +38,7 @@ export const accountExportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
           content: { 'application/x-ndjson': { schema: Streamed(AccountExportLine) } },
         },
       },
-      errors: [400, 401, 404, 409, 429],
+      errors: [404, 409, 429],
       config: heavy({ account: (request) => (request.params as { id: string }).id }),
     }),
     async (request, reply) => {

@@ -39,7 +39,7 @@ export const accountRemovalAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions>
       access: 'admin',
       params: IdParams,
       response: { 202: Envelope(AccountRemoval) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) => {
       const removal = await requestRemoval(deps, request.params.id)
@@ -63,7 +63,7 @@ export const accountRemovalAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions>
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(AccountRemoval) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await getRemoval(platform.db, request.params.id)),
   )

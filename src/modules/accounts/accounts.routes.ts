@@ -55,7 +55,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       body: CreateAccountBody,
       response: { 201: Envelope(Account) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) => reply.status(201).send(ok(await createAccount(db, request.body))),
   )
@@ -72,7 +72,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(Account) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await requireAccount(db, request.params.id)),
   )
@@ -93,7 +93,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: UpdateAccountBody,
       response: { 200: Envelope(Account) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) => ok(await updateAccount(db, accountAccess, request.params.id, request.body)),
   )
@@ -115,7 +115,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       body: CreateUserBody,
       response: { 201: Envelope(User) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) => reply.status(201).send(ok(await createUser(db, request.body))),
   )
@@ -132,7 +132,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(User) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await getUser(db, request.params.id)),
   )
@@ -151,7 +151,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: UserPermissionsBody,
       response: { 200: Envelope(User) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await setUserPermissions(db, request.params.id, request.body.permissions)),
   )
@@ -174,7 +174,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: AddMembershipBody,
       response: { 201: Envelope(Membership) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) => {
       const { account_id, main = false } = request.body
@@ -204,7 +204,7 @@ export const accountsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       params: MembershipParams,
       response: { 200: Envelope(RemovedMembership) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) => {
       const { id, userId } = request.params

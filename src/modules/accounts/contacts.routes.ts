@@ -44,7 +44,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       access: CRM_CONTACTS_READ,
       querystring: ContactsQuery,
       response: { 200: ListEnvelope(Contact) },
-      errors: [400, 401, 403, 429],
+      errors: [],
       config: heavy({ when: (request) => Boolean((request.query as { search?: string }).search) }),
     }),
     async (request) => {
@@ -67,7 +67,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       access: CRM_CONTACTS_READ,
       params: IdParams,
       response: { 200: Envelope(Contact) },
-      errors: [400, 401, 403, 404, 429],
+      errors: [404],
     }),
     async (request) => ok(await getContact(db, request.auth.account_id, request.params.id)),
   )
@@ -87,7 +87,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       access: CRM_CONTACTS_WRITE,
       body: CreateContactBody,
       response: { 201: Envelope(Contact) },
-      errors: [400, 401, 403, 409, 429],
+      errors: [409],
     }),
     async (request, reply) =>
       reply.status(201).send(ok(await createContact(db, changes, request.auth.account_id, request.body))),
@@ -110,7 +110,7 @@ export const contactsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
       params: IdParams,
       body: UpdateContactBody,
       response: { 200: Envelope(Contact) },
-      errors: [400, 401, 403, 404, 409, 429],
+      errors: [404, 409],
     }),
     async (request) =>
       ok(await updateContact(db, changes, request.auth.account_id, request.params.id, request.body)),
@@ -139,7 +139,7 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       params: IdParams,
       body: CreateContactBody,
       response: { 201: Envelope(Contact) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) =>
       reply.status(201).send(ok(await createContact(db, changes, request.params.id, request.body))),
@@ -156,7 +156,7 @@ export const contactsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
       access: 'admin',
       params: Type.Object({ id: Id(), record_id: Id() }),
       response: { 200: Envelope(Contact) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await getContact(db, request.params.id, request.params.record_id)),
   )

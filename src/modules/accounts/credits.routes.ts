@@ -31,7 +31,7 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       params: IdParams,
       body: GrantCreditsBody,
       response: { 200: Envelope(Credits) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) => {
       await requireChangeableAccount(db, request.params.id)
@@ -57,7 +57,7 @@ export const creditsAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(Credits) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => {
       await requireAccount(db, request.params.id)

@@ -26,7 +26,7 @@ export const jobQueuesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       access: 'admin',
       querystring: JobQueuesQuery,
       response: { 200: Envelope(JobQueues) },
-      errors: [400, 401],
+      errors: [],
     }),
     async (request) => ok({ queues: await platform.queue.status(request.query.top) }),
   )

@@ -32,7 +32,7 @@ export const requestBudgetAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(RequestBudget) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await getRequestBudget(db, defaults, request.params.id)),
   )
@@ -51,7 +51,7 @@ export const requestBudgetAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> 
       params: IdParams,
       body: RequestBudgetBody,
       response: { 200: Envelope(RequestBudget) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) =>
       ok(

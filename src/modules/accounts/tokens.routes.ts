@@ -34,7 +34,7 @@ export const tokensAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       access: 'admin',
       body: MintTokenBody,
       response: { 201: Envelope(MintedToken) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request, reply) => reply.status(201).send(ok(await mintPlatformToken(db, tokens, request.body))),
   )

@@ -49,7 +49,7 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
         params: IdParams,
         body,
         response: { 201: Envelope(VariableSource) },
-        errors: [400, 401, 404, 409],
+        errors: [404, 409],
       }),
       async (request, reply) => {
         const created = await createVariableSource(
@@ -72,7 +72,7 @@ export const variableSourcesAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions
         access: 'admin',
         params: Type.Object({ id: Id(), record_id: Id() }),
         response: { 200: Envelope(VariableSource) },
-        errors: [400, 401, 404],
+        errors: [404],
       }),
       async (request) => {
         const found = await getVariableSource(db, request.params.id, kind, request.params.record_id)

@@ -28,7 +28,7 @@ const feedRoutes: FastifyPluginAsyncTypebox = async (app) => {
         access: 'bearer',
         querystring: PostsQuery,
         response: { 200: PostsPage },
-        errors: [400, 401, 403, 500],
+        errors: [500],
         errorEnvelope: 'status',
       }),
     },

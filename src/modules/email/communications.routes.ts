@@ -25,7 +25,7 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       access: 'bearer',
       querystring: ListQuery,
       response: { 200: ListEnvelope(Communication) },
-      errors: [400, 401, 403],
+      errors: [],
     }),
     async (request) => {
       const { contact_id, conversation_id, type, ...window } = request.query
@@ -52,7 +52,7 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
       access: 'bearer',
       params: IdParams,
       response: { 200: Envelope(Communication) },
-      errors: [400, 401, 403, 404],
+      errors: [404],
     }),
     async (request) => ok(await getCommunication(db, request.auth.account_id, request.params.id)),
   )
@@ -82,7 +82,7 @@ export const communicationsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
           },
         },
       },
-      errors: [400, 401, 403, 404],
+      errors: [404],
     }),
     async (request, reply) => {
       const { id, index } = request.params

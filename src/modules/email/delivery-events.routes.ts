@@ -72,7 +72,7 @@ export const deliveryEventsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = as
         }),
         body: EventBatch,
         response: { 200: Received },
-        errors: [403, 503],
+        errors: [403],
       }),
     },
     async (request) => {

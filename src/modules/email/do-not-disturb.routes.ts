@@ -29,7 +29,7 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       querystring: ListQuery,
       response: { 200: PageEnvelope(DoNotDisturbEntry) },
-      errors: [400, 401, 403],
+      errors: [],
     }),
     async (request) => {
       const { data, pagination } = await listDoNotDisturb(db, request.auth.account_id, request.query)
@@ -52,7 +52,7 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       body: AddBody,
       response: { 200: Envelope(DoNotDisturbEntry), 201: Envelope(DoNotDisturbEntry) },
-      errors: [400, 401, 403],
+      errors: [],
     }),
     async (request, reply) => {
       const { entry, created } = await addToDoNotDisturb(db, request.auth.account_id, request.body)
@@ -73,7 +73,7 @@ export const doNotDisturbRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       access: 'bearer',
       params: IdParams,
       response: { 200: Envelope(Removed) },
-      errors: [400, 401, 403, 404],
+      errors: [404],
     }),
     async (request) => {
       await removeFromDoNotDisturb(db, request.auth.account_id, request.params.id)

@@ -54,7 +54,7 @@ export const inboundRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (ap
         requiresHttps: true,
         consumes: ['multipart/form-data', 'application/json'],
         response: { 200: Acknowledged },
-        errors: [400, 413],
+        errors: [413],
       }),
     },
     async (request) => {

@@ -24,7 +24,7 @@ export const emailAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async 
       params: IdParams,
       body: SetMailSubuserBody,
       response: { 200: Envelope(MailSubuser) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) =>
       ok(await setMailSubuser(platform.db, platform.config.secretsKey, request.params.id, request.body)),

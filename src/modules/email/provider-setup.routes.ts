@@ -41,7 +41,7 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         tags: ['email'],
         access: 'bearer',
         response: { 200: Envelope(EventWebhookSettings) },
-        errors: [400, 401, 403],
+        errors: [400],
       }),
     },
     async (request) => ok(await setUpEventWebhook({ ...deps, log: request.log }, request.auth.account_id)),
@@ -67,7 +67,7 @@ export const providerSetupRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asy
         access: 'bearer',
         body: InboundParseBody,
         response: { 200: Envelope(InboundSetup) },
-        errors: [400, 401, 403],
+        errors: [],
       }),
     },
     async (request) =>

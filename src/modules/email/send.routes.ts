@@ -118,7 +118,7 @@ export const sendRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
         headers: SendHeaders,
         body: SendBody,
         response: { 200: Envelope(Communication) },
-        errors: [400, 401, 403, 404, 409, 413, 429],
+        errors: [404, 409, 413],
         config: {
           rateLimit: {
             max: config.rateLimits.emailSendPerMinute,

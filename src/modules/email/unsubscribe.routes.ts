@@ -37,7 +37,7 @@ export const unsubscribeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async
       access: 'public',
       querystring: UnsubscribeQuery,
       response: { 200: Envelope(Unsubscribed) },
-      errors: [400, 429],
+      errors: [],
       config: { rateLimit: { max: 60, timeWindow: '1 minute', keyGenerator: byIp } },
     }),
     async (request) => {

@@ -35,7 +35,7 @@ export const listingsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (a
         access: 'bearer',
         querystring: ListingsAccountsQuery,
         response: { 200: ListingsAccounts },
-        errors: [400, 401, 403, 404, 429, 502, 503],
+        errors: [404, 502],
         config: { rateLimit: { max: 120, timeWindow: '1 minute', keyGenerator: byAccount } },
       }),
     },

@@ -52,7 +52,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       body: CreateAppBody,
       // 503: SECRETS_ENCRYPTION_KEY is not set, so no secret can be kept.
       response: { 201: Envelope(NewApp) },
-      errors: [400, 401, 503],
+      errors: [],
     }),
     async (request, reply) => {
       assertWebhookUrlAddress(webhookAddresses, request.body.webhook_url)
@@ -70,7 +70,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       access: 'admin',
       querystring: PageQuery(20, 100),
       response: { 200: PageEnvelope(App) },
-      errors: [400, 401],
+      errors: [],
     }),
     async (request) => {
       const { data, pagination } = await listApps(db, request.query)
@@ -90,7 +90,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(App) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => ok(await getApp(db, request.params.id)),
   )
@@ -109,7 +109,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       params: IdParams,
       body: UpdateAppBody,
       response: { 200: Envelope(App) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => {
       assertWebhookUrlAddress(webhookAddresses, request.body.webhook_url)
@@ -130,7 +130,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(Credentials) },
-      errors: [400, 401, 404, 503],
+      errors: [404],
     }),
     async (request) => ok(await rotateClientSecret(db, secretsKey, request.params.id)),
   )
@@ -148,7 +148,7 @@ export const appsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app, 
       access: 'admin',
       params: IdParams,
       response: { 200: Envelope(WebhookCredentials) },
-      errors: [400, 401, 404, 503],
+      errors: [404],
     }),
     async (request) => ok(await rotateWebhookSecret(db, secretsKey, request.params.id)),
   )

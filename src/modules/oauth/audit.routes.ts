@@ -22,7 +22,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app,
       access: 'admin',
       querystring: AuditQuery,
       response: { 200: ListEnvelope(AuditEvent) },
-      errors: [400, 401],
+      errors: [],
     }),
     async (request) => {
       const { data, pagination } = await listAudit(platform.db, request.query)

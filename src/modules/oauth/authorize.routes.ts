@@ -180,7 +180,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         ...pageErrors,
       },
       // 503: SECRETS_ENCRYPTION_KEY is not set, so no sign-in page can be signed.
-      errors: [503],
+      errors: [],
       config: limited,
     }),
     async (request, reply) => {
@@ -227,7 +227,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         401: Page('The sign-in page again: wrong email or password'),
         403: Page('The user belongs to no account, or to no active one (suspended)'),
       },
-      errors: [503],
+      errors: [],
       config: limited,
     }),
     async (request, reply) => {
@@ -287,7 +287,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         },
         400: pageErrors[400],
       },
-      errors: [503],
+      errors: [],
     }),
     async (request, reply) => {
       const posted = await postedFlow(request, reply)
@@ -322,7 +322,7 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         400: pageErrors[400],
         403: Page('The account was suspended since the consent page'),
       },
-      errors: [503],
+      errors: [],
     }),
     async (request, reply) => {
       const posted = await postedFlow(request, reply)

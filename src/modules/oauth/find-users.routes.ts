@@ -23,7 +23,7 @@ export const findUsersRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
         requiresHttps: true,
         querystring: FindUsersQuery,
         response: { 200: PageEnvelope(FoundUser) },
-        errors: [400, 401],
+        errors: [],
       }),
     },
     async (request) => {

@@ -27,7 +27,7 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
         requiresHttps: true,
         // 403: an app's access token, which may not manage grants.
         response: { 200: Envelope(Type.Array(Grant)) },
-        errors: [401, 403],
+        errors: [],
       }),
     },
     async (request) => ok(await listGrants(db, request.auth)),
@@ -49,7 +49,7 @@ export const grantsRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
         requiresHttps: true,
         params: GrantParams,
         response: { 200: Envelope(RevokedGrant) },
-        errors: [400, 401, 403, 404],
+        errors: [404],
       }),
     },
     async (request) => {

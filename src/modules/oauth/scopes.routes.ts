@@ -20,7 +20,7 @@ export const scopesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (app
       tags: ['admin'],
       access: 'admin',
       response: { 200: Envelope(Type.Array(Scope)) },
-      errors: [401],
+      errors: [],
     }),
     async () => ok(await listScopes(platform.db)),
   )

@@ -29,7 +29,7 @@ export const webhookDeliveriesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
       params: IdParams,
       querystring: DeliveriesQuery,
       response: { 200: PageEnvelope(WebhookDelivery) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request) => {
       const { data, pagination } = await listWebhookDeliveries(db, request.params.id, request.query)
@@ -51,7 +51,7 @@ export const webhookDeliveriesRoutes: FastifyPluginAsyncTypebox<ModuleOptions> =
       access: 'admin',
       params: DeliveryParams,
       response: { 202: Envelope(WebhookDelivery) },
-      errors: [400, 401, 404],
+      errors: [404],
     }),
     async (request, reply) => {
       const { id, delivery_id: deliveryId } = request.params

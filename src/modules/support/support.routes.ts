@@ -29,7 +29,7 @@ export const supportAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = asyn
       params: IdParams,
       body: CreateInboxBody,
       response: { 200: Envelope(SupportInbox) },
-      errors: [400, 401, 404, 409],
+      errors: [404, 409],
     }),
     async (request) => ok(await createInbox(platform.db, request.params.id, request.body)),
   )
