@@ -6,6 +6,8 @@ import type { ComparedScenario, LoadOptions } from './scenario.js'
 export interface Side {
   name: string
   measurement: Measurement
+  /** The CPU time its process used per request answered (all its threads, GC included), in µs. */
+  cpuMicrosPerRequest: number
 }
 
 /** One side's req/s over another's, with the least ratio that passes, if one is set. */
@@ -65,12 +67,13 @@ export function judge(sides: Side[], comparisons: Comparison[]): Outcome {
   return { sides, ratios, passed: ratios.every((ratio) => ratio.passed), failed: sides.some(unclean) }
 }
 
-const HEADINGS = ['', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']
+const HEADINGS = ['', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'non-2xx', 'errors']
 
-function row({ name, measurement: m }: Side): string[] {
+function row({ name, measurement: m, cpuMicrosPerRequest }: Side): string[] {
   return [
     name,
     m.requestsPerSecond.toFixed(0),
+    cpuMicrosPerRequest.toFixed(0),
     m.p50Ms.toFixed(1),
     m.p99Ms.toFixed(1),
     String(m.non2xx),

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { parseArgs } from 'node:util'
 import { benchCommand, stopEverything } from './children.js'
 import { alternate, captureResponse, type Measurement, WARMUP_SECONDS } from './load.js'
-import { loadLine, machineLine, type Pinning, pinBench, sampleMachine } from './machine.js'
+import { loadLine, machineLine, type Pinning, pinBench, processTicks, sampleMachine } from './machine.js'
 import { readOptions, UsageError } from './options.js'
 import { type Comparison, formatReport, judge } from './report.js'
 import {
@@ -149,6 +149,9 @@ function armWatchdog(options: Options): void {
 
 const log = (line: string) => console.error(`bench: ${line}`)
 
+/** /proc counts CPU time in ticks of 1/100 s (USER_HZ). */
+const MICROS_PER_TICK = 10_000
+
 async function bench(options: Options): Promise<boolean> {
   const { scenario } = options
   const start = await readStartCommand(REPO_ROOT)
@@ -282,7 +285,9 @@ async function compareWithBaseline(
   log(`driving ${sides.length} in turns: ${request.method} ${request.path}`)
   const pids = sides.map((side) => side.pid)
   const before = sampleMachine(pids)
+  const ticksBefore = pids.map((pid) => (pid ? processTicks(pid) : 0))
   const measured = await alternate(sides, options)
+  const ticksAfter = pids.map((pid) => (pid ? processTicks(pid) : 0))
   const after = sampleMachine(pids)
   for (const stoppable of [server, ...traced.map((each) => each.server), fastify, node])
     await stoppable.stop()
@@ -291,10 +296,23 @@ async function compareWithBaseline(
     { of: 'server', to: 'node:http', target: scenario.target },
     { of: 'server', to: 'Fastify', target: scenario.frameworkTarget },
     { of: 'Fastify', to: 'node:http' },
-    ...traced.map(({ name }, i) => ({ of: name, to: 'server', target: TRACED_SAMPLING[i]?.keeps })),
+    ...traced.map(({ name }, i) => ({
+      of: name,
+      to: 'server',
+      target: TRACED_SAMPLING[i]?.keeps,
+    })),
   ]
+  // What each side's process spent per request: other work on the machine moves it less than req/s (though a
+  // process starved of CPU answers fewer requests per wake-up, and spends more on each).
+  const cpuMicrosPerRequest = (i: number) =>
+    (((ticksAfter[i] ?? 0) - (ticksBefore[i] ?? 0)) * MICROS_PER_TICK) /
+    ((measured[i] as Measurement).requestsPerSecond * options.durationSeconds)
   const outcome = judge(
-    sides.map((side, i) => ({ name: side.name, measurement: measured[i] as Measurement })),
+    sides.map((side, i) => ({
+      name: side.name,
+      measurement: measured[i] as Measurement,
+      cpuMicrosPerRequest: cpuMicrosPerRequest(i),
+    })),
     comparisons,
   )
   console.log(formatReport({ name: options.name, scenario, options, response, outcome }))
