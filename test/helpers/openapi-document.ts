@@ -1,19 +1,21 @@
-/** An OpenAPI document as `/docs/json` answers it: named schemas live under `components.schemas`. */
+/** An OpenAPI document as `/docs/json` answers it: named schemas and request bodies live under `components`. */
 interface Document {
-  components?: { schemas?: Record<string, unknown> }
+  components?: Record<string, Record<string, unknown> | undefined>
 }
 
-const REF_PREFIX = '#/components/schemas/'
+const REF = /^#\/components\/([^/]+)\/(.+)$/
 
 /**
- * `node` (a response, a schema) with every `$ref` to a named schema replaced by that schema, so that a test
- * reads what a client generator sees. Named schemas do not refer to themselves in this API.
+ * `node` (the paths, a response, a schema) with every `$ref` to a component (a named schema or request
+ * body) replaced by that component, so that a test reads what a client generator sees. Named schemas do not
+ * refer to themselves in this API.
  */
 export function inlineRefs(document: Document, node: unknown): unknown {
   if (Array.isArray(node)) return node.map((item) => inlineRefs(document, item))
   if (node === null || typeof node !== 'object') return node
   const { $ref } = node as { $ref?: unknown }
-  if (typeof $ref === 'string' && $ref.startsWith(REF_PREFIX))
-    return inlineRefs(document, document.components?.schemas?.[$ref.slice(REF_PREFIX.length)])
+  const component = typeof $ref === 'string' ? REF.exec($ref) : null
+  if (component)
+    return inlineRefs(document, document.components?.[component[1] as string]?.[component[2] as string])
   return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineRefs(document, value)]))
 }

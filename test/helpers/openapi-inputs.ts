@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { newId } from '../../src/platform/db/ids.js'
 import { adminHeaders } from './app.js'
+import { inlineRefs } from './openapi-document.js'
 
 /** The parts of the generated OpenAPI document that the fuzz tests read. */
 export type Schema = {
@@ -53,14 +54,18 @@ export async function documentedOperations(
   app: FastifyInstance,
   tenantHeaders: Record<string, string>,
 ): Promise<DocumentedOperation[]> {
-  const spec = (await app.inject({ url: '/docs/json' })).json() as {
-    paths: Record<string, Record<string, Operation>>
-  }
-  return Object.entries(spec.paths).flatMap(([path, operations]) =>
+  const document = (await app.inject({ url: '/docs/json' })).json()
+  const paths = document.paths as Record<string, Record<string, Operation>>
+  return Object.entries(paths).flatMap(([path, operations]) =>
     Object.entries(operations).map(([method, operation]) => ({
       path,
       method,
-      operation,
+      // A named body is a reference: what is sent is read in place. Answers keep their envelopes' names.
+      operation: {
+        ...operation,
+        requestBody: inlineRefs(document, operation.requestBody) as Operation['requestBody'],
+        parameters: inlineRefs(document, operation.parameters) as Operation['parameters'],
+      },
       name: `${method.toUpperCase()} ${path}${operation.operationId ? ` (${operation.operationId})` : ''}`,
       headers: operation.security?.some((scheme) => 'admin' in scheme) ? adminHeaders : tenantHeaders,
     })),
