@@ -502,7 +502,7 @@ const variablesOfConfig = () =>
 
 /** The names in the first column of README's configuration table. */
 function variablesOfReadme(): string[] {
-  const table = readText('../README.md').split('## Configuration')[1]?.split('\n## ')[0] ?? ''
+  const table = readText('../docs/configuration.md').split('## Every variable')[1] ?? ''
   const firstCells = table.split('\n').flatMap((line) => (line.startsWith('| `') ? line.split(' | ')[0] : []))
   return namesIn(firstCells.join('\n'), /`([A-Z][A-Z0-9_]+)`/g)
 }

@@ -265,9 +265,9 @@ async function restoreWithReadmeCommands(databaseUrl: string): Promise<{ name: s
 
 /** The commands of README's "Backups" (the first ```sh block after its heading). */
 function readmeBackupCommands(): string {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
+  const readme = readFileSync(join(PROJECT_ROOT, 'docs/operating.md'), 'utf8')
   const block = readme
-    .split('\n### Backups\n')[1]
+    .split('\n## Backups\n')[1]
     ?.split(/```sh[^\n]*\n/)[1]
     ?.split('```')[0]
   if (!block) throw new Error('README.md lost its Backups commands')

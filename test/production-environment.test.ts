@@ -42,7 +42,7 @@ const GENERATED: Record<string, string> = {
 
 /** The variables of README's first `sh` block after `heading`, each `<placeholder>` given its GENERATED value. */
 function readmeVariables(heading: string): Record<string, string> {
-  const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8')
+  const readme = readFileSync(join(PROJECT_ROOT, 'docs/deploying.md'), 'utf8')
   const block = readme
     .split(heading)[1]
     ?.split(/```sh[^\n]*\n/)[1]

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FakeGraphApi, startFakeGraphApi } from './fakes/graph-api.js'
 import { type FakeListingsApi, startFakeListingsApi } from './fakes/listings-api.js'
@@ -15,7 +15,7 @@ import { matchesExpectation, runWalk, walkPages, walkSteps } from './helpers/rea
  * The walk's pages in the order a reader follows them from README: one shell throughout, so the docs pages'
  * examples use the token and the ids README's first steps set.
  */
-const WALK_PAGES = ['README.md']
+const WALK_PAGES = ['README.md', 'docs/api.md']
 
 /** README and every Markdown page under docs/, as paths from the project's root. */
 const allPages = () => [
@@ -24,6 +24,40 @@ const allPages = () => [
     .filter((path) => path.endsWith('.md'))
     .map((path) => join('docs', path)),
 ]
+
+/** A page's text outside fenced blocks and code spans: what Markdown reads as prose, links and headings. */
+const prose = (page: string) =>
+  page.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '').replace(/``[^`]*``|`[^`\n]*`/g, '')
+
+/** A heading's link target, as GitHub makes it: lower case, punctuation dropped, spaces to hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+
+/** The link targets of headings in a page (code spans in a heading keep their text). */
+const anchorsOf = (page: string) =>
+  new Set(
+    page
+      .replace(/^```[^\n]*\n[\s\S]*?^```$/gm, '')
+      .split('\n')
+      .flatMap((line) => /^#+ (.*)$/.exec(line)?.[1] ?? [])
+      .map(anchorOf),
+  )
+
+/** The links of `page` (a path from the project's root) to another file of the repository that is not there, or to a heading that is not. */
+function brokenLinks(page: string): string[] {
+  const text = readFileSync(join(PROJECT_ROOT, page), 'utf8')
+  const targets = [...prose(text).matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1] as string)
+  return targets.filter((target) => {
+    if (/^[a-z]+:/.test(target)) return false
+    const [path = '', anchor] = target.split('#')
+    const file = path === '' ? join(PROJECT_ROOT, page) : join(PROJECT_ROOT, dirname(page), path)
+    if (!existsSync(file)) return true
+    return anchor !== undefined && file.endsWith('.md') && !anchorsOf(readFileSync(file, 'utf8')).has(anchor)
+  })
+}
 
 /** Only what a newcomer's shell has: no configuration of the service, no database or Redis of the suite. */
 const newcomerEnv = (settings: Record<string, string>): NodeJS.ProcessEnv => ({
@@ -112,6 +146,23 @@ describe("the walk's pages", () => {
   it('are every page that has blocks to run', () => {
     const withSteps = allPages().filter((page) => walkPages(PROJECT_ROOT, [page]).length > 0)
     expect(withSteps.sort()).toEqual([...WALK_PAGES].sort())
+  })
+})
+
+describe('the docs', () => {
+  it('link to files and headings that exist', () => {
+    const broken = Object.fromEntries(allPages().map((page) => [page, brokenLinks(page)]))
+    expect(broken).toEqual(Object.fromEntries(allPages().map((page) => [page, []])))
+  })
+
+  it('cite no document outside the repository', () => {
+    const outside = /\b[Tt]he spec\b|\bspec's\b|ARCHITECTURE\.md|architecture notes|\b[Ii]ssue \d+/g
+    const cited = allPages().flatMap((page) =>
+      [...readFileSync(join(PROJECT_ROOT, page), 'utf8').matchAll(outside)].map(
+        (match) => `${page}: ${match[0]}`,
+      ),
+    )
+    expect(cited).toEqual([])
   })
 })
 
