@@ -121,7 +121,7 @@ export async function startProviders(): Promise<Record<string, string>> {
     EDGE_SIGNING_SECRET: randomBytes(32).toString('hex'),
     // Two instances, as production runs several: rate limits, budgets and Socket.IO fan-out go through Redis.
     REDIS_URL: 'redis://127.0.0.1:6379',
-    // As README's Deploying says: API instances run no jobs; worker processes run them (startWorkers).
+    // As docs/deploying.md says: API instances run no jobs; worker processes run them (startWorkers).
     RUN_WORKERS: 'false',
     // The service's default budget and account turns, as production has them (servers.ts lifts them for the
     // other scenarios).

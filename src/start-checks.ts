@@ -130,8 +130,8 @@ function reason(error: unknown): string {
 
 /**
  * Brings the database's schema to the code's, or refuses to start on an older one. A production server on
- * PostgreSQL never migrates: deploying applies the migrations first (`npm run db:migrate`, README's
- * Deploying), while the release before serves. A development server, and any on the embedded database (one
+ * PostgreSQL never migrates: deploying applies the migrations first (`npm run db:migrate`,
+ * docs/deploying.md), while the release before serves. A development server, and any on the embedded database (one
  * process, which nothing else serves from), migrate as they start. A database newer than the code (the next
  * release's migrations applied while this one serves) has nothing pending and starts.
  */

@@ -30,12 +30,12 @@ import { type WatchedProcess, watchProcess } from './helpers/processes.js'
 import { PRODUCTION_ENV } from './helpers/production.js'
 
 /**
- * README's "Backups" commands, run as an operator runs them: a seeded database (every area: contacts,
+ * docs/operating.md's "Backups" commands, run as an operator runs them: a seeded database (every area: contacts,
  * emails and their events, do-not-disturb, rooms, funnels, reviews, leads, OAuth apps, queued jobs) served
  * by the compiled server, dumped with `pg_dump`, restored with `pg_restore` into a new database, and served
  * again from there: every read answers as before, and writes, the migrations' functions and pg-boss work.
  */
-// pg_dump and pg_restore back up PostgreSQL; the embedded database is backed up by copying DATA_DIR (README).
+// pg_dump and pg_restore back up PostgreSQL; the embedded database is backed up by copying DATA_DIR (docs/operating.md).
 describe.skipIf(!process.env.DATABASE_URL)('a backup restored into a new database (PostgreSQL only)', () => {
   let providers: Providers
   let source: TestDatabase
@@ -87,6 +87,8 @@ describe.skipIf(!process.env.DATABASE_URL)('a backup restored into a new databas
   const serverEnv = (databaseUrl: string) => ({
     ...PRODUCTION_ENV,
     ...providers.env,
+    // The volume routes' requests come as through a TLS proxy on this host (bench/scenario.ts).
+    TRUST_PROXY: 'loopback',
     DATABASE_URL: databaseUrl,
   })
 
@@ -240,7 +242,7 @@ const DO_NOT_DISTURB_READS: VolumeRoute[] = [
 ]
 
 /**
- * README's Backups block run in a shell of its own (in a scratch directory, for the dump file) against
+ * docs/operating.md's Backups block run in a shell of its own (in a scratch directory, for the dump file) against
  * `databaseUrl`, restoring into a new database named after this run's test databases (so that the run's
  * teardown drops it if the test fails before it does).
  */
@@ -263,14 +265,14 @@ async function restoreWithReadmeCommands(databaseUrl: string): Promise<{ name: s
   return { name, url: url.href }
 }
 
-/** The commands of README's "Backups" (the first ```sh block after its heading). */
+/** The commands of docs/operating.md's "Backups" (the first ```sh block after its heading). */
 function readmeBackupCommands(): string {
   const readme = readFileSync(join(PROJECT_ROOT, 'docs/operating.md'), 'utf8')
   const block = readme
     .split('\n## Backups\n')[1]
     ?.split(/```sh[^\n]*\n/)[1]
     ?.split('```')[0]
-  if (!block) throw new Error('README.md lost its Backups commands')
+  if (!block) throw new Error('docs/operating.md lost its Backups commands')
   return block
 }
 

@@ -16,7 +16,7 @@ import { CALLBACK, createUser, obtainCode, postAsClient, registerApp, tokenReque
 import { behindTlsProxy } from './helpers/production.js'
 
 /**
- * README's smallest production environment, started as `npm start` starts it (the compiled server) with
+ * docs/deploying.md's smallest production environment, started as `npm start` starts it (the compiled server) with
  * exactly its variables, and used through a TLS proxy's headers as an operator's users would: an app's
  * OAuth authorization-code exchange, and SendGrid's signed delivery events once SendGrid's own variables are
  * added. A start without TRUST_PROXY is refused in one line naming it.
@@ -25,7 +25,7 @@ import { behindTlsProxy } from './helpers/production.js'
 const EVENT_KEYS = eventWebhookKeys()
 
 /**
- * A value for each `<placeholder>` of README's blocks. TRUST_PROXY: loopback, where the test's requests
+ * A value for each `<placeholder>` of the page's blocks. TRUST_PROXY: loopback, where the test's requests
  * come from, standing for a TLS proxy on this machine; ADMIN_TOKEN: the one the fixture helpers send.
  */
 const GENERATED: Record<string, string> = {
@@ -40,14 +40,14 @@ const GENERATED: Record<string, string> = {
   SENDGRID_WEBHOOK_PUBLIC_KEY: EVENT_KEYS.publicKeyBase64,
 }
 
-/** The variables of README's first `sh` block after `heading`, each `<placeholder>` given its GENERATED value. */
+/** The variables of docs/deploying.md's first `sh` block after `heading`, each `<placeholder>` given its GENERATED value. */
 function readmeVariables(heading: string): Record<string, string> {
   const readme = readFileSync(join(PROJECT_ROOT, 'docs/deploying.md'), 'utf8')
   const block = readme
     .split(heading)[1]
     ?.split(/```sh[^\n]*\n/)[1]
     ?.split('```')[0]
-  if (!block) throw new Error(`README.md lost its block after "${heading}"`)
+  if (!block) throw new Error(`docs/deploying.md lost its block after "${heading}"`)
   return Object.fromEntries(
     block
       .trim()
@@ -56,7 +56,7 @@ function readmeVariables(heading: string): Record<string, string> {
         const name = line.slice(0, line.indexOf('='))
         const value = line.slice(line.indexOf('=') + 1)
         if (!value.startsWith('<')) return [name, value]
-        if (!GENERATED[name]) throw new Error(`no test value for README's ${name}`)
+        if (!GENERATED[name]) throw new Error(`no test value for docs/deploying.md's ${name}`)
         return [name, GENERATED[name]]
       }),
   )
@@ -73,7 +73,7 @@ afterAll(() => {
 /**
  * The compiled server with exactly `variables` and a free PORT (the test's machine may use 3000), in a
  * directory of its own; on the suite's PostgreSQL (a database of its own) where the suite runs on one,
- * else without DATABASE_URL, which README says starts as well.
+ * else without DATABASE_URL, which docs/deploying.md says starts as well.
  */
 async function startProduction(variables: Record<string, string>) {
   const { DATABASE_URL, ...rest } = variables
@@ -112,7 +112,7 @@ function postEvents(base: string, body: string, headers: Record<string, string>)
   })
 }
 
-describe("README's smallest production environment, compiled and started as npm start does", () => {
+describe("docs/deploying.md's smallest production environment, compiled and started as npm start does", () => {
   it('runs an OAuth authorization-code exchange through the TLS proxy, and refuses what the features that are off would take', async () => {
     const { server, base, cwd, database, close } = await startProduction(readmeVariables(SMALLEST))
     expect(await (await fetch(`${base}/status/ready`)).json()).toEqual({

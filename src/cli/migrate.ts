@@ -4,7 +4,7 @@ import { checkStart } from '../start-checks.js'
 
 /**
  * `npm run db:migrate`: applies the committed migrations to the configured database, then exits. Deploying
- * runs it before the new release starts (README's Deploying): production servers never migrate.
+ * runs it before the new release starts (docs/deploying.md): production servers never migrate.
  */
 const config = loadConfigOrExit()
 const database = await startOrExit(async () => {
