@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises'
 import { adminPost } from './admin.js'
 import type { Target } from './scenario.js'
 import { ROOMS_PATH, random } from './scenarios/rooms-seed.js'
@@ -15,6 +16,11 @@ const MAX_ROOM_SIZE = 50
 const TOKEN_TTL_SECONDS = 4 * 3600
 // Requests of the preparation in flight at once, over both instances.
 const PREPARE_CONCURRENCY = 16
+
+// A 503 (a busy pool, a slow database: the service's answer on a loaded machine) is asked again this many
+// times, after the service's retry_after (2 s), as its clients do.
+const BUSY_ATTEMPTS = 5
+const BUSY_RETRY_MS = 2_000
 
 /** A connected client of the run: its platform JWT and the instance it connects to. */
 export interface ChatClient {
@@ -42,6 +48,22 @@ export async function forEachConcurrently<T>(
     }
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
+}
+
+/**
+ * `call`, asked again after a 503: the preparation is not what the run measures, and a transaction that
+ * answered 503 was rolled back, so asking again makes nothing twice.
+ */
+async function unlessBusy<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call()
+    } catch (error) {
+      const busy = error instanceof Error && error.message.includes(' answered 503:')
+      if (!busy || attempt >= BUSY_ATTEMPTS) throw error
+      await delay(BUSY_RETRY_MS)
+    }
+  }
 }
 
 /** Clients `0..clients-1` in accounts of ACCOUNT_SIZE consecutive clients. */
@@ -108,7 +130,9 @@ export async function prepareChat(
   const accountIds: string[] = []
   await forEachConcurrently(accounts, PREPARE_CONCURRENCY, async (_, a) => {
     accountIds[a] = (
-      await adminPost<{ _id: string }>(on(a), '/v1/admin/accounts', { name: `sockets ${a}` })
+      await unlessBusy(() =>
+        adminPost<{ _id: string }>(on(a), '/v1/admin/accounts', { name: `sockets ${a}` }),
+      )
     )._id
   })
   // One user per place in an account, a member of every account: its identity differs in each.
@@ -116,16 +140,15 @@ export async function prepareChat(
   const identities: string[] = []
   const firstAccount = accounts[0] ?? []
   await forEachConcurrently(firstAccount, PREPARE_CONCURRENCY, async (client, u) => {
-    const user = await adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(
-      on(u),
-      '/v1/admin/users',
-      {
-        email: `sockets-${u}-${Date.now()}@example.com`,
+    const email = `sockets-${u}-${Date.now()}@example.com`
+    const user = await unlessBusy(() =>
+      adminPost<{ _id: string; memberships: { conversation_id: string }[] }>(on(u), '/v1/admin/users', {
+        email,
         password: 'sockets-bench-password',
         name: `Agent ${u}`,
         account_id: accountIds[0],
         main: true,
-      },
+      }),
     )
     userIds[u] = user._id
     identities[client] = user.memberships[0]?.conversation_id ?? ''
@@ -134,38 +157,43 @@ export async function prepareChat(
   const accountOf = (client: number) => accountIds[Math.floor(client / ACCOUNT_SIZE)] as string
   const later = accounts.slice(1).flat()
   await forEachConcurrently(later, PREPARE_CONCURRENCY, async (client) => {
-    const membership = await adminPost<{ conversation_id: string }>(
-      on(client),
-      `/v1/admin/users/${userOf(client)}/memberships`,
-      { account_id: accountOf(client) },
+    const membership = await unlessBusy(() =>
+      adminPost<{ conversation_id: string }>(on(client), `/v1/admin/users/${userOf(client)}/memberships`, {
+        account_id: accountOf(client),
+      }),
     )
     identities[client] = membership.conversation_id
   })
   const chatClients: ChatClient[] = []
   const all = Array.from({ length: clients }, (_, i) => i)
   await forEachConcurrently(all, PREPARE_CONCURRENCY, async (client) => {
-    const { token } = await adminPost<{ token: string }>(on(client), '/v1/admin/tokens', {
-      user_id: userOf(client),
-      account_id: accountOf(client),
-      ttl: TOKEN_TTL_SECONDS,
-    })
+    const { token } = await unlessBusy(() =>
+      adminPost<{ token: string }>(on(client), '/v1/admin/tokens', {
+        user_id: userOf(client),
+        account_id: accountOf(client),
+        ttl: TOKEN_TTL_SECONDS,
+      }),
+    )
     chatClients[client] = { token, instance: client % instances.length }
   })
   const layout = layRooms(accounts, roomsPerClient)
   const rooms: Chat['rooms'] = []
   await forEachConcurrently(layout, PREPARE_CONCURRENCY, async (members, r) => {
     const [owner, ...others] = members as [number, ...number[]]
-    const response = await fetch(new URL(ROOMS_PATH, on(r).baseUrl), {
-      method: 'POST',
-      headers: { authorization: `Bearer ${chatClients[owner]?.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        type: 'group',
-        room_name: `Room ${r}`,
-        conversation_ids: others.map((client) => identities[client]),
-      }),
+    const text = await unlessBusy(async () => {
+      const response = await fetch(new URL(ROOMS_PATH, on(r).baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${chatClients[owner]?.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          type: 'group',
+          room_name: `Room ${r}`,
+          conversation_ids: others.map((client) => identities[client]),
+        }),
+      })
+      const body = await response.text()
+      if (response.status !== 201) throw new Error(`POST ${ROOMS_PATH} answered ${response.status}: ${body}`)
+      return body
     })
-    const text = await response.text()
-    if (response.status !== 201) throw new Error(`POST ${ROOMS_PATH} answered ${response.status}: ${text}`)
     rooms[r] = { id: (JSON.parse(text) as { _id: string })._id, members }
   })
   return { clients: chatClients, rooms }

@@ -52,7 +52,8 @@ export interface LedgerSummary {
   latency: Partial<Record<Bucket, Latencies>>
 }
 
-class Histogram {
+/** Latencies of one kind (deliveries, or the sends' answers): their count, p50, p99 and max. */
+export class Histogram {
   readonly counts = newLatencyHistogram()
   deliveries = 0
   maxMs = 0

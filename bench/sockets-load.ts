@@ -1,10 +1,15 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as delay } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
-import { latencyPercentile, newLatencyHistogram, recordLatency } from './latency.js'
 import { ROOMS_PATH, random } from './scenarios/rooms-seed.js'
 import type { Chat } from './sockets-chat.js'
-import { DeliveryLedger, type LedgerSummary, type Phase } from './sockets-ledger.js'
+import {
+  DeliveryLedger,
+  Histogram,
+  type LatencyFigures,
+  type LedgerSummary,
+  type Phase,
+} from './sockets-ledger.js'
 
 /**
  * The load of the sockets scenario, run in a process of its own (sockets-load-process.ts): connects every
@@ -35,7 +40,11 @@ export interface ConnectFigures {
 export interface LoadResult {
   connect: ConnectFigures
   wave: ConnectFigures | undefined
-  sends: { sent: number; failed: number; p50Ms: number; p99Ms: number }
+  /**
+   * The sends' answers (from the request to the 201's body) by the phase they were sent in, as the
+   * deliveries are: sends queued behind a reconnecting wave are not the steady figure.
+   */
+  sends: { sent: number; failed: number; answered: Partial<Record<Phase, LatencyFigures>> }
   ledger: LedgerSummary
   /** Clients disconnected during the run other than by the load itself (none should be), by reason. */
   dropped: Record<string, number>
@@ -52,6 +61,7 @@ export interface LoadHooks {
 // Connections opened at once while the clients first connect.
 const CONNECT_CONCURRENCY = 200
 const SEND_TICK_MS = 5
+const CONNECT_TIMEOUT_MS = 30_000
 const SEND_TIMEOUT_MS = 10_000
 // The wave's phase lasts at least this long, and past the last reconnection by WAVE_TAIL_MS.
 const WAVE_MIN_MS = 10_000
@@ -109,11 +119,21 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
       if (!leaving && reason !== 'io client disconnect') dropped[reason] = (dropped[reason] ?? 0) + 1
     })
     return new Promise((resolve) => {
+      // A handshake the server drops after the upgrade ends in neither event: without this, the wave (and the
+      // run) waited for it for ever on a loaded machine.
+      const timer = setTimeout(() => {
+        socket.disconnect()
+        resolve(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)
+      }, CONNECT_TIMEOUT_MS)
       socket.once('connect', () => {
+        clearTimeout(timer)
         connected[c] = true
         resolve(undefined)
       })
-      socket.once('connect_error', (error) => resolve(error.message))
+      socket.once('connect_error', (error) => {
+        clearTimeout(timer)
+        resolve(error.message)
+      })
     })
   }
 
@@ -141,7 +161,11 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
 
   // Sending: open loop at `rate`, each message to a room drawn at random by one of its members.
   const next = random(7)
-  const sendLatency = newLatencyHistogram()
+  const sendLatency: Record<Phase, Histogram> = {
+    steady: new Histogram(),
+    wave: new Histogram(),
+    after: new Histogram(),
+  }
   let sent = 0
   let failed = 0
   let phase: Phase = 'steady'
@@ -152,7 +176,8 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
     const sender = room.members[Math.floor(next() * room.members.length)] as number
     const base = plan.instances[seq % plan.instances.length] as string
     const startedAt = performance.now()
-    ledger.sending(seq, r, phase, (c) => connected[c] === true, startedAt)
+    const sentIn = phase
+    ledger.sending(seq, r, sentIn, (c) => connected[c] === true, startedAt)
     try {
       const response = await fetch(new URL(`${ROOMS_PATH}/${room.id}/messages`, base), {
         method: 'POST',
@@ -167,7 +192,7 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
       const answeredAt = performance.now()
       if (response.status !== 201) throw new Error(String(response.status))
       ledger.answered(seq, answeredAt)
-      recordLatency(sendLatency, answeredAt - startedAt)
+      sendLatency[sentIn].record(answeredAt - startedAt)
     } catch {
       failed++
       ledger.failed(seq)
@@ -221,8 +246,11 @@ export async function runSocketLoad(plan: LoadPlan, hooks: LoadHooks): Promise<L
     sends: {
       sent,
       failed,
-      p50Ms: latencyPercentile(sendLatency, 0.5),
-      p99Ms: latencyPercentile(sendLatency, 0.99),
+      answered: Object.fromEntries(
+        Object.entries(sendLatency)
+          .filter(([, answers]) => answers.deliveries > 0)
+          .map(([sentIn, answers]) => [sentIn, answers.figures()]),
+      ),
     },
     ledger: ledger.summary(),
     dropped,

@@ -96,6 +96,12 @@ describe('a tiny sockets run against the service', () => {
     expect(result.wave).toMatchObject({ attempted: 5, connected: 5 })
     expect(result.sends.failed).toBe(0)
     expect(result.sends.sent).toBeGreaterThanOrEqual(40)
+    // The answers are timed by the phase they were sent in: the wave's queue is not the steady figure.
+    const { steady, wave } = result.sends.answered
+    expect(steady?.deliveries).toBeGreaterThan(0)
+    expect(wave?.deliveries).toBeGreaterThan(0)
+    expect((steady?.deliveries ?? 0) + (wave?.deliveries ?? 0)).toBe(result.sends.sent)
+    expect(steady?.p99Ms).toBeGreaterThan(0)
     expect(result.ledger).toMatchObject({ missed: 0, duplicated: 0, toNonMembers: 0 })
     expect(result.ledger.delivered).toBeGreaterThan(result.sends.sent)
     expect(result.dropped).toEqual({})

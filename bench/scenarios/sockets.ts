@@ -117,6 +117,21 @@ function connectLine(label: string, figures: ConnectFigures): string {
   )
 }
 
+/** The sends' answers by the phase they were sent in, as the deliveries' latency is. */
+function sendLines(answered: LoadResult['sends']['answered']): string {
+  const phases = [
+    ['steady', answered.steady],
+    ['during the wave', answered.wave],
+  ] as const
+  return phases
+    .filter(([, figures]) => figures !== undefined)
+    .map(
+      ([label, f]) =>
+        `${label}: ${f?.deliveries} p50 ${ms(f?.p50Ms ?? 0)}, p99 ${ms(f?.p99Ms ?? 0)}, max ${ms(f?.maxMs ?? 0)}`,
+    )
+    .join('; ')
+}
+
 function latencyRows(ledger: LedgerSummary): string[][] {
   const figures = (f: LatencyFigures) => [ms(f.p50Ms), ms(f.p99Ms), ms(f.maxMs)]
   const row = (label: string, latencies: Latencies | undefined) =>
@@ -231,7 +246,7 @@ async function measure(target: Target, options: MeasureOptions): Promise<Measure
       formatTable(memoryRows(instances, idle, held, sockets)),
       `memory per socket: RSS growth over the sockets, after a garbage collection; target < ${kB(BYTES_PER_SOCKET_TARGET)}`,
       '',
-      `sends: ${sends.sent} (${sends.failed} failed), answered p50 ${ms(sends.p50Ms)}, p99 ${ms(sends.p99Ms)}`,
+      `sends: ${sends.sent} (${sends.failed} failed); answered (from the request to the 201) ${sendLines(sends.answered)}`,
       formatTable(latencyRows(ledger)),
       "latency from the send's 201 (0 when the event came first), and from its request",
       `targets (from the 201): steady p99 < ${P99_TARGET_MS} ms, the other clients' p99 during the wave < ${WAVE_P99_TARGET_MS} ms`,
