@@ -154,12 +154,14 @@ const accountStandingStatement = preparedStatement<AccountStanding>(
         or ${isMemberOfAccount(sql`${sql.placeholder('accountId')}`, sql`${sql.placeholder('userId')}`)}
       ) as member,
       (select request_budget::integer from ${accounts} where id = ${sql.placeholder('accountId')})
-        as "requestBudget"`,
+        as "requestBudget",
+      (select floor(extract(epoch from ${users.sessionsValidAfter}))::float8 from ${users}
+        where id = ${sql.placeholder('userId')}) as "sessionsValidAfter"`,
 )
 
 /**
- * The account's status, whether the user is a member of it (a user this service does not hold is), and the
- * account's own request budget.
+ * The account's status, whether the user is a member of it (a user this service does not hold is), the
+ * account's own request budget, and the second after which the user's sessions start (a password reset's).
  */
 export async function findAccountStanding(
   db: Database,

@@ -85,6 +85,11 @@ export const users = pgTable(
      * non-member's (a user this service does not hold would count as a member: account-access.ts).
      */
     removedAt: timestampColumn('removed_at'),
+    /**
+     * Set by a password reset (user-admin.*): the user's sessions start after it, so a platform JWT issued
+     * in its second or before is refused (account-access.ts). Null: no reset ended them.
+     */
+    sessionsValidAfter: timestampColumn('sessions_valid_after'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -51,11 +51,19 @@ export async function eraseUser(db: Database, userId: string): Promise<Date> {
   return row?.removedAt as Date
 }
 
-/** Replaces the user's password hash; false when there is no such user (or it was removed). */
-export async function setPasswordHash(db: Database, userId: string, passwordHash: string): Promise<boolean> {
+/**
+ * Replaces the user's password hash and starts their sessions after `now`; false when there is no such user
+ * (or it was removed).
+ */
+export async function resetPasswordHash(
+  db: Database,
+  userId: string,
+  passwordHash: string,
+  now: Date,
+): Promise<boolean> {
   const rows = await db
     .update(users)
-    .set({ passwordHash, updatedAt: new Date() })
+    .set({ passwordHash, sessionsValidAfter: now, updatedAt: now })
     .where(isUserHeld(userId))
     .returning({ id: users.id })
   return rows.length === 1

@@ -65,8 +65,9 @@ export const userAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       description:
         'Sets `password`, or without it a generated one, answered this once (`password` of the answer; ' +
         'null when the request gave it). The old password stops working at once, and so do the apps the ' +
-        'user allowed: their grants are revoked in every account of the user. Platform JWTs (the main ' +
-        "platform's sessions) are not made from the password and run to their expiry.",
+        "user allowed: their grants are revoked in every account of the user. So do the user's sessions: " +
+        'platform JWTs issued before the reset (or in the same second) are refused (401) on every instance ' +
+        'within seconds; tokens issued after it work.',
       tags: ['admin'],
       access: 'admin',
       params: IdParams,
@@ -74,6 +75,9 @@ export const userAdminRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
       response: { 200: Envelope(PasswordReset) },
       errors: [400, 401, 404],
     }),
-    async (request) => ok(await resetPassword(db, changes, request.params.id, request.body.password)),
+    async (request) =>
+      ok(
+        await resetPassword(db, { changes, access: accountAccess }, request.params.id, request.body.password),
+      ),
   )
 }

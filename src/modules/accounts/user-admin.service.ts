@@ -10,7 +10,7 @@ import {
   eraseUser,
   listAccountIdsOfUser,
   lockUser,
-  setPasswordHash,
+  resetPasswordHash,
 } from './user-admin.repository.js'
 
 /**
@@ -49,22 +49,27 @@ const generatePassword = () => randomBytes(18).toString('base64url')
 
 /**
  * `POST /v1/admin/users/:id/password`: the password given, or a generated one answered this once. The old
- * one stops working at once; so do the user's OAuth grants (`USER_PASSWORD_RESET`). Platform JWTs are the
- * main platform's sessions, not made from this password: they run to their expiry.
+ * one stops working at once; so do the user's OAuth grants (`USER_PASSWORD_RESET`) and every session of the
+ * user: platform JWTs issued before the reset (or in its second) are refused (401 SESSIONS_ENDED), on every
+ * instance within seconds, as a former member's are. The reset is timed by this instance's clock, the one
+ * its own tokens are issued by.
  */
 export async function resetPassword(
   db: Database,
-  changes: Changes,
+  deps: { changes: Changes; access: AccessChanges },
   userId: string,
   given: string | undefined,
 ): Promise<{ _id: string; password: string | null }> {
   const password = given ?? generatePassword()
   // Hashed before the transaction: argon2 takes tens of milliseconds, no row need wait for it.
   const passwordHash = await hash(password)
-  await inTransaction(db, async (tx) => {
-    if (!(await setPasswordHash(tx, userId, passwordHash))) throw new NotFound(USER_NOT_FOUND)
-    for (const accountId of await listAccountIdsOfUser(tx, userId))
-      await changes.announce(tx, accountId, USER_PASSWORD_RESET, { user_id: userId })
+  const accountIds = await inTransaction(db, async (tx) => {
+    if (!(await resetPasswordHash(tx, userId, passwordHash, new Date()))) throw new NotFound(USER_NOT_FOUND)
+    const accountIds = await listAccountIdsOfUser(tx, userId)
+    for (const accountId of accountIds)
+      await deps.changes.announce(tx, accountId, USER_PASSWORD_RESET, { user_id: userId })
+    return accountIds
   })
+  for (const accountId of accountIds) await deps.access.changed(accountId, userId)
   return { _id: userId, password: given === undefined ? password : null }
 }

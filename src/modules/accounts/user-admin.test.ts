@@ -1,5 +1,14 @@
-import { describe, expect } from 'vitest'
-import { adminHeaders, bearer, type TestApp } from '../../../test/helpers/app.js'
+import type { FastifyInstance } from 'fastify'
+import { SignJWT } from 'jose'
+import { afterEach, describe, expect, vi } from 'vitest'
+import {
+  adminHeaders,
+  anotherInstance,
+  bearer,
+  TEST_JWT_SECRET,
+  type TestApp,
+  withTwoInstancesSharingRedis,
+} from '../../../test/helpers/app.js'
 import { addUser, createAccount } from '../../../test/helpers/fixtures.js'
 import {
   browser,
@@ -11,10 +20,15 @@ import {
 } from '../../../test/helpers/oauth.js'
 import { createGroup, postMessage, roomCall } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import { SESSIONS_ENDED } from '../../platform/auth/account-access.js'
 import { inTransaction } from '../../platform/db/transaction.js'
 import { deleteMembershipsOfUser, eraseUser, lockUser } from './user-admin.repository.js'
 
 const UNKNOWN_ID = '650000000000000000000009'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
 
 const admin = (t: TestApp, method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object) =>
   t.app.inject({ method, url: `/v1/admin${url}`, headers: adminHeaders, payload })
@@ -39,6 +53,31 @@ const refresh = (t: TestApp, client: RegisteredApp, refreshToken: string) =>
     client._id,
     client.client_secret,
   ])
+
+type Headers = { authorization: string }
+
+const contacts = (app: FastifyInstance, headers: Headers) => app.inject({ url: '/v1/contacts', headers })
+
+/** A platform JWT for the member from the admin API, issued now (this instance's clock). */
+async function mint(t: TestApp, userId: string, accountId: string): Promise<Headers> {
+  const minted = await admin(t, 'POST', '/tokens', { user_id: userId, account_id: accountId })
+  return bearer(minted.json().data.token)
+}
+
+const SESSIONS_ENDED_ANSWER = {
+  success: false,
+  errno: 401,
+  message: 'Unauthorized',
+  additional_info: SESSIONS_ENDED,
+}
+
+/** Stops the clock 0.1 s into a second to come, so that what happens next shares one second of `iat`. */
+function stopClockInASecond() {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  vi.setSystemTime(Math.ceil(Date.now() / 1000) * 1000 + 100)
+}
+
+const nextSecond = () => vi.setSystemTime(Date.now() + 1000)
 
 /** `DELETE /v1/admin/users/:id`: the operator removes a user. */
 describe('user removal', () => {
@@ -180,9 +219,9 @@ describe('password reset', () => {
       user_id: userId,
       detail: { reason: 'password_reset' },
     })
-    // The main platform's JWT is not made from the password: it runs on.
+    // The user's session ends too: the platform JWT issued before the reset is refused.
     const platformJwt = bearer(minted.json().data.token)
-    expect((await t.app.inject({ url: '/v1/contacts', headers: platformJwt })).statusCode).toBe(200)
+    expect((await contacts(t.app, platformJwt)).json()).toEqual(SESSIONS_ENDED_ANSWER)
   })
 
   test('generates a password when none is given and answers it this once', async ({
@@ -212,6 +251,107 @@ describe('password reset', () => {
     expect((await admin(t, 'POST', `/users/${userId}/password`, {})).json()).toMatchObject({
       errno: 404,
       message: 'User not found',
+    })
+  })
+})
+
+/**
+ * A reset ends the user's sessions: platform JWTs issued before it are refused (401) in every account, on
+ * every instance (at once with Redis, else within OAUTH_REVOCATION_CACHE_MS); tokens issued after it work.
+ */
+describe("password reset ends the user's sessions", () => {
+  test('refuses tokens issued before it or in its second, in every account; lets in those issued after', async ({
+    t,
+  }) => {
+    const accountId = await createAccount(t.app, { name: 'Main' })
+    const otherAccountId = await createAccount(t.app, { name: 'Side' })
+    const { _id: userId } = await createUser(t.app, 'stolen@sessions.example', [accountId, otherAccountId])
+    const peer = await addUser(t.app, accountId, 'Peer')
+    stopClockInASecond()
+    const before = await mint(t, userId, accountId)
+    const beforeElsewhere = await mint(t, userId, otherAccountId)
+    expect((await contacts(t.app, before)).statusCode).toBe(200)
+    expect((await contacts(t.app, beforeElsewhere)).statusCode).toBe(200)
+
+    expect((await admin(t, 'POST', `/users/${userId}/password`, {})).statusCode).toBe(200)
+    const sameSecond = await mint(t, userId, accountId)
+    for (const headers of [before, beforeElsewhere, sameSecond]) {
+      const refused = await contacts(t.app, headers)
+      expect(refused.json()).toEqual(SESSIONS_ENDED_ANSWER)
+      expect(refused.headers['www-authenticate']).toBe('Bearer error="invalid_token"')
+    }
+    // Another member's session is not the user's: it stands.
+    expect((await contacts(t.app, peer.headers)).statusCode).toBe(200)
+
+    nextSecond()
+    const after = await mint(t, userId, accountId)
+    expect((await contacts(t.app, after)).statusCode).toBe(200)
+    expect((await contacts(t.app, await mint(t, userId, otherAccountId))).statusCode).toBe(200)
+    expect((await contacts(t.app, before)).json()).toEqual(SESSIONS_ENDED_ANSWER)
+  })
+
+  test('refuses a platform JWT without iat once the sessions were reset, not before', async ({ t }) => {
+    const accountId = await createAccount(t.app)
+    const { _id: userId } = await createUser(t.app, 'timeless@sessions.example', [accountId])
+    const token = await new SignJWT({ uid: userId, account_id: accountId, parent_account: null })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime('10m')
+      .sign(new TextEncoder().encode(TEST_JWT_SECRET))
+    expect((await contacts(t.app, bearer(token))).statusCode).toBe(200)
+    expect((await admin(t, 'POST', `/users/${userId}/password`, {})).statusCode).toBe(200)
+    expect((await contacts(t.app, bearer(token))).json()).toEqual(SESSIONS_ENDED_ANSWER)
+  })
+
+  test("lets in the tokens of an app the user allows after it (an app's token answers to its grant)", async ({
+    t,
+    oauthApp: client,
+  }) => {
+    const accountId = await createAccount(t.app)
+    const email = 'returning@sessions.example'
+    const { _id: userId } = await createUser(t.app, email, [accountId])
+    const reset = await admin(t, 'POST', `/users/${userId}/password`, { password: PASSWORD })
+    expect(reset.statusCode).toBe(200)
+    const app = await obtainTokens(t.app, client, email)
+    expect((await contacts(t.app, bearer(app.access_token))).statusCode).toBe(200)
+  })
+
+  test('is heard on another instance within OAUTH_REVOCATION_CACHE_MS', async ({ t }) => {
+    const accountId = await createAccount(t.app)
+    const { _id: userId } = await createUser(t.app, 'elsewhere@sessions.example', [accountId])
+    const other = await anotherInstance(t)
+    try {
+      const before = await mint(t, userId, accountId)
+      expect((await contacts(other, before)).statusCode).toBe(200)
+      expect((await admin(t, 'POST', `/users/${userId}/password`, {})).statusCode).toBe(200)
+      vi.useFakeTimers({ toFake: ['Date'] })
+      vi.setSystemTime(Date.now() + t.config.oauth.revocationCacheMs + 1)
+      expect((await contacts(other, before)).json()).toEqual(SESSIONS_ENDED_ANSWER)
+      expect((await contacts(other, await mint(t, userId, accountId))).statusCode).toBe(200)
+    } finally {
+      await other.close()
+    }
+  })
+})
+
+describe.runIf(process.env.REDIS_URL)("password reset ends the user's sessions, sharing Redis", () => {
+  test('is heard on another instance at once, without its verdicts lapsing', async ({ appEnv }) => {
+    await withTwoInstancesSharingRedis(appEnv, async (t, other) => {
+      const accountId = await createAccount(t.app)
+      const { _id: userId } = await createUser(t.app, 'at-once@sessions.example', [accountId])
+      const before = await mint(t, userId, accountId)
+      expect((await contacts(other, before)).statusCode).toBe(200)
+      expect((await admin(t, 'POST', `/users/${userId}/password`, {})).statusCode).toBe(200)
+      // The clock stays: only the news through Redis can make the other instance refuse the token.
+      await vi.waitFor(
+        async () => expect((await contacts(other, before)).json()).toEqual(SESSIONS_ENDED_ANSWER),
+        {
+          timeout: 2_000,
+          interval: 20,
+        },
+      )
+      stopClockInASecond()
+      nextSecond()
+      expect((await contacts(other, await mint(t, userId, accountId))).statusCode).toBe(200)
     })
   })
 })

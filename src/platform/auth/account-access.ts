@@ -20,6 +20,11 @@ export interface AccountStanding {
   member: boolean
   /** The account's own request budget (account-budget.ts); null: the service's default. */
   requestBudget: number | null
+  /**
+   * The user's sessions start after this second (since the epoch): a platform JWT issued in it or before, or
+   * saying not when, is refused. Null: every token of the user stands (no reset of their sessions).
+   */
+  sessionsValidAfter: number | null
 }
 
 /** Whether a caller is let in, and the budget its requests count against. */
@@ -39,8 +44,9 @@ export interface AccountAccessOptions {
 }
 
 /**
- * Whether a caller's token still opens its account: refused once the account is suspended, or once the user
- * is no longer a member, whatever the token's own lifetime. Asked on every authenticated call, so verdicts
+ * Whether a caller's token still opens its account: refused once the account is suspended, once the user
+ * is no longer a member, or once the user's sessions were ended after the token was issued, whatever the
+ * token's own lifetime. Asked on every authenticated call, so verdicts
  * are kept per instance: an instance that changes an account forgets its verdicts at once and, with Redis,
  * tells the others at once; without Redis (or should the news be lost) they ask again within `liveForMs`,
  * the same bound as a revoked grant. The verdict carries the account's own request budget too
@@ -59,6 +65,36 @@ export interface AccountAccess {
 }
 
 export const NO_LONGER_A_MEMBER = 'user is no longer a member of the account'
+export const SESSIONS_ENDED = "user's sessions were ended after the token was issued"
+
+/** A verdict kept: the caller's admission, and that of a platform JWT issued before the user's sessions start. */
+interface Verdict extends Admission {
+  /**
+   * Set once the user's sessions were ended: the second they start after, and the admission of a platform
+   * JWT issued in it or before (the verdict's own refusal, else SESSIONS_ENDED).
+   */
+  sessionsEnded: { after: number; admission: Admission } | undefined
+}
+
+function verdictOf(standing: AccountStanding): Verdict {
+  const refusal = refusalOf(standing)
+  const { requestBudget, sessionsValidAfter: after } = standing
+  if (after === null) return { refusal, requestBudget, sessionsEnded: undefined }
+  const admission = { refusal: refusal ?? new Unauthorized(SESSIONS_ENDED), requestBudget }
+  return { refusal, requestBudget, sessionsEnded: { after, admission } }
+}
+
+/**
+ * The caller's admission under the verdict: a comparison, no allocation. A token issued in the second the
+ * sessions were ended counts as before it (`iat` has no finer grain), so that none minted before the end
+ * survives it; a token without `iat` cannot show it came after. An app's access token answers to its grant
+ * instead, revoked on its own (revoked-grants.ts): only platform JWTs are held to the end of sessions.
+ */
+function admissionUnder(verdict: Verdict, auth: AuthContext): Admission {
+  const ended = verdict.sessionsEnded
+  if (ended === undefined || auth.oauth !== undefined || (auth.iat ?? 0) > ended.after) return verdict
+  return ended.admission
+}
 
 /**
  * The refusal the standing calls for: a suspended account (403), a user who is not a member (401). An
@@ -74,7 +110,7 @@ function refusalOf(standing: AccountStanding): DomainError | undefined {
 const keyOf = (accountId: string, userId: string) => `${accountId} ${userId}`
 
 export async function createAccountAccess(options: AccountAccessOptions): Promise<AccountAccess> {
-  const verdicts = new LRUCache<string, Admission>({
+  const verdicts = new LRUCache<string, Verdict>({
     ...upToEntries(100_000),
     ttl: options.liveForMs,
     // The wall clock, as every other expiry of the service, read at each call (tests move it).
@@ -104,14 +140,15 @@ export async function createAccountAccess(options: AccountAccessOptions): Promis
   async function lookUp(key: string, auth: AuthContext): Promise<Admission> {
     const heard = changesHeard
     const standing = await options.lookUp(auth.account_id, auth.uid)
-    const admission = { refusal: refusalOf(standing), requestBudget: standing.requestBudget }
-    if (heard === changesHeard) verdicts.set(key, admission)
-    return admission
+    const verdict = verdictOf(standing)
+    if (heard === changesHeard) verdicts.set(key, verdict)
+    return admissionUnder(verdict, auth)
   }
 
   function admission(auth: AuthContext): Admission | Promise<Admission> {
     const key = keyOf(auth.account_id, auth.uid)
-    return verdicts.get(key) ?? lookUp(key, auth)
+    const verdict = verdicts.get(key)
+    return verdict === undefined ? lookUp(key, auth) : admissionUnder(verdict, auth)
   }
 
   return {

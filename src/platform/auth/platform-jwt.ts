@@ -10,6 +10,11 @@ export interface AuthContext {
   account_id: string
   parent_account: string | null
   conversation?: { id: string }
+  /**
+   * When a platform JWT was issued (its `iat`, seconds since the epoch), when it says: a user's sessions can
+   * be ended from a moment on (account-access.ts).
+   */
+  iat?: number
   /** Set when a third-party app calls with an OAuth access token: the app and the scopes granted it. */
   oauth?: { client_id: string; scopes: string[] }
 }
@@ -60,13 +65,14 @@ function signWith(keys: Keys, claims: Record<string, unknown>, ttlSeconds: numbe
 }
 
 function contextFrom(payload: Record<string, unknown>): AuthContext {
-  const { uid, account_id, parent_account, conversation } = payload
+  const { uid, account_id, parent_account, conversation, iat } = payload
   if (!isId(uid) || !isId(account_id)) throw new Unauthorized('token lacks uid or account_id')
   const context: AuthContext = {
     uid,
     account_id,
     parent_account: isId(parent_account) ? parent_account : null,
   }
+  if (typeof iat === 'number') context.iat = iat
   const conversationId = (conversation as { id?: unknown } | undefined)?.id
   if (isId(conversationId)) context.conversation = { id: conversationId }
   return context

@@ -218,6 +218,7 @@ describe('events from clients', () => {
         account_id: owner.accountId,
         parent_account: null,
         conversation: { id: owner.conversationId },
+        iat: expect.any(Number),
       },
       payload: { room_id: 'r1' },
     })
