@@ -18,6 +18,7 @@ import {
   type RegisteredApp,
   tokenRequest,
 } from '../../../test/helpers/oauth.js'
+import { realtimeClients } from '../../../test/helpers/realtime.js'
 import { createGroup, postMessage, roomCall } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 import { SESSIONS_ENDED } from '../../platform/auth/account-access.js'
@@ -78,6 +79,8 @@ function stopClockInASecond() {
 }
 
 const nextSecond = () => vi.setSystemTime(Date.now() + 1000)
+
+const connectTo = realtimeClients()
 
 /** `DELETE /v1/admin/users/:id`: the operator removes a user. */
 describe('user removal', () => {
@@ -313,6 +316,24 @@ describe("password reset ends the user's sessions", () => {
     expect(reset.statusCode).toBe(200)
     const app = await obtainTokens(t.app, client, email)
     expect((await contacts(t.app, bearer(app.access_token))).statusCode).toBe(200)
+  })
+
+  test("disconnects the user's sockets and refuses a connection with a token issued before", async ({ t }) => {
+    const accountId = await createAccount(t.app)
+    const [user, peer] = [await addUser(t.app, accountId, 'Online'), await addUser(t.app, accountId, 'Peer')]
+    const url = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const [asUser, asPeer] = await Promise.all([
+      connectTo(url, { token: user.token }),
+      connectTo(url, { token: peer.token }),
+    ])
+    expect((await admin(t, 'POST', `/users/${user.userId}/password`, {})).statusCode).toBe(200)
+    await vi.waitFor(() => expect(asUser.socket.connected).toBe(false), { timeout: 2_000, interval: 20 })
+    expect(asPeer.socket.connected).toBe(true)
+    const refused = await connectTo(url, { token: user.token }).then(
+      () => expect.fail('the connection was accepted'),
+      (error: Error & { data?: { reason?: string } }) => error.data?.reason,
+    )
+    expect(refused).toBe(SESSIONS_ENDED)
   })
 
   test('is heard on another instance within OAUTH_REVOCATION_CACHE_MS', async ({ t }) => {
