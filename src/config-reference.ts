@@ -448,7 +448,7 @@ export const CONFIG_REFERENCE: VariableSection[] = [
         name: 'OAUTH_REVOCATION_CACHE_MS',
         default: '5000',
         description:
-          "how long an instance takes a grant it checked as not revoked, an account as active and a user as a member before asking the database again: another instance refuses a revoked grant's access tokens, a suspended account's tokens and a removed member's within this time (at once with `REDIS_URL`)",
+          "how long an instance takes a grant it checked as not revoked, an account as active and a user as a member before asking the database again: another instance refuses a revoked grant's access tokens, a suspended account's tokens, a removed member's and a user's tokens issued before a password reset within this time (at once with `REDIS_URL`)",
       },
       {
         name: 'OAUTH_REQUIRE_PKCE',

@@ -214,7 +214,7 @@ export const commands: Command[] = [
   command({
     name: 'user reset-password',
     summary:
-      "Set a user's password, or without --password a generated one printed this once; their apps' grants end",
+      "Set a user's password, or without --password a generated one printed this once; their apps' grants and their sessions end",
     flags: { id: required(id()), password: text('PASSWORD') },
     run: (flags, admin) =>
       admin.request('POST', `${path('users', flags.id)}/password`, { password: flags.password }),
