@@ -642,14 +642,24 @@ describe.concurrent('the operator CLI against a running service', { timeout: SEQ
     ])
     expect(given.json()).toEqual({ _id: user.userId, password: null })
 
-    expect((await t.app.inject({ url: '/v1/contacts', headers: user.headers })).statusCode).toBe(200)
+    // The reset ended the user's sessions; a token issued from the next second on opens the account again.
+    expect((await t.app.inject({ url: '/v1/contacts', headers: user.headers })).statusCode).toBe(401)
+    await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() % 1000)))
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/v1/admin/tokens',
+      headers: adminHeaders,
+      payload: { user_id: user.userId, account_id: accountId },
+    })
+    const fresh = bearer(minted.json().data.token)
+    expect((await t.app.inject({ url: '/v1/contacts', headers: fresh })).statusCode).toBe(200)
     const removed = await cli(['user', 'remove', '--id', user.userId])
     expect(removed.json()).toEqual({
       _id: user.userId,
       removed_at: expect.any(String),
       account_ids: [accountId],
     })
-    expect((await t.app.inject({ url: '/v1/contacts', headers: user.headers })).statusCode).toBe(401)
+    expect((await t.app.inject({ url: '/v1/contacts', headers: fresh })).statusCode).toBe(401)
     const [again, gone] = await Promise.all([
       cli(['user', 'remove', '--id', user.userId]),
       cli(['user', 'find', '--email', email]),
