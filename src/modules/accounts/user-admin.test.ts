@@ -318,7 +318,9 @@ describe("password reset ends the user's sessions", () => {
     expect((await contacts(t.app, bearer(app.access_token))).statusCode).toBe(200)
   })
 
-  test("disconnects the user's sockets and refuses a connection with a token issued before", async ({ t }) => {
+  test("disconnects the user's sockets and refuses a connection with a token issued before", async ({
+    t,
+  }) => {
     const accountId = await createAccount(t.app)
     const [user, peer] = [await addUser(t.app, accountId, 'Online'), await addUser(t.app, accountId, 'Peer')]
     const url = await t.app.listen({ port: 0, host: '127.0.0.1' })
