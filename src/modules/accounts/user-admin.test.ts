@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { SignJWT } from 'jose'
 import { afterEach, describe, expect, vi } from 'vitest'
@@ -10,6 +11,7 @@ import {
   withTwoInstancesSharingRedis,
 } from '../../../test/helpers/app.js'
 import { addUser, createAccount } from '../../../test/helpers/fixtures.js'
+import { rowsOf } from '../../../test/helpers/jobs.js'
 import {
   browser,
   createUser,
@@ -79,6 +81,22 @@ function stopClockInASecond() {
 }
 
 const nextSecond = () => vi.setSystemTime(Date.now() + 1000)
+
+/** Until a statement of this database waits on a row lock: the membership's transaction, blocked by ours. */
+async function untilWaitingOnALock(app: FastifyInstance) {
+  await vi.waitFor(
+    async () => {
+      const [lock] = rowsOf<{ waiting: number }>(
+        await app.platform.db.execute(
+          sql`select count(*)::int as waiting from pg_stat_activity
+              where datname = current_database() and wait_event_type = 'Lock'`,
+        ),
+      )
+      expect(lock?.waiting).toBeGreaterThan(0)
+    },
+    { timeout: 900, interval: 10 },
+  )
+}
 
 const connectTo = realtimeClients()
 
@@ -169,8 +187,7 @@ describe('user removal', () => {
       await inTransaction(t.app.platform.db, async (tx) => {
         expect(await lockUser(tx, userId)).toBe(true)
         added = admin(t, 'POST', `/users/${userId}/memberships`, { account_id: accountId })
-        // Well within the service's lock_timeout (1 s): the membership's transaction is waiting by now.
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await untilWaitingOnALock(t.app)
         await deleteMembershipsOfUser(tx, userId)
         await eraseUser(tx, userId)
       })
