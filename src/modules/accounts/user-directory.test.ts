@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { describe, expect } from 'vitest'
 import { adminHeaders, type TestApp } from '../../../test/helpers/app.js'
 import { addUser, createAccount } from '../../../test/helpers/fixtures.js'
+import { createUser } from '../../../test/helpers/oauth.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 /** `GET /v1/admin/users`: the operator's user directory, newest first, or the one user of an email. */
@@ -11,36 +12,13 @@ describe('user directory', () => {
       url: `/v1/admin/users?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)] as [string, string]))}`,
       headers: adminHeaders,
     })
-  const createUser = async (t: TestApp, email: string, accountId: string) => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/admin/users',
-      headers: adminHeaders,
-      payload: {
-        email,
-        password: 'correct horse battery',
-        name: 'Grace Hopper',
-        account_id: accountId,
-        main: true,
-      },
-    })
-    expect(response.statusCode).toBe(201)
-    return response.json().data._id as string
-  }
-
   test('finds the one user of an email, in any case, with the accounts they belong to', async ({ t }) => {
     const main = await createAccount(t.app, { name: 'Navy' })
     const other = await createAccount(t.app, { name: 'Harvard' })
     const email = `grace-${randomBytes(4).toString('hex')}@example.com`
-    const userId = await createUser(t, email, main)
-    await t.app.inject({
-      method: 'POST',
-      url: `/v1/admin/users/${userId}/memberships`,
-      headers: adminHeaders,
-      payload: { account_id: other },
-    })
+    const { _id: userId } = await createUser(t.app, email, [main, other])
     // Another user whose address contains this one's is not the one asked for.
-    await createUser(t, `x${email}`, main)
+    await createUser(t.app, `x${email}`, [main])
 
     const found = await list(t, { email: email.toUpperCase() })
     expect(found.statusCode).toBe(200)
@@ -51,7 +29,7 @@ describe('user directory', () => {
         {
           _id: userId,
           email,
-          name: 'Grace Hopper',
+          name: 'Ada Lovelace',
           accounts: [
             { _id: main, name: 'Navy', main: true },
             { _id: other, name: 'Harvard', main: false },
