@@ -260,10 +260,19 @@ describe.skipIf(!onPostgres)('reads on streaming replicas (PostgreSQL run only)'
     await until(reader, second, 'in rotation')
     await sleep(1000)
     await onServer(second.url, 'select pg_wal_replay_pause()')
+    const onSecond = contactReadsOn(second)
     const id = await createContact(writer, tenant, 'sticky@example.com')
-    // The first replica catches up at once; the account's reads must still never go to the second.
-    await sleep(600)
-    const [onFirst, onSecond] = [contactReadsOn(first), contactReadsOn(second)]
+    // The first replica catches up (until the reader has seen it replay the write, reads go to the primary);
+    // the account's reads must still never go to the second.
+    const caughtUp = contactReadsOn(first)
+    await vi.waitFor(
+      async () => {
+        expect((await readContact(reader, tenant, id)).statusCode).toBe(200)
+        expect(contactReadsOn(first)).toBeGreaterThan(caughtUp)
+      },
+      { timeout: 10_000, interval: 100 },
+    )
+    const onFirst = contactReadsOn(first)
     for (let i = 0; i < 20; i++) expect((await readContact(reader, tenant, id)).statusCode).toBe(200)
     expect(contactReadsOn(second)).toBe(onSecond)
     expect(contactReadsOn(first) - onFirst).toBeGreaterThanOrEqual(20)
