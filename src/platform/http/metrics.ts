@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, collectDefaultMetrics, Gauge, type Histogram, Registry } from 'prom-client'
 import { isSameSecret } from '../crypto/constant-time.js'
 import type { ReplicaStatus } from '../db/replicas.js'
 import { errorBody } from './envelope.js'
+import { RequestDurations } from './request-durations.js'
 
 /** What `/metrics` reads at each scrape, besides what it counts itself. */
 export interface MetricsSources {
@@ -119,20 +120,17 @@ export function registerMetrics(
 ): void {
   if (!settings.token && settings.port === undefined) return
   const registry = createRegistry(sources, app)
-  const durations = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP requests by route pattern (as registered, `unmatched` when none), method and status',
-    labelNames: ['route', 'method', 'status_code'],
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  })
+  const durations = new RequestDurations(
+    'HTTP requests by route pattern (as registered, `unmatched` when none), method and status',
+    DURATION_BUCKETS,
+  )
+  // The registry reads a metric through `get()`, which prom-client's own metrics and this one share.
+  registry.registerMetric(durations as unknown as Histogram)
   app.addHook('onResponse', (request, reply, done) => {
     durations.observe(
-      {
-        route: request.routeOptions.url ?? 'unmatched',
-        method: request.method,
-        status_code: reply.statusCode,
-      },
+      request.routeOptions.url ?? 'unmatched',
+      request.method,
+      reply.statusCode,
       reply.elapsedTime / 1000,
     )
     done()
