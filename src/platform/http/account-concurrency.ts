@@ -126,50 +126,26 @@ export function createAccountConcurrency(settings: TurnSettings) {
     })
   }
 
-  /**
-   * Runs `handler` in a turn of the account's. Two things end a turn: the handler settled, and the response
-   * closed (sent, or the client gone). A turn taken at once (most requests) costs no promise of its own.
-   */
-  function run(account: string, reply: FastifyReply, handler: () => unknown): unknown {
+  async function run(account: string, reply: FastifyReply, handler: () => unknown): Promise<unknown> {
     const taken = take(account)
-    if (taken instanceof Promise) return runOnceTaken(account, reply, taken, handler)
-    return runInTurn(account, taken, reply, handler)
-  }
-
-  async function runOnceTaken(
-    account: string,
-    reply: FastifyReply,
-    taken: Promise<Turns>,
-    handler: () => unknown,
-  ): Promise<unknown> {
-    const turns = await taken
+    const turns = taken instanceof Promise ? await taken : taken
     // A client that left while it waited gets nothing run for it: its turn goes to the next at once. Its
     // connection tells: a request whose body was read whole is `destroyed` too, and must still be answered.
-    if (reply.request.raw.socket?.destroyed) {
+    if (taken instanceof Promise && reply.request.raw.socket?.destroyed) {
       leave(account, turns)
       return undefined
     }
-    return runInTurn(account, turns, reply, handler)
-  }
-
-  function runInTurn(account: string, turns: Turns, reply: FastifyReply, handler: () => unknown): unknown {
+    // Two things end a turn: the handler settled, and the response closed (sent, or the client gone).
     let ends = 2
     const end = () => {
       if (--ends === 0) leave(account, turns)
     }
     reply.raw.once('close', end)
-    let result: unknown
     try {
-      result = handler()
-    } catch (error) {
+      return await handler()
+    } finally {
       end()
-      throw error
     }
-    if (!(result instanceof Promise)) {
-      end()
-      return result
-    }
-    return result.finally(end)
   }
 
   return {

@@ -1,11 +1,6 @@
 import { Readable } from 'node:stream'
 import { AjvCompiler, type ValidatorFactory } from '@fastify/ajv-compiler'
-import type {
-  FastifyInstance,
-  FastifyRequest,
-  FastifySchemaValidationError,
-  preParsingHookHandler,
-} from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { type DeferredCompilations, validatorCompiledOnFirstUse } from './compiled-on-first-use.js'
 import { DomainError } from './errors.js'
 
@@ -244,18 +239,11 @@ const tooManyFields = () => new DomainError(413, `The form must hold at most ${M
  * The form parsers are the modules' own (@fastify/formbody, the unsubscribe route's): this bounds them all.
  */
 export function boundFormFields(app: FastifyInstance): void {
-  app.addHook('onRoute', (route) => {
-    // Fastify reads no body of a GET or HEAD: those routes, most requests, pay nothing for the bound.
-    if ([route.method].flat().every((method) => method === 'GET' || method === 'HEAD')) return
-    route.preParsing = [boundedForm, ...[route.preParsing ?? []].flat()]
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) return payload
+    // Pulled by the parser as it reads, so that the 413 reaches it; a route that reads no body pulls nothing.
+    return Readable.from(countedFields(payload))
   })
-}
-
-const boundedForm: preParsingHookHandler = (request, _reply, payload, done) => {
-  if (!request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
-    return done(null, payload)
-  // Pulled by the parser as it reads, so that the 413 reaches it; a route that reads no body pulls nothing.
-  done(null, Readable.from(countedFields(payload)))
 }
 
 async function* countedFields(payload: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
@@ -281,15 +269,13 @@ const ANY_QUERY = { type: 'object', properties: {} }
  * routes that read no query (a value they ignore could still reach a log line).
  */
 export function guardEveryQuery(app: FastifyInstance): void {
-  // A callback hook: the clean query of most requests costs no promise.
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', async (request) => {
     const malformed = malformedQueryParameter(request.url)
-    if (malformed === undefined) return done()
-    done(
-      validationError('querystring', [
+    if (malformed !== undefined) {
+      throw validationError('querystring', [
         issue('encoding', token(malformed), 'must be UTF-8, percent-encoded (e.g. … as %E2%80%A6)'),
-      ]),
-    )
+      ])
+    }
   })
   app.addHook('onRoute', (route) => {
     route.schema = { ...route.schema, querystring: route.schema?.querystring ?? ANY_QUERY }
