@@ -45,6 +45,9 @@ export interface ServerOptions {
   cpus?: string
   /** A module to preload (`--import`, a `file:` URL) before the start command's flags, and its environment. */
   preload?: { url: string; env: Record<string, string> }
+  /** The node to run instead of SERVER_NODE (a wrapper that runs it under a profiler), and its start's bound. */
+  node?: string
+  startTimeoutMs?: number
 }
 
 /**
@@ -135,7 +138,7 @@ async function startInstance(
     cwd: dataDir,
     env,
     cpus: options.cpus,
-    node: SERVER_NODE,
+    node: options.node ?? SERVER_NODE,
   })
   lifetime.started()
   const stop = registerStop(async () => {
@@ -143,7 +146,7 @@ async function startInstance(
     await rm(dataDir, { recursive: true, force: true })
     await lifetime.stopped()
   })
-  await waitUntilAnswers(child, `${baseUrl}/status`, SERVER_START_TIMEOUT_MS)
+  await waitUntilAnswers(child, `${baseUrl}/status`, options.startTimeoutMs ?? SERVER_START_TIMEOUT_MS)
   return {
     baseUrl,
     adminToken: String(env.ADMIN_TOKEN),
@@ -168,14 +171,26 @@ const newSigningKey = () =>
     format: 'pem',
   }) as string
 
-/** The bare `node:http` baseline (bench/baseline.ts) repeating `response`. */
-export async function startBaseline(response: BaselineResponse, cpus?: string): Promise<RunningBaseline> {
+/**
+ * A bare baseline (bench/baseline.ts) repeating `response`, on the bench's node or on `node` (a wrapper that
+ * runs it under a profiler), which may take `startTimeoutMs` to answer.
+ */
+export async function startBaseline(
+  response: BaselineResponse,
+  cpus?: string,
+  under?: { node: string; startTimeoutMs: number },
+): Promise<RunningBaseline> {
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, BASELINE_PORT: String(port) }
-  const child = startNode('baseline', ['--import', 'tsx', 'bench/baseline.ts'], { cwd: REPO_ROOT, env, cpus })
+  const child = startNode('baseline', ['--import', 'tsx', 'bench/baseline.ts'], {
+    cwd: REPO_ROOT,
+    env,
+    cpus,
+    ...(under && { node: under.node }),
+  })
   const stop = registerStop(() => stopChild(child))
   child.process.send(response)
   const baseUrl = `http://${HOST}:${port}`
-  await waitUntilAnswers(child, `${baseUrl}/`, BASELINE_START_TIMEOUT_MS)
+  await waitUntilAnswers(child, `${baseUrl}/`, under?.startTimeoutMs ?? BASELINE_START_TIMEOUT_MS)
   return { baseUrl, pid: child.process.pid, stop }
 }
