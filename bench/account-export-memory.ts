@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/account-export-memory.ts [--scale 0.1 | --seeded URL]`: the server's memory while it exports the largest
- * account (issue 31: its RSS stays within 256 MB of idle). Seeds a fresh PostgreSQL database with
+ * account (its RSS stays within 256 MB of idle). Seeds a fresh PostgreSQL database with
  * seed:volume, starts the real server on it as `npm start` does, reads its idle RSS, then downloads the export
  * of the largest agency (with its sub-accounts) over HTTP, sampling the server's RSS every 100 ms.
  */

@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/account-removal-load.ts [--scale 0.1 | --seeded URL] [--seconds 20] [--connections 10]`: a small
  * account's p99 on a few read routes without and with the largest account being removed at the same time
- * (issue 31: within 1.5 times). Seeds a fresh PostgreSQL database with seed:volume (or takes a seeded one,
+ * (within 1.5 times). Seeds a fresh PostgreSQL database with seed:volume (or takes a seeded one,
  * which the removal empties of `Agency 0`), starts the real server on it as `npm start` does, drives the small
  * account's reads with autocannon for `--seconds`, then asks for the removal of `Agency 0` (with its
  * sub-accounts) and drives the same reads for as long again while it runs, and prints both p99s and their ratio.

@@ -19,7 +19,7 @@ import {
 } from './volume-routes.js'
 
 /**
- * PostgreSQL's JIT on the service's reads (issue 42): the SQL the server sends for the volume bench's reads
+ * PostgreSQL's JIT on the service's reads: the SQL the server sends for the volume bench's reads
  * (bench/volume-routes.ts), recorded from a server on a seeded database for its largest and a small account,
  * then each SELECT run again on a connection of this script's own with `jit` on and off: once under
  * EXPLAIN (ANALYZE, BUFFERS), for the planner's cost and JIT's own timing, and timed over several runs.

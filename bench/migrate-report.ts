@@ -5,7 +5,7 @@ import type { AppliedMigration, MigrationMeasurement } from './migrate-run.js'
 import { formatTable } from './report.js'
 
 /**
- * The verdict and the tables of `npm run bench:migrate`. Issue 42's target for every migration from 0035 on,
+ * The verdict and the tables of `npm run bench:migrate`. The target for every migration from 0035 on,
  * applied while the service serves: no request waits more than 2 s, and none answers 5xx (a 503 of the
  * service's own lock_timeout included) or not at all.
  */

@@ -25,7 +25,7 @@ import {
  * sampled; then more ordinary traffic, so that the requests queued behind the migration are counted too.
  */
 
-/** The bundled examples of the two kinds issue 42 asks to measure: an index on contacts, a column on chat. */
+/** The bundled examples of the two kinds measured: an index on contacts, a column on chat. */
 export const BUNDLED_MIGRATIONS = ['contacts-name-prefix-index', 'room-messages-pinned-at'].map((name) =>
   fileURLToPath(new URL(`./migrations/${name}`, import.meta.url)),
 )

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:migrate -- [--migration FOLDER]... [--seeded NAME] [--scale 1] [--rate 80] [--warmup 10]
- * [--before 10] [--after 10] [--sample 20] [--long-read TABLE:SECONDS]`: a migration applied while the service serves an agency's traffic
- * (issue 42, section 1). For each folder of migrations (drizzle-kit's layout: SQL files and meta/_journal.json;
+ * [--before 10] [--after 10] [--sample 20] [--long-read TABLE:SECONDS]`: a migration applied while the service serves an agency's traffic.
+ * For each folder of migrations (drizzle-kit's layout: SQL files and meta/_journal.json;
  * by default the two of bench/migrations/ that show the safe forms), on a copy of a database seeded at
  * `--scale` and brought to the migration before the folder's first: the server started as `npm start` does
  * (production: it does not migrate), the mix of migrate-load.ts sent at `--rate`, the folder applied by the

@@ -8,7 +8,7 @@ import { VIA_TLS_PROXY } from './scenario.js'
 import { ROOMS_PATH } from './scenarios/rooms-seed.js'
 
 /**
- * Account A's flood (issue 44, part 4), driven from the bench process: a Stripe import's charges (each a
+ * Account A's flood, driven from the bench process: a Stripe import's charges (each a
  * review request due at once), SendGrid's delivery events in full batches, a year of leads synced through
  * Meta's webhook, an integration looping on the API at ten times its budget, and room messages to members
  * connected on sockets. The posts go as fast as the instances take them; the API calls and the messages

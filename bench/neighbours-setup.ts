@@ -17,7 +17,7 @@ import { REPO_ROOT, SERVER_NODE } from './servers.js'
 import { parseNodeScript } from './start-command.js'
 
 /**
- * What the neighbours scenario sets up (issue 44, part 4): the run's secrets and providers (fake SendGrid
+ * What the neighbours scenario sets up: the run's secrets and providers (fake SendGrid
  * counting every review request email, fake Graph serving every lead), its database migrated as a
  * deployment migrates one (`npm run db:migrate`), the job workers as production runs them (`npm run worker`
  * beside API instances with RUN_WORKERS=false), and the two accounts, made as operators and users make them.

@@ -7,7 +7,7 @@ import { VIA_TLS_PROXY } from './scenario.js'
 import { ROOMS_PATH } from './scenarios/rooms-seed.js'
 
 /**
- * Account B of the neighbours scenario (issue 44, part 4): an everyday account's steady work, open loop, in a
+ * Account B of the neighbours scenario: an everyday account's steady work, open loop, in a
  * process of its own so that A's flood, driven by the bench process, does not delay B's clock. It sends API
  * reads and writes, Stripe charges (each scheduling a review request, due at once), SendGrid delivery events
  * about B's own mail, and room messages to members connected on Socket.IO, and times each. The bench tells it

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:replicas -- [--scale 1] [--duration 6] [--connections 10] [--only NAMES] [--reseed]`: the
  * volume bench's read routes (bench/volume-routes.ts, READS) on a primary alone against the same primary with
- * one streaming replica (issue 45). A private primary seeded as the volume bench seeds and one standby of it
+ * one streaming replica. A private primary seeded as the volume bench seeds and one standby of it
  * (bench/replicas-clusters.ts, kept between runs); two servers started as `npm start` does, both on that
  * primary: side "primary" (DATABASE_URL only) and side "primary + replica" (DATABASE_REPLICA_URLS names the
  * standby). Each route is driven for both accounts (the largest and a small one; the operator's across every

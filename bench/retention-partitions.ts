@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/retention-partitions.ts [--rows 1000000] [--days 100] [--expire 10]`: which way of
- * retention serves an append-only table (issue 31, part 3): batched deletes as the service runs them, or a
+ * retention serves an append-only table: batched deletes as the service runs them, or a
  * table partitioned by month whose oldest partitions are dropped. On a fresh PostgreSQL database migrated
  * as the server migrates it, the largest append-only table, `funnel_short_link_clicks` (its reference to
  * the links dropped, so that made-up clicks need no links), and a copy partitioned by range of `clicked_at`

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/retention.ts [--period 60] [--minutes 8] [--rate 60] [--phase 30] [--every 5]`: the event
- * tables under continuous ingest with retention periods of `--period` seconds (issue 31, part 3). The real
+ * tables under continuous ingest with retention periods of `--period` seconds. The real
  * server runs on a fresh PostgreSQL database as `npm start` does; the bench posts signed SendGrid delivery
  * events, Stripe charges and Meta lead events at `--rate` a second in all, first for one period with
  * retention running (the tables fill to their steady state), then in phases of `--phase` seconds, taking

@@ -4,7 +4,7 @@ import { formatTable } from './report.js'
 import type { AccountLabel } from './volume-routes.js'
 
 /**
- * The verdicts and the printed table of `npm run bench:volume`. Issue 31's target for every route: at the
+ * The verdicts and the printed table of `npm run bench:volume`. The target for every route: at the
  * large scale against the small one, throughput at least 0.67 times and p99 at most 1.5 times (the cost grows
  * by at most half while the data grows a hundredfold), and a small account's figures unchanged by its
  * neighbours' volume (its own rows, which the seed keeps about equal at every scale, compared the same way).

@@ -123,7 +123,7 @@ export async function startProviders(): Promise<Providers> {
     RATE_LIMIT_FORMS_PER_MINUTE: LIFTED,
     RATE_LIMIT_EMAIL_SEND_PER_MINUTE: LIFTED,
     RATE_LIMIT_OAUTH_TOKEN_PER_HOUR: LIFTED,
-    // Each account's request budget and its concurrency, all and heavy routes' (issue 44), are for one account's
+    // Each account's request budget and its concurrency, all and heavy routes', are for one account's
     // share of the service: here one account is the whole load, whose cost at each scale is what is measured.
     ACCOUNT_REQUEST_BUDGET: LIFTED,
     ACCOUNT_CONCURRENCY: '1000',
@@ -318,7 +318,7 @@ const newestEmail = (scale: Scale, account: VolumeAccount) =>
 const busiest = (scale: Scale, account: VolumeAccount, what: string, statement: string) =>
   one<{ value: string }>(scale.db, what, statement, [account.accountId]).then((row) => row.value)
 
-/** What a client reads every day (issue 31), in the order they are measured. */
+/** What a client reads every day, in the order they are measured. */
 export const READS: VolumeRoute[] = [
   { name: 'room list', prepare: async (_, a) => asMember(a, '/api/conversation-v2/room') },
   {
@@ -342,7 +342,7 @@ export const READS: VolumeRoute[] = [
         `/api/conversation-v2/room/search?q=${encodeURIComponent((await newestRoom(s, a)).commonWord)}`,
       ),
   },
-  // Issue 44: a word of one letter, in about one message of seven (the seed's words are its letters, the short
+  // A word of one letter, in about one message of seven (the seed's words are its letters, the short
   // ones the most frequent): 1,016 of the largest account's 7,300 messages at --scale 0.01, about 29,000 of
   // 206,900 at 1, so that ranking every hit would grow with the account.
   {
@@ -359,7 +359,7 @@ export const READS: VolumeRoute[] = [
     prepare: async (s, a) =>
       asMember(a, `/v1/contacts?search=${encodeURIComponent((await newestContact(s, a)).name)}`),
   },
-  // Issue 44: two letters no contact holds (the seed's names have neither), and a term every contact's email
+  // Two letters no contact holds (the seed's names have neither), and a term every contact's email
   // holds (contact-<n>@example.com).
   {
     name: 'contact search for two letters found nowhere',
@@ -616,7 +616,7 @@ async function tokenExchange(scale: Scale, account: VolumeAccount): Promise<Benc
   }
 }
 
-/** The hot writes (issue 31), in the order they are measured: emails first, their events after. */
+/** The hot writes, in the order they are measured: emails first, their events after. */
 export const WRITES: VolumeRoute[] = [
   { name: 'email send', writes: true, prepare: emailSend },
   { name: 'delivery events', writes: true, prepare: deliveryEvents },

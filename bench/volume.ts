@@ -1,7 +1,7 @@
 /**
  * `npm run bench:volume -- [--small 0.01] [--large 1] [--duration 10] [--connections 10] [--only NAMES]
  * [--reseed]`: each route a client uses every day, and the hot writes, measured on a database seeded at a small
- * scale and on one seeded at a large scale, for the largest account and a small one (issue 31, part 2). Both
+ * scale and on one seeded at a large scale, for the largest account and a small one. Both
  * servers run at once, started as `npm start` does, each on a copy of its scale's seeded database; each route
  * is driven with autocannon on the four (scale, account) sides in turn, in rounds, so that a change of load on
  * the machine falls on every side. Prints one table with the ratios of the large scale to the small one and a

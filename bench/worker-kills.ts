@@ -12,7 +12,7 @@ import { readOptions, UsageError } from './options.js'
 import { createBenchDatabase } from './postgres.js'
 
 /**
- * The kill probe (issue 32): `npm run bench:kills` runs the kill test's rig (test/helpers/worker-kills.ts)
+ * The kill probe: `npm run bench:kills` runs the kill test's rig (test/helpers/worker-kills.ts)
  * at a larger scale on a fresh PostgreSQL database: two worker processes go through a stream of review
  * webhooks, lead webhooks and contact changes while one of them is SIGKILLed at random moments, and the fakes
  * count every email, SMS, lead capture and app webhook. Exits 1 unless each landed once and no job was left.

@@ -205,7 +205,7 @@ function refusedBySchema(response: { statusCode: number; headers: Record<string,
 }
 
 /**
- * Issue 20: a megabyte `reference` reached a unique index, which PostgreSQL refuses past ~2,700 bytes (54000):
+ * A megabyte `reference` reached a unique index, which PostgreSQL refuses past ~2,700 bytes (54000):
  * a 500. Every string field of every operation (path, query, header, body at any depth) gets a megabyte of
  * random text (which no compression shrinks), then as many four-byte characters as its maxLength allows.
  */

@@ -5,7 +5,7 @@ import { describe, expect } from 'vitest'
 import { test } from './helpers/tenant-test.js'
 
 /**
- * The API reference teaches (issue 46): every operation says what it does, every shape that recurs is a
+ * The API reference teaches: every operation says what it does, every shape that recurs is a
  * named component (generated clients get named types), every route lists its error answers in their
  * envelope, each area shows an example of its main operations, and each security scheme says how to obtain
  * its token. Each check lists everything still lacking, so that one run names all of it.

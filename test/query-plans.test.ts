@@ -99,7 +99,7 @@ describe.runIf(process.env.DATABASE_URL)("the daily routes' queries on PostgreSQ
     return { accountId: member.account_id, headers: bearer(minted.json().data.token) }
   }
 
-  /** The statements each daily read of issue 31 sends for the account, with the URL that sent them. */
+  /** The statements each daily read sends for the account, with the URL that sent them. */
   async function dailyReads(accountId: string, headers: Record<string, string>) {
     const sent: { url: string; statements: RecordedStatement[] }[] = []
     const get = async (url: string, extraHeaders: Record<string, string> = {}) => {

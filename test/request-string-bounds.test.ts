@@ -6,7 +6,7 @@ import { test } from './helpers/tenant-test.js'
 /**
  * Every string a request may carry (body fields at any depth, array items, record keys and values, query
  * parameters) has a documented maxLength, and every record a maxProperties: an unbounded field let 100
- * contacts with 1 MB names make a list page of 104 MB (issue 43). A field bounded another way is allowed
+ * contacts with 1 MB names make a list page of 104 MB. A field bounded another way is allowed
  * only by a reason below.
  */
 

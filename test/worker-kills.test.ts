@@ -3,7 +3,7 @@ import { buildTestApp, type TestApp } from './helpers/app.js'
 import { startWorkerKillsRig, type WorkerKillsRig } from './helpers/worker-kills.js'
 
 /**
- * Jobs are at-least-once; their outside effects must happen once (issue 32). Two worker processes on
+ * Jobs are at-least-once; their outside effects must happen once. Two worker processes on
  * PostgreSQL go through a stream of review webhooks, lead webhooks and contact changes while one of them is
  * SIGKILLed at random moments: every email, SMS, lead capture and app webhook lands once, and no job is left
  * behind. Two processes cannot share the embedded database: PostgreSQL only.

@@ -31,7 +31,7 @@ import type { Measured, MeasuredScenario, MeasureOptions, Target } from '../scen
 import { REPO_ROOT } from '../servers.js'
 
 /**
- * Issue 44, part 4: one agency cannot slow the others. Two instances as `npm start` runs them (API only, as
+ * One agency cannot slow the others. Two instances as `npm start` runs them (API only, as
  * README's Deploying runs them, beside `npm run worker` processes), on PostgreSQL and Redis, and two accounts.
  * B works at a steady everyday rate, first alone ("quiet"), then while A floods ("flooded"): 10,000 review
  * requests scheduled at once, 200,000 delivery events, 5,000 lead captures, API calls at ten times its
@@ -39,7 +39,7 @@ import { REPO_ROOT } from '../servers.js'
  * its jobs from due to start, socket delivery p99; for A, that all its work completed, once.
  */
 
-// Issue 44's targets.
+// The targets.
 const RATIO_TARGET = 1.25
 const JOB_WAIT_P99_TARGET_MS = 2_000
 
@@ -145,7 +145,7 @@ class SteadyProcess {
   }
 }
 
-/** A's budget as the service counts it: `q` requests in `w` seconds, from RateLimit-Policy (issue 44 part 2). */
+/** A's budget as the service counts it: `q` requests in `w` seconds, from RateLimit-Policy. */
 interface Budget {
   requests: number
   windowSeconds: number

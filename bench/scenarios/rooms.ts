@@ -18,7 +18,7 @@ import { MESSAGES_PER_ROOM, ROOMS, ROOMS_PATH, random, serverEnv, withSeed } fro
 // Untimed requests first, so that V8 has optimised the path and the pools are open before the clock starts.
 const WARMUP = 1_000
 const EVENTS_TIMEOUT_MS = 60_000
-// Issue 20: the room list holds at least half the rate of its own SQL replayed without the server.
+// The room list holds at least half the rate of its own SQL replayed without the server.
 const SQL_TARGET = 0.5
 
 const answered = (sent: SentEach, status: number) => sent.answers.filter((a) => a.status === status).length

@@ -13,12 +13,12 @@ import type { ConnectFigures, LoadPlan, LoadResult } from '../sockets-load.js'
 import type { FromLoad, ToLoad } from '../sockets-load-process.js'
 
 /**
- * Issue 32, part 1: two instances as `npm start` runs them, on one PostgreSQL database and Redis, hold
+ * Two instances as `npm start` runs them, on one PostgreSQL database and Redis, hold
  * thousands of authenticated Socket.IO clients (connected from a process of their own) while messages are
  * posted into their rooms through the HTTP API; every member's `message:new` is checked and timed.
  */
 
-// Issue 32's targets.
+// The targets.
 const P99_TARGET_MS = 100
 const WAVE_P99_TARGET_MS = 250
 const BYTES_PER_SOCKET_TARGET = 20_000

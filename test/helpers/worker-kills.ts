@@ -26,7 +26,7 @@ import { type WatchedProcess, watchProcess } from './processes.js'
 import { chargeFor, reviewingTenant, stripePost } from './reviews.js'
 
 /**
- * The kill rig of issue 32: an API that runs no jobs, two worker processes (`src/worker.ts`, what `npm run
+ * The kill rig: an API that runs no jobs, two worker processes (`src/worker.ts`, what `npm run
  * worker` runs) on one PostgreSQL database, and fake SendGrid, Twilio, Graph and an app's webhook receiver.
  * A stream of review webhooks, lead webhooks and contact changes goes in while the workers are SIGKILLed
  * at random moments, each time while a job runs, and started again; then every expected email, SMS, lead capture and app webhook is

@@ -216,7 +216,7 @@ describe('admin API', () => {
     expect((await admin(t, 'GET', `/accounts/${b.accountId}/${kind}/${id}`)).statusCode).toBe(404)
   })
 
-  // Issue 20: an address of a megabyte reached the unique index on lower(email): a 500.
+  // An address of a megabyte reached the unique index on lower(email): a 500.
   test("refuses a user's email longer than SMTP carries, naming it, and keeps the longest", async ({ t }) => {
     const user = (email: string) =>
       admin(t, 'POST', '/users', { email, password: 'a-long-password', name: 'Long' })

@@ -237,7 +237,7 @@ describe('contacts of the caller', () => {
     expect(bad.json()).toMatchObject({ errno: 400, message: expect.stringContaining('email') })
   })
 
-  // Issue 20: an address of a megabyte reached the unique index on (account, lower(email)): a 500.
+  // An address of a megabyte reached the unique index on (account, lower(email)): a 500.
   test('refuses an email longer than SMTP carries, naming it, and keeps the longest', async ({
     t,
     owner,
@@ -262,7 +262,7 @@ describe('contacts of the caller', () => {
     expect(created.json().data.email).toBe(longest)
   })
 
-  // Issue 43: 100 contacts with names of a megabyte made a list page of 104 MB.
+  // 100 contacts with names of a megabyte made a list page of 104 MB.
   test('refuses a name or a phone longer than their bounds, naming the field, and keeps the longest', async ({
     t,
     owner,

@@ -51,7 +51,7 @@ describe('credits', () => {
     })
   })
 
-  // Issue 20: a megabyte reference reached the ledger's unique index, which refused it (PostgreSQL 54000): a 500.
+  // A megabyte reference reached the ledger's unique index, which refused it (PostgreSQL 54000): a 500.
   test('refuses a reference longer than the ledger keeps, naming it, and applies the longest once', async ({
     t,
   }) => {

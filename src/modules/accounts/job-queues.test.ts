@@ -7,7 +7,7 @@ import { eventually } from '../../../test/helpers/jobs.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 /**
- * Issue 44, "Jobs shared fairly between accounts": every job that works for an account carries it (pg-boss's
+ * Jobs shared fairly between accounts: every job that works for an account carries it (pg-boss's
  * job group), and the operator sees per queue the waiting and active jobs by account (`GET /v1/admin/jobs`).
  */
 

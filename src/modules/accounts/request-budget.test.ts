@@ -7,7 +7,7 @@ import { startPrivateRedis } from '../../../test/helpers/private-services.js'
 import { test } from '../../../test/helpers/tenant-test.js'
 
 /**
- * Issue 44, "A budget per account on the API": every request authenticated as an account counts against the
+ * A budget per account on the API: every request authenticated as an account counts against the
  * account's budget across instances; past it 429 in the envelope with Retry-After; every counted response
  * carries RateLimit-Policy and RateLimit (draft-ietf-httpapi-ratelimit-headers-11); the admin API sets an
  * account's own budget.

@@ -370,7 +370,7 @@ describe('email delivery events webhook', () => {
     expect(await statusOf(t, owner, email.id)).toBe('delivered')
   })
 
-  // Issue 20: a 3,000-character id or address failed the batch's one statement on an index, again at each retry.
+  // A 3,000-character id or address failed the batch's one statement on an index, again at each retry.
   test('skips an event with an id longer than kept, lists no address longer than SMTP carries, and applies the rest', async ({
     t,
   }) => {

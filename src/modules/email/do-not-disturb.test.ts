@@ -50,7 +50,7 @@ describe('do-not-disturb list', () => {
     expect((await add(t, owner, {})).json().message).toBe('value is required')
   })
 
-  // Issue 20: an address of a megabyte reached the unique index on (account, lower(value)): a 500.
+  // An address of a megabyte reached the unique index on (account, lower(value)): a 500.
   test('refuses an address longer than SMTP carries, naming it, and lists the longest', async ({
     t,
     owner,

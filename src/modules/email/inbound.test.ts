@@ -211,7 +211,7 @@ describe('inbound reply webhook', () => {
     expect(await supportMessagesOf(db(t), client.accountId)).toHaveLength(before + 2)
   })
 
-  // Issue 20: a Message-ID or a sender address of 3,000 characters failed the reply's insert on an index: a 500.
+  // A Message-ID or a sender address of 3,000 characters failed the reply's insert on an index: a 500.
   test('keeps a reply with a Message-ID longer than kept, without it; drops one from an address no SMTP carries', async ({
     t,
     subAccount: client,

@@ -147,7 +147,7 @@ describe('send email through SendGrid', () => {
     expect(thread.members.find((m) => m.user_id === tenant.userId)?.unread_count).toBeGreaterThanOrEqual(2)
   })
 
-  // Issue 43: every free-text field the send stores is bounded, the subject by RFC 5322's line.
+  // Every free-text field the send stores is bounded, the subject by RFC 5322's line.
   test('refuses a subject or a sender name past its bound, naming the field, and sends nothing', async ({
     t,
     owner: tenant,

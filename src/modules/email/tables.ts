@@ -106,7 +106,7 @@ export const communications = pgTable(
     // The operator's outbox: every account's sent mail, newest first (the one list across accounts).
     index('communications_outgoing_created').on(t.createdAt, t.id).where(sql`${t.type} = 'OUTGOING'`),
     // The operator's outbox of one account: its page, and its capped total counted index-only. Without it,
-    // PostgreSQL counted the largest account's 10,001 sent mails by reading the table (12 ms, issue 31).
+    // PostgreSQL counted the largest account's 10,001 sent mails by reading the table (12 ms).
     index('communications_account_outgoing_created')
       .on(t.accountId, t.createdAt, t.id)
       .where(sql`${t.type} = 'OUTGOING'`),

@@ -278,7 +278,7 @@ describe('form submission into contacts', () => {
       .orderBy(funnelFormSubmissions.id)
     expect(kept.map((row) => row.contactId)).toEqual([contact?._id, contact?._id, null])
   })
-  // Issue 20: a 3,000-character address reached the unique index on the contacts' emails: a 500.
+  // A 3,000-character address reached the unique index on the contacts' emails: a 500.
   test('keeps a submission whose email is longer than SMTP carries, its contact found by phone', async ({
     t,
   }) => {

@@ -129,7 +129,7 @@ describe('creating and reading funnels', () => {
       [{ name: '' }, 'name must not be empty'],
       [{ status: 'archived' }, 'status must be one of: active, inactive, draft'],
       [{ steps: [{ name: 'A', path: 'a', type: 'popup' }] }, 'steps[0].type must be one of: page, redirect'],
-      // Issue 43: the widget's own settings are any JSON, but their keys and their count are bounded.
+      // The widget's own settings are any JSON, but their keys and their count are bounded.
       [
         { live_chat_widget: { ...widget, config: { ['k'.repeat(FIELD_KEY_MAX_LENGTH + 1)]: 1 } } },
         `live_chat_widget.config must be at most ${FIELD_KEY_MAX_LENGTH} characters long`,

@@ -217,7 +217,7 @@ describe('lead capture', () => {
     )
   })
 
-  // Issue 20: a 3,000-character address from Meta failed each capture on the contacts' unique index.
+  // A 3,000-character address from Meta failed each capture on the contacts' unique index.
   test('captures a lead whose email is longer than SMTP carries by its phone', async ({
     t,
     graph,

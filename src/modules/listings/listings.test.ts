@@ -76,7 +76,7 @@ describe('listings accounts', () => {
       const response = await t.app.inject({ url: `${URL_PATH}?limit=0`, headers: linked.headers })
       expect(response.statusCode).toBe(400)
       expect(response.json()).toMatchObject({ success: false, errno: 400, message: 'limit must be >= 1' })
-      // Issue 43: what travels on in the listings API's URL is no longer than a URL carries.
+      // What travels on in the listings API's URL is no longer than a URL carries.
       const longToken = await t.app.inject({
         url: `${URL_PATH}?pageToken=${'p'.repeat(URL_MAX_LENGTH + 1)}`,
         headers: linked.headers,

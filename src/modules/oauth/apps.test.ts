@@ -17,7 +17,7 @@ const SPEC_SCOPES = [
   'sites.read',
   'sites.write',
 ]
-/** Added with the reviews module (issue 18). */
+/** Added with the reviews module. */
 const REVIEWS_SCOPES = ['reviews.read', 'reviews.write']
 const LEADS_SCOPES = ['leads.read', 'leads.write']
 
@@ -148,7 +148,7 @@ describe('OAuth apps and scopes (admin API)', () => {
     expect((await admin(t, 'PATCH', `/apps/${created._id}`, { scopes: ['nope'] })).json().message).toBe(
       'scopes has unknown scopes: nope',
     )
-    // Issue 43: a scope name is a short label, refused past its bound before it is looked up.
+    // A scope name is a short label, refused past its bound before it is looked up.
     const longScope = await admin(t, 'PATCH', `/apps/${created._id}`, {
       scopes: ['s'.repeat(LABEL_MAX_LENGTH + 1)],
     })

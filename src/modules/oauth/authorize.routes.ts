@@ -58,8 +58,8 @@ export const authorizeRoutes: FastifyPluginAsyncTypebox<ModuleOptions> = async (
   await app.register(formbody)
   const secureCookie = config.publicBaseUrl.startsWith('https:')
   // Against guessing one user's password: 10 misses in 15 minutes block that email from that source only
-  // (an IPv4 address, an IPv6 /64), so that a flood from one source cannot lock the user out everywhere
-  // (issue 30); each IP is also held to RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE, whatever the emails it tries.
+  // (an IPv4 address, an IPv6 /64), so that a flood from one source cannot lock the user out everywhere;
+  // each IP is also held to RATE_LIMIT_OAUTH_AUTHORIZE_PER_MINUTE, whatever the emails it tries.
   const signInFailures = createFailureLimit(platform.redis, 'oauth-sign-in', {
     failures: 10,
     seconds: 15 * 60,

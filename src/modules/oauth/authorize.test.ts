@@ -158,7 +158,7 @@ describe('authorization code flow: /authorize pages and /token', () => {
     expect(noCookie.html).toContain('This page has expired')
   })
 
-  test('blocks an email after 10 wrong passwords from one source (an IP, an IPv6 /64), from there only, saying how long (issue 30)', async ({
+  test('blocks an email after 10 wrong passwords from one source (an IP, an IPv6 /64), from there only, saying how long', async ({
     t,
     oauthApp: client,
     subAccount,

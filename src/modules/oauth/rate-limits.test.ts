@@ -23,7 +23,7 @@ describe('authorize rate limit', () => {
     expect(limited.body).toContain('Demasiados intentos')
     const retryAfter = Number(limited.headers['retry-after'])
     expect(retryAfter).toBeGreaterThan(0)
-    // The real wait, not "a minute" (issue 30).
+    // The real wait, not "a minute".
     expect(limited.body).toContain(
       retryAfter < 60 ? `dentro de ${retryAfter} segundo` : 'dentro de 1 minuto.',
     )

@@ -256,7 +256,7 @@ describe('the outbox pages', () => {
     expect(out.cookies[0]?.expires?.getTime()).toBeLessThan(Date.now())
   })
 
-  test('signs out at once on every instance: a captured session cookie is refused after sign-out (issue 30)', async ({
+  test('signs out at once on every instance: a captured session cookie is refused after sign-out', async ({
     t,
   }) => {
     const captured = await signIn(t)
@@ -588,7 +588,7 @@ describe('the outbox pages in a real browser (headless Chromium)', () => {
   })
 })
 
-describe('the outbox lists past the pages an offset reaches (issue 31)', () => {
+describe('the outbox lists past the pages an offset reaches', () => {
   /** Each line's message id, in the order shown. */
   const idsOf = (body: string) =>
     [

@@ -2,8 +2,8 @@ import { index, pgTable, text } from 'drizzle-orm/pg-core'
 import { createdAt, timestampColumn } from '../../platform/db/columns.js'
 
 /**
- * The outbox pages' sessions, kept on the server so that signing out ends one at once on every instance
- * (issue 30). Only a keyed hash of the session id is kept: the id itself lives in the browser's cookie.
+ * The outbox pages' sessions, kept on the server so that signing out ends one at once on every instance.
+ * Only a keyed hash of the session id is kept: the id itself lives in the browser's cookie.
  */
 export const outboxSessions = pgTable(
   'outbox_sessions',

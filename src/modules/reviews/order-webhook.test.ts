@@ -126,7 +126,7 @@ describe('order webhook (Square)', () => {
     const withoutId = await t.app.inject(squarePost(KEY, NOTIFICATION_URL, { type: 'order.updated' }))
     expect(withoutId.statusCode).toBe(400)
     expect(withoutId.json().message).toBe('event_id is required')
-    // Issue 20: an id of 3,000 characters failed the events' unique index, answered 503 at every redelivery.
+    // An id of 3,000 characters failed the events' unique index, answered 503 at every redelivery.
     const longId = await post(t, { ...body, event_id: randomText(3_000) })
     expect(longId.statusCode).toBe(400)
     expect(longId.json().message).toBe(`event_id must be at most ${PROVIDER_ID_MAX_LENGTH} characters long`)

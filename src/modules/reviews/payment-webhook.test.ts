@@ -174,7 +174,7 @@ describe('payment webhook (Stripe)', () => {
     expect(await requestsOf(t, tenant)).toEqual([])
   })
 
-  // Issue 20: values of thousands of characters reached the indexes of events, requests and refunds: 503s
+  // Values of thousands of characters reached the indexes of events, requests and refunds: 503s
   // answered to Stripe at every redelivery, or a job failing at every retry.
   test('refuses an event id longer than kept; brings events with oversized values to an outcome', async ({
     t,

@@ -131,7 +131,7 @@ describe('POST /reviews/webhook/sms/inbound', () => {
     expect(await phonesOptedOut(t, tenant)).toEqual([])
   })
 
-  // Issue 43: a signed post is still bounded field by field; Twilio's own are far shorter.
+  // A signed post is still bounded field by field; Twilio's own are far shorter.
   test('refuses a signed reply whose number or text is past its bound, naming the field; nothing stored', async ({
     t,
   }) => {

@@ -44,8 +44,7 @@ const roomColumn = <T>(column: SQL, accountId: string, roomId: SQLWrapper) =>
 /**
  * A message (not deleted) that matches, in a room the identity is a member of now. The membership is a
  * lookup per hit on the member's key, which OFFSET 0 keeps a subquery. Joined instead, PostgreSQL estimated
- * a few rooms for the largest account's member of 399 and probed the index once per room (docs/decisions.md,
- * issue 31).
+ * a few rooms for the largest account's member of 399 and probed the index once per room (docs/decisions.md).
  */
 const matches = (
   search: Search,

@@ -64,7 +64,7 @@ describe('message search', () => {
     expect(await found(t, owner, '!!!')).toEqual([])
   })
 
-  // Issue 20: the search index has limits of its own: a tsvector holds 1 MB, a word 2,047 bytes.
+  // The search index has limits of its own: a tsvector holds 1 MB, a word 2,047 bytes.
   test('indexes the longest messages: of the most words, and of one word too long to index', async ({
     t,
     owner,

@@ -83,7 +83,7 @@ export const roomMembers = pgTable(
     readAt: timestampColumn('read_at'),
     /**
      * The room's `last_activity`, kept with each of its memberships so that a member's rooms are read most
-     * recent activity first along an index, however many rooms the member is in (issue 31).
+     * recent activity first along an index, however many rooms the member is in.
      */
     lastActivity: timestampColumn('last_activity').notNull().defaultNow(),
   },

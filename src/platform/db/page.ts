@@ -4,7 +4,7 @@ import type { Database } from './connection.js'
 
 /**
  * How many rows a list's total counts at most. Without a bound, a count() over a million matching rows ran on
- * every page request (issue 31); beyond it the response says its total is not exact. At 10,000 the count of
+ * every page request; beyond it the response says its total is not exact. At 10,000 the count of
  * a large account's list still cost it a third of its throughput (docs/decisions.md).
  */
 export const LIST_TOTAL_CAP = 1_000

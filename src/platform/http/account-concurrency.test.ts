@@ -9,7 +9,7 @@ import { heavy, registerAccountConcurrency, type TurnSettings } from './account-
 import { registerErrorHandling } from './error-handler.js'
 
 /**
- * Issue 44: heavy routes (exports, statistics, searches, a room's whole history) run at most
+ * Heavy routes (exports, statistics, searches, a room's whole history) run at most
  * ACCOUNT_HEAVY_CONCURRENCY of one account's requests at once on an instance; one more waits its turn for up
  * to ACCOUNT_HEAVY_WAIT_MS, as many as may run, and is answered 429 with Retry-After past either bound.
  */

@@ -37,7 +37,7 @@ export const Email = (options: { description?: string } = {}) =>
 
 /*
  * The longest value each kind of free text a request may carry: a stored field without a bound let 100
- * contacts with 1 MB names make a list page of 104 MB (issue 43). Each is far above what a person or a
+ * contacts with 1 MB names make a list page of 104 MB. Each is far above what a person or a
  * provider sends, so that no real value is refused; content bodies (an email's, a page's HTML) are bounded
  * by their route's body limit instead.
  */

@@ -2,7 +2,7 @@ import type { GroupConcurrencyConfig } from 'pg-boss'
 import { isId } from '../db/ids.js'
 
 /**
- * How much of a queue's workers one account may hold at once while its jobs wait (issue 44): a percentage
+ * How much of a queue's workers one account may hold at once while its jobs wait: a percentage
  * of the queue's capacity, weighed by the account's tier. The rest stays free for the other accounts, so
  * that one account's backlog cannot delay another's job by more than a fetch; an account alone still runs
  * its share of the queue's workers at once.

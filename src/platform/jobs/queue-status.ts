@@ -1,7 +1,7 @@
 import { JOBS_SCHEMA } from './job-schema.js'
 
 /**
- * What the operator sees of the job queues (issue 44): per queue, its unfinished jobs by state, and the
+ * What the operator sees of the job queues: per queue, its unfinished jobs by state, and the
  * accounts holding most of its waiting and active jobs. Served by indexes: pg-boss's `job_i7` (name,
  * group_id) of active jobs, and WAITING_GROUP_INDEX of ours, created in pg-boss's schema when the queue
  * starts. Only unfinished jobs are counted: finished ones (kept `JOBS_COMPLETED_RETENTION`) would make the
