@@ -16,6 +16,11 @@ import { listenTestApp, type TestApp } from './helpers/app.js'
  * longest time the loop went without a turn while the request was served.
  */
 const STALL_BOUND_MS = 100
+/**
+ * Sends of one body, the least stall kept: other test files running beside this one take the CPU for tens of
+ * milliseconds at a time, which the loop's gap counts as the body's.
+ */
+const STALL_ATTEMPTS = 5
 const SERVICE_BODY_LIMIT = 1_048_576
 
 type Shape = 'json' | 'form' | 'multipart' | 'multipart in windows-1252' | 'long string'
@@ -155,7 +160,7 @@ async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; sta
  */
 async function leastStall<T>(send: () => Promise<T>): Promise<{ result: T; stallMs: number }> {
   let least = await longestStall(send)
-  for (let run = 1; run < 3 && least.stallMs >= STALL_BOUND_MS; run++) {
+  for (let run = 1; run < STALL_ATTEMPTS && least.stallMs >= STALL_BOUND_MS; run++) {
     const again = await longestStall(send)
     if (again.stallMs < least.stallMs) least = again
   }
