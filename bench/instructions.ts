@@ -8,7 +8,14 @@ import { benchCommand } from './children.js'
 import { captureResponse } from './load.js'
 import type { BenchRequest, ComparedScenario, Scenario } from './scenario.js'
 import { scenarios } from './scenarios.js'
-import { REPO_ROOT, type RunningBaseline, type RunningServer, startBaseline, startServer } from './servers.js'
+import {
+  REPO_ROOT,
+  type RunningServer,
+  startBaseline,
+  startOtlpSink,
+  startServer,
+  tracingEnv,
+} from './servers.js'
 import { prepareStart, readStartCommand } from './start-command.js'
 
 /**
@@ -135,6 +142,7 @@ async function namedJitCode(file: string, pid: number): Promise<string> {
     }
     return undefined
   }
+  await rm(`/tmp/perf-${pid}.map`, { force: true })
   const named = `${file}.named`
   const text = await readFile(file, 'utf8')
   await writeFile(
@@ -208,20 +216,9 @@ async function run(): Promise<boolean> {
   try {
     let tracing: Record<string, string> = {}
     if (values.tracing !== undefined) {
-      const sink: RunningBaseline = await startBaseline({
-        status: 200,
-        contentType: 'application/json',
-        bodyBase64: '',
-        headers: {},
-        method: 'POST',
-        path: '/v1/traces',
-      })
+      const sink = await startOtlpSink()
       stops.push(sink.stop)
-      tracing = {
-        OTEL_EXPORTER_OTLP_ENDPOINT: sink.baseUrl,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: values.tracing,
-      }
+      tracing = tracingEnv(sink.baseUrl, values.tracing)
     }
     const scenarioEnv =
       typeof scenario.serverEnv === 'function' ? await scenario.serverEnv() : scenario.serverEnv

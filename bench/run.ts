@@ -14,7 +14,15 @@ import {
   type Scenario,
 } from './scenario.js'
 import { scenarios } from './scenarios.js'
-import { REPO_ROOT, type RunningServer, SERVER_NODE, startBaseline, startInstances } from './servers.js'
+import {
+  REPO_ROOT,
+  type RunningServer,
+  SERVER_NODE,
+  startBaseline,
+  startInstances,
+  startOtlpSink,
+  tracingEnv,
+} from './servers.js'
 import { newSqlRecording, type SqlRecording } from './sql-recording.js'
 import { prepareStart, readStartCommand, type StartCommand } from './start-command.js'
 
@@ -226,27 +234,10 @@ interface Compared {
   request: BenchRequest
 }
 
-/**
- * The server with tracing on at `ratio` (OTEL_TRACES_SAMPLER, as a deployment sets it), exporting to `sink`:
- * a bare server answering every export 200, so that only what the service spends on spans is measured.
- */
-const tracingEnv = (sink: string, ratio: number) => ({
-  OTEL_EXPORTER_OTLP_ENDPOINT: sink,
-  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-  OTEL_TRACES_SAMPLER_ARG: String(ratio),
-})
-
 async function startTraced(options: Options, setup: Setup, scenario: ComparedScenario): Promise<Compared[]> {
   if (!options.tracing) return []
   log('starting the OTLP sink')
-  const sink = await startBaseline({
-    status: 200,
-    contentType: 'application/json',
-    bodyBase64: '',
-    headers: {},
-    method: 'POST',
-    path: '/v1/traces',
-  })
+  const sink = await startOtlpSink()
   const traced: Compared[] = []
   for (const { ratio } of TRACED_SAMPLING) {
     const [server] = (await startOn(

@@ -194,3 +194,21 @@ export async function startBaseline(
   await waitUntilAnswers(child, `${baseUrl}/`, under?.startTimeoutMs ?? BASELINE_START_TIMEOUT_MS)
   return { baseUrl, pid: child.process.pid, stop }
 }
+
+/** An OTLP/HTTP collector that answers every export 200: only what the service spends on spans is measured. */
+export const startOtlpSink = (): Promise<RunningBaseline> =>
+  startBaseline({
+    status: 200,
+    contentType: 'application/json',
+    bodyBase64: '',
+    headers: {},
+    method: 'POST',
+    path: '/v1/traces',
+  })
+
+/** The server's tracing at `ratio` (OTEL_TRACES_SAMPLER, as a deployment sets it), exporting to `sink`. */
+export const tracingEnv = (sink: string, ratio: number | string): Record<string, string> => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: sink,
+  OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+  OTEL_TRACES_SAMPLER_ARG: String(ratio),
+})
