@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { SpanKind, trace } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SamplingDecision, SpanKind, trace } from '@opentelemetry/api'
+import { TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node'
 import { describe, expect, it, vi } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './fakes/otlp-receiver.js'
@@ -278,8 +279,8 @@ process.on('exit', () => {
 const packagesLoaded = (output: string) =>
   /opentelemetry packages: (.*)\n/.exec(output)?.[1]?.split(' ').filter(Boolean)
 
-/** The compiled server on the embedded database, started, asked for /status, stopped: its output. */
-async function serveOnce(settings: Record<string, string>): Promise<string> {
+/** The compiled server on the embedded database, started, asked for /status `requests` times, stopped: its output. */
+async function serveOnce(settings: Record<string, string>, requests = 1): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-tracing-'))
   const port = await freePort()
   const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir }
@@ -292,7 +293,8 @@ async function serveOnce(settings: Record<string, string>): Promise<string> {
   )
   const server = watchProcess(child)
   await server.printed('listening on')
-  expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(200)
+  for (let sent = 0; sent < requests; sent++)
+    expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(200)
   child.kill('SIGTERM')
   await server.exited
   return server.output()
@@ -319,5 +321,43 @@ describe('the compiled server', () => {
     )
     expect(span.name).toBe('GET /status')
     expect(span.resource['deployment.environment.name']).toBe('test')
+  })
+
+  test('samples by OTEL_TRACES_SAMPLER as the SDK would, on the trace id its log lines carry', async ({
+    otlp,
+  }) => {
+    const requests = 40
+    const output = await serveOnce(
+      {
+        ...tracingEnv(otlp),
+        OTEL_SERVICE_NAME: 'platform-ratio',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.5',
+        LOG_LEVEL: 'info',
+      },
+      requests,
+    )
+    const logged = output
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { route?: string; trace_id?: string })
+      .filter((line) => line.route === '/status')
+      .map((line) => line.trace_id)
+    expect(logged).toHaveLength(requests)
+    const ratio = new TraceIdRatioBasedSampler(0.5)
+    const sampled = (traceId: string) =>
+      ratio.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
+    const expected = (logged as string[]).filter(sampled).sort()
+    // Some of each, so that both the service's decision and the SDK's are exercised.
+    expect(expected.length).toBeGreaterThan(0)
+    expect(expected.length).toBeLessThan(requests)
+    const exported = await eventually(() => {
+      const found = otlp
+        .spans()
+        .filter((span) => span.resource['service.name'] === 'platform-ratio' && span.kind === 'server')
+      expect(found).toHaveLength(expected.length)
+      return found
+    })
+    expect(exported.map((span) => span.traceId).sort()).toEqual(expected)
   })
 })
