@@ -141,7 +141,16 @@ async function startInstance(
     node: options.node ?? SERVER_NODE,
   })
   lifetime.started()
+  let stopping = false
+  // An instance that dies under the load is not otherwise seen: its clients and CPU share just vanish.
+  void child.exited.then(() => {
+    if (!stopping)
+      process.stderr.write(
+        `bench: the server on ${baseUrl} exited during the run; its last output:\n${child.output()}\n`,
+      )
+  })
   const stop = registerStop(async () => {
+    stopping = true
     await stopChild(child)
     await rm(dataDir, { recursive: true, force: true })
     await lifetime.stopped()

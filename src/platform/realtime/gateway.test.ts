@@ -1,16 +1,20 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { SignJWT } from 'jose'
-import { afterEach, describe, expect, vi } from 'vitest'
-import { adminHeaders, anotherInstance, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
+import pino from 'pino'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
+import { adminHeaders, anotherInstance, captureLogs, TEST_JWT_SECRET } from '../../../test/helpers/app.js'
 import { addUser, createTenant, type Tenant } from '../../../test/helpers/fixtures.js'
 import { type RealtimeClient, realtimeClients } from '../../../test/helpers/realtime.js'
 import { test } from '../../../test/helpers/tenant-test.js'
-import { CLOCK_SKEW_SECONDS } from '../auth/platform-jwt.js'
+import { CLOCK_SKEW_SECONDS, type PlatformTokens } from '../auth/platform-jwt.js'
 import { Forbidden } from '../http/errors.js'
 import {
   type ChatCaller,
   CLIENT_EVENT_LIMIT,
   CLIENT_EVENT_WINDOW_MS,
   type ClientEventAnswer,
+  createRealtimeGateway,
 } from './gateway.js'
 
 const redisUrl = process.env.REDIS_URL
@@ -282,5 +286,55 @@ describe.skipIf(!redisUrl)('across instances sharing Redis', () => {
     } finally {
       await other.close()
     }
+  })
+})
+
+describe('a handshake whose lookups fail', () => {
+  /** The gateway alone on a server of its own, its account check failing with `error`; its URL and logs. */
+  async function gatewayFailingWith(error: Error) {
+    const logs = captureLogs()
+    const server = createServer()
+    const auth = { uid: 'u1', account_id: 'a1', conversation: { id: 'c1' } }
+    const gateway = createRealtimeGateway({
+      server,
+      tokens: { verify: async () => auth, acceptedUntil: () => undefined } as unknown as PlatformTokens,
+      accountAccess: {
+        refusalFor: async () => {
+          throw error
+        },
+      },
+      redis: undefined,
+      logger: pino({}, logs.stream),
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    onTestFinished(async () => {
+      await gateway.close()
+      server.close()
+    })
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs }
+  }
+
+  it('refuses the connection as unavailable, with the wait to retry after, when the pool has no connection in time', async () => {
+    const poolTimeout = new Error('Failed query: select …', {
+      cause: new Error('timeout exceeded when trying to connect'),
+    })
+    const { url, logs } = await gatewayFailingWith(poolTimeout)
+    const error = await connect({ token: 'a-token' }, url).then(
+      () => expect.fail('the connection was accepted'),
+      (refused: Error & { data?: unknown }) => refused,
+    )
+    expect(error.message).toBe('Service unavailable')
+    expect(error.data).toEqual({ reason: 'the database did not answer in time', retry_after: 2 })
+    expect(logs.lines).toContainEqual(
+      expect.objectContaining({ level: 40, dependency: 'database', waitedFor: 'connection' }),
+    )
+    // The gateway goes on: the next handshake is answered the same way, not left hanging.
+    await expect(connect({ token: 'a-token' }, url)).rejects.toThrow('Service unavailable')
+  })
+
+  it('refuses the connection with an internal error, logged, for any other failure', async () => {
+    const { url, logs } = await gatewayFailingWith(new Error('a bug'))
+    await expect(connect({ token: 'a-token' }, url)).rejects.toThrow('Internal error')
+    expect(logs.lines).toContainEqual(expect.objectContaining({ level: 50, msg: 'socket handshake failed' }))
   })
 })

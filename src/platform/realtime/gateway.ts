@@ -5,6 +5,7 @@ import { type DefaultEventsMap, Server, type Socket } from 'socket.io'
 import type { AccountAccess } from '../auth/account-access.js'
 import type { AuthContext, PlatformTokens } from '../auth/platform-jwt.js'
 import { DomainError, Unauthorized } from '../http/errors.js'
+import { unavailabilityOf } from '../http/unavailable.js'
 import type { Logger } from '../log/logger.js'
 import { closeRedis, duplicateRedis, tolerateUnawaitedCommands } from '../redis.js'
 
@@ -73,6 +74,28 @@ function refusal(reason: string): Error {
   return Object.assign(new Error('Unauthorized'), { data: { reason } })
 }
 
+/**
+ * The refusal of a handshake whose lookups failed: `Service unavailable` with `data.retry_after` when a
+ * dependency did not answer in time (a busy pool, a held lock, PostgreSQL or Redis down), as the HTTP API
+ * answers 503, so that the client connects again later; `Internal error` otherwise. Logged either way, and
+ * never thrown: a lookup that fails costs the one connection, not the process and its other sockets.
+ */
+function lookupFailure(error: unknown, logger: Logger): Error {
+  const unavailable = unavailabilityOf(error)
+  if (!unavailable) {
+    logger.error({ err: error }, 'socket handshake failed')
+    return Object.assign(new Error('Internal error'), { data: { reason: 'internal error' } })
+  }
+  const { dependency, waitedFor, retryAfterSeconds } = unavailable
+  logger.warn(
+    { err: error, dependency, waitedFor },
+    `${dependency} unavailable (${waitedFor}): handshake refused`,
+  )
+  return Object.assign(new Error('Service unavailable'), {
+    data: { reason: `the ${dependency} did not answer in time`, retry_after: retryAfterSeconds },
+  })
+}
+
 /** Counts an event against the sliding window `accepted`; false when the limit is reached. */
 function withinLimit(accepted: number[], now: number): boolean {
   while (accepted.length > 0 && (accepted[0] as number) <= now - CLIENT_EVENT_WINDOW_MS) accepted.shift()
@@ -123,22 +146,25 @@ export function createRealtimeGateway(options: RealtimeOptions): Realtime {
   io.use((socket, next) => {
     const token: unknown = socket.handshake.auth.token
     if (typeof token !== 'string' || token === '') return next(refusal('token required'))
-    options.tokens.verify(token).then(
-      async (auth) => {
-        if (!auth.conversation) return next(refusal('token lacks conversation.id'))
-        const closed = await readAs(auth.account_id, async () => options.accountAccess.refusalFor(auth))
-        if (closed)
-          return next(
-            refusal(closed instanceof Unauthorized ? String(closed.additionalInfo) : closed.message),
-          )
-        socket.data.caller = auth as ChatCaller
-        socket.data.accepted = new Map()
-        socket.data.acceptedUntil = options.tokens.acceptedUntil(token) ?? Date.now()
-        next()
-      },
-      (error: unknown) =>
-        next(refusal(error instanceof Unauthorized ? String(error.additionalInfo) : 'invalid token')),
-    )
+    options.tokens
+      .verify(token)
+      .then(
+        async (auth) => {
+          if (!auth.conversation) return next(refusal('token lacks conversation.id'))
+          const closed = await readAs(auth.account_id, async () => options.accountAccess.refusalFor(auth))
+          if (closed)
+            return next(
+              refusal(closed instanceof Unauthorized ? String(closed.additionalInfo) : closed.message),
+            )
+          socket.data.caller = auth as ChatCaller
+          socket.data.accepted = new Map()
+          socket.data.acceptedUntil = options.tokens.acceptedUntil(token) ?? Date.now()
+          next()
+        },
+        (error: unknown) =>
+          next(refusal(error instanceof Unauthorized ? String(error.additionalInfo) : 'invalid token')),
+      )
+      .catch((error: unknown) => next(lookupFailure(error, logger)))
   })
 
   async function handleClientEvent(socket: GatewaySocket, event: string, args: unknown[]) {
