@@ -69,10 +69,12 @@ type GatewaySocket = Socket<DefaultEventsMap, DefaultEventsMap, DefaultEventsMap
 const identityRoom = (conversationId: string) => `identity:${conversationId}`
 const accountRoom = (accountId: string) => `account:${accountId}`
 
+/** What the client sees as `connect_error`: the message, and `data` (Socket.IO sends an error's `data`). */
+const connectError = (message: string, data: { reason: string; retry_after?: number }): Error =>
+  Object.assign(new Error(message), { data })
+
 /** The connection refusal the client sees as `connect_error`: message `Unauthorized`, `data.reason`. */
-function refusal(reason: string): Error {
-  return Object.assign(new Error('Unauthorized'), { data: { reason } })
-}
+const refusal = (reason: string): Error => connectError('Unauthorized', { reason })
 
 /**
  * The refusal of a handshake whose lookups failed: `Service unavailable` with `data.retry_after` when a
@@ -84,15 +86,16 @@ function lookupFailure(error: unknown, logger: Logger): Error {
   const unavailable = unavailabilityOf(error)
   if (!unavailable) {
     logger.error({ err: error }, 'socket handshake failed')
-    return Object.assign(new Error('Internal error'), { data: { reason: 'internal error' } })
+    return connectError('Internal error', { reason: 'internal error' })
   }
   const { dependency, waitedFor, retryAfterSeconds } = unavailable
   logger.warn(
     { err: error, dependency, waitedFor },
     `${dependency} unavailable (${waitedFor}): handshake refused`,
   )
-  return Object.assign(new Error('Service unavailable'), {
-    data: { reason: `the ${dependency} did not answer in time`, retry_after: retryAfterSeconds },
+  return connectError('Service unavailable', {
+    reason: `the ${dependency} did not answer in time`,
+    retry_after: retryAfterSeconds,
   })
 }
 
