@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm'
 import type { FastifyInstance } from 'fastify'
 import { SignJWT } from 'jose'
 import { afterEach, describe, expect, vi } from 'vitest'
@@ -11,7 +10,7 @@ import {
   withTwoInstancesSharingRedis,
 } from '../../../test/helpers/app.js'
 import { addUser, createAccount } from '../../../test/helpers/fixtures.js'
-import { rowsOf } from '../../../test/helpers/jobs.js'
+import { untilWaitingOnALock } from '../../../test/helpers/locks.js'
 import {
   browser,
   createUser,
@@ -81,22 +80,6 @@ function stopClockInASecond() {
 }
 
 const nextSecond = () => vi.setSystemTime(Date.now() + 1000)
-
-/** Until a statement of this database waits on a row lock: the membership's transaction, blocked by ours. */
-async function untilWaitingOnALock(app: FastifyInstance) {
-  await vi.waitFor(
-    async () => {
-      const [lock] = rowsOf<{ waiting: number }>(
-        await app.platform.db.execute(
-          sql`select count(*)::int as waiting from pg_stat_activity
-              where datname = current_database() and wait_event_type = 'Lock'`,
-        ),
-      )
-      expect(lock?.waiting).toBeGreaterThan(0)
-    },
-    { timeout: 900, interval: 10 },
-  )
-}
 
 const connectTo = realtimeClients()
 

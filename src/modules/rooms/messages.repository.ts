@@ -30,74 +30,42 @@ export interface AppendedMessage extends MessageRow {
 
 const value = (name: string) => sql.placeholder(name)
 
-/** The room's current members who are (not) snoozed now, as an array; `$accountId`, `$roomId`. */
-const membersWhoseSnooze = (snoozed: boolean) => sql`array(
-  select conversation_id from ${roomMembers}
-  where account_id = ${value('accountId')} and room_id = ${value('roomId')}
-    and coalesce(snoozed_until > now(), false) = ${snoozed}
-)`
-
-/** In the append: the membership is the sender's, who had read everything before the new message. */
-const senderCaughtUp = sql`m.conversation_id = ${value('senderId')} and m.read_seq = inserted.seq - 1`
-
-const appendStatement = preparedStatement<{
+/**
+ * The send's one statement: migration 0042's `room_message_send` locks the room row, then appends in a
+ * statement of its own, so that the append sees every membership change committed before the lock.
+ */
+const sendStatement = preparedStatement<{
+  outcome: 'appended' | 'no_room' | 'not_member'
   seq: number
   created_ms: number
   notified: string[]
   snoozed: string[]
 }>(
-  'room_message_append',
-  sql`with advanced as (
-      update ${rooms}
-      set last_seq = last_seq + 1, last_message_id = ${value('id')}, last_activity = now(), updated_at = now()
-      where account_id = ${value('accountId')} and id = ${value('roomId')}
-        and (${value('kind')}::text = 'system' or exists (
-          select 1 from ${roomMembers}
-          where account_id = ${value('accountId')} and room_id = ${value('roomId')}
-            and conversation_id = ${value('senderId')}
-        ))
-      returning last_seq
-    ),
-    inserted as (
-      insert into ${roomMessages} (id, account_id, room_id, seq, kind, sender_id, content)
-      select ${value('id')}::text, ${value('accountId')}::text, ${value('roomId')}::text, last_seq,
-        ${value('kind')}::text, ${value('senderId')}::text, ${value('content')}::text
-      from advanced
-      returning seq, created_at
-    ),
-    -- Every membership takes the room's new activity (the room list's order); the sender, caught up, has
-    -- also read the message.
-    members_updated as (
-      update ${roomMembers} as m
-      set last_activity = inserted.created_at,
-        read_seq = case when ${senderCaughtUp} then inserted.seq else m.read_seq end,
-        read_message_id = case when ${senderCaughtUp} then ${value('id')} else m.read_message_id end,
-        read_at = case when ${senderCaughtUp} then inserted.created_at else m.read_at end
-      from inserted
-      where m.account_id = ${value('accountId')} and m.room_id = ${value('roomId')}
-    )
-    select seq::float8 as seq, (extract(epoch from created_at) * 1000)::float8 as created_ms,
-      ${membersWhoseSnooze(false)} as notified, ${membersWhoseSnooze(true)} as snoozed
-    from inserted`,
+  'room_message_send',
+  sql`select outcome, seq, created_ms, notified, snoozed from room_message_send(
+    ${value('id')}, ${value('accountId')}, ${value('roomId')}, ${value('senderId')}, ${value('kind')},
+    ${value('content')})`,
 )
 
+/** Why a message was not appended: no such room in the account, or a user's message from a non-member. */
+export type NotAppended = 'no_room' | 'not_member'
+
 /**
- * Appends a message to its room in one statement (a prepared one): takes the room's next sequence number
- * (the room row's update serialises concurrent senders of one room), makes the message the room's last
- * message and activity, moves the sender's read marker past it when the sender had read everything before
- * (the sender has seen it), and reads the room's members for its event. A user message is appended only
- * when its sender is a member: undefined otherwise (or when there is no such room). The membership and the
- * members are current when the caller holds the room row's lock from an earlier statement, as membership
- * changes take it too.
+ * Appends a message to its room in one round trip, alone or inside the caller's transaction: locks the room
+ * row (which serialises the room's senders and its membership changes), takes the room's next sequence
+ * number, makes the message the room's last message and activity, moves the sender's read marker past it
+ * when the sender had read everything before (the sender has seen it), and reads the room's members for its
+ * event. A user message is appended only when its sender is a member.
  */
 export async function appendMessage(
-  tx: Database,
+  db: Database,
   accountId: string,
   message: NewMessage,
-): Promise<AppendedMessage | undefined> {
+): Promise<AppendedMessage | NotAppended> {
   const id = newId()
-  const [row] = await appendStatement(tx, { id, accountId, ...message })
-  if (!row) return undefined
+  const [row] = await sendStatement(db, { id, accountId, ...message })
+  if (!row) return 'no_room'
+  if (row.outcome !== 'appended') return row.outcome
   return {
     ...message,
     accountId,
@@ -120,7 +88,7 @@ export async function appendSystemMessage(
   message: Omit<NewMessage, 'kind'>,
 ): Promise<AppendedMessage> {
   const row = await appendMessage(tx, accountId, { ...message, kind: 'system' })
-  if (!row) throw new Error(`appendSystemMessage: room ${message.roomId} not found`)
+  if (typeof row === 'string') throw new Error(`appendSystemMessage: room ${message.roomId} not found`)
   return row
 }
 

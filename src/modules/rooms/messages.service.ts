@@ -16,11 +16,11 @@ import {
 import type { Message, MessageList, MessageListQuery, ReadMarker } from './messages.schemas.js'
 import {
   CANNOT_ACCESS_THIS_ROOM,
-  lockRoomForWrite,
+  ROOM_DOES_NOT_EXIST,
   type RoomCaller,
   requireRoomMember,
 } from './room-access.service.js'
-import { inRoomTransaction, type RoomEventDeps, type RoomEvents } from './room-events.js'
+import { inRoomStatement, inRoomTransaction, type RoomEventDeps, type RoomEvents } from './room-events.js'
 
 export const MESSAGE_NOT_FOUND = 'Message not found'
 export const ONLY_OWN_MESSAGES = 'Only the sender can change a message'
@@ -67,23 +67,27 @@ async function stageForMembers(
   await roomEvents.stage(tx, { event, data, recipients: recipients.map((r) => r.conversationId) })
 }
 
-/** A member posts to the room; the room row is locked, so a concurrent removal takes effect before or after. */
+/**
+ * A member posts to the room: one statement that locks the room row, so that a concurrent removal takes
+ * effect before or after it, and appends (migration 0042's `room_message_send`).
+ */
 export function sendMessage(
   deps: RoomEventDeps,
   caller: RoomCaller,
   roomId: string,
   content: string,
 ): Promise<Message> {
-  return inRoomTransaction(deps, caller.accountId, async (tx, roomEvents) => {
-    await lockRoomForWrite(tx, caller, roomId)
-    const row = await appendMessage(tx, caller.accountId, {
+  if (!isId(roomId)) return Promise.reject(new NotFound(ROOM_DOES_NOT_EXIST))
+  return inRoomStatement(deps, caller.accountId, async (db, roomEvents) => {
+    const row = await appendMessage(db, caller.accountId, {
       roomId,
       senderId: caller.conversationId,
       kind: 'user',
       content,
     })
-    if (!row) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
-    await stageNewMessage(tx, roomEvents, row)
+    if (row === 'no_room') throw new NotFound(ROOM_DOES_NOT_EXIST)
+    if (row === 'not_member') throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
+    await stageNewMessage(db, roomEvents, row)
     return messageView(row)
   })
 }

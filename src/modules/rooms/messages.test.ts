@@ -1,9 +1,10 @@
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, describe, expect, vi } from 'vitest'
 import type { TestApp } from '../../../test/helpers/app.js'
 import { bearer } from '../../../test/helpers/app.js'
 import { addUser, anId, expectHiddenFromOtherAccounts, type Tenant } from '../../../test/helpers/fixtures.js'
+import { untilWaitingOnALock } from '../../../test/helpers/locks.js'
 import {
   createRoomWithMembers,
   postMessage,
@@ -11,8 +12,10 @@ import {
   snoozeMember,
 } from '../../../test/helpers/rooms.js'
 import { test } from '../../../test/helpers/tenant-test.js'
+import type { Database } from '../../platform/db/connection.js'
+import { inTransaction } from '../../platform/db/transaction.js'
 import { appendSystemMessage } from './messages.repository.js'
-import { rooms } from './tables.js'
+import { roomMembers, rooms } from './tables.js'
 
 const ROOMS = '/api/conversation-v2/room'
 
@@ -178,6 +181,51 @@ describe('sending messages', () => {
     const outsider = await addUser(t.app, owner.accountId, 'Outsider')
     expect(await deliveries(t, () => send(t, outsider, roomId, 'let me in'))).toEqual([])
   })
+
+  /**
+   * The send locks the room row before it reads the membership, in a statement of its own: a membership
+   * change that holds the room when the send arrives decides it once committed. Two connections are needed,
+   * so PostgreSQL only; read in one snapshot with the lock, both answers would be the other way round.
+   */
+  test.runIf(process.env.DATABASE_URL)(
+    'a membership change committed while the send waits on the room decides it: removed 400, added 201',
+    async ({ t, owner }) => {
+      const { ada, roomId } = await team(t, owner)
+      const newcomer = await addUser(t.app, owner.accountId, 'Newcomer')
+      const member = (tenant: Tenant) =>
+        and(
+          eq(roomMembers.accountId, owner.accountId),
+          eq(roomMembers.roomId, roomId),
+          eq(roomMembers.conversationId, tenant.conversationId),
+        )
+      const whileTheRoomIsHeld = async (change: (tx: Database) => Promise<unknown>, sender: Tenant) => {
+        let sent: ReturnType<typeof send> | undefined
+        await inTransaction(t.app.platform.db, async (tx) => {
+          await tx.select().from(rooms).where(eq(rooms.id, roomId)).for('update')
+          await change(tx)
+          sent = send(t, sender, roomId, `sent by ${sender.conversationId}`)
+          await untilWaitingOnALock(t.app)
+        })
+        return (await sent)?.json()
+      }
+
+      expect(await whileTheRoomIsHeld((tx) => tx.delete(roomMembers).where(member(ada)), ada)).toMatchObject({
+        errno: 400,
+        message: 'Cannot access this room',
+      })
+      const added = await whileTheRoomIsHeld(
+        (tx) =>
+          tx.insert(roomMembers).values({
+            accountId: owner.accountId,
+            roomId,
+            conversationId: newcomer.conversationId,
+          }),
+        newcomer,
+      )
+      expect(added).toMatchObject({ message: { content: `sent by ${newcomer.conversationId}` } })
+      expect(contents(await list(t, owner, roomId))).toEqual([`sent by ${newcomer.conversationId}`])
+    },
+  )
 })
 
 describe('listing messages', () => {

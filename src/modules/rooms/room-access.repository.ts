@@ -1,6 +1,5 @@
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Database } from '../../platform/db/connection.js'
-import { preparedStatement } from '../../platform/db/prepared.js'
 import { type RoomRole, roomMembers, rooms } from './tables.js'
 
 export type RoomRow = typeof rooms.$inferSelect
@@ -79,17 +78,4 @@ export async function lockRoomAndRole(
 ): Promise<{ room: RoomRow; role: RoomRole | undefined } | undefined> {
   const room = await findRoom(tx, accountId, roomId, { forUpdate: true })
   return room && { room, role: await findMemberRole(tx, accountId, roomId, conversationId) }
-}
-
-const lockRoomStatement = preparedStatement<{ id: string }>(
-  'room_lock',
-  sql`select r.id from ${rooms} r
-    where r.account_id = ${sql.placeholder('accountId')} and r.id = ${sql.placeholder('roomId')}
-    for update`,
-)
-
-/** Locks the room row for the caller's transaction (hot writes: sending a message); false when there is none. */
-export async function lockRoom(tx: Database, accountId: string, roomId: string): Promise<boolean> {
-  const [locked] = await lockRoomStatement(tx, { accountId, roomId })
-  return locked !== undefined
 }

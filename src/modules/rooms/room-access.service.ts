@@ -2,7 +2,7 @@ import type { AuthContext } from '../../platform/auth/platform-jwt.js'
 import type { Database } from '../../platform/db/connection.js'
 import { isId } from '../../platform/db/ids.js'
 import { Invalid, NotFound, Unauthorized } from '../../platform/http/errors.js'
-import { findRoomAndRole, lockRoom, lockRoomAndRole, type RoomRow } from './room-access.repository.js'
+import { findRoomAndRole, lockRoomAndRole, type RoomRow } from './room-access.repository.js'
 import type { RoomRole } from './tables.js'
 
 /** The spec's chat-room error messages, one place for every feature of the module. */
@@ -49,13 +49,4 @@ function asMember<T extends { role: RoomRole | undefined }>(found: T | undefined
   if (!found) throw new NotFound(ROOM_DOES_NOT_EXIST)
   if (!found.role) throw new Invalid(CANNOT_ACCESS_THIS_ROOM)
   return found as T & { role: RoomRole }
-}
-
-/**
- * Locks the room for a write that checks membership itself in its next statement (sending a message):
- * 404 `Room does not exist` for an unknown id or another account's room.
- */
-export async function lockRoomForWrite(tx: Database, caller: RoomCaller, roomId: string): Promise<void> {
-  if (!(isId(roomId) && (await lockRoom(tx, caller.accountId, roomId))))
-    throw new NotFound(ROOM_DOES_NOT_EXIST)
 }

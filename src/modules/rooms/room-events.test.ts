@@ -1,6 +1,12 @@
 import { describe, expect } from 'vitest'
 import { addUser, type Tenant } from '../../../test/helpers/fixtures.js'
-import { createDirect, createGroup, recordRoomEvents, roomCall } from '../../../test/helpers/rooms.js'
+import {
+  createDirect,
+  createGroup,
+  postMessage,
+  recordRoomEvents,
+  roomCall,
+} from '../../../test/helpers/rooms.js'
 import { test as base } from '../../../test/helpers/tenant-test.js'
 
 const delivered = recordRoomEvents()
@@ -183,5 +189,28 @@ describe('room events: after commit, to the room members only', () => {
     await expect
       .poll(() => socketService.emitted().find(createdHere), { timeout: 10_000 })
       .toMatchObject({ account_id: owner.accountId, data: { room: { name: 'Emitted' } } })
+  })
+
+  test("a member's message leaves through the platform's emit as message:new; a refused one does not", async ({
+    t,
+    owner,
+    socketService,
+    crew: { ann, outsider },
+  }) => {
+    const room = await createGroup(t.app, owner, [ann])
+    const refused = await roomCall(t.app, outsider, 'POST', `/${room._id}/messages`, { content: 'let me in' })
+    expect(refused.statusCode).toBe(400)
+    await postMessage(t.app, ann, room._id, 'queued with the message')
+    const messageNew = (content: string) => () =>
+      socketService
+        .emitted()
+        .find(
+          ({ event, data }) =>
+            event === 'message:new' && (data as { message: { content: string } }).message.content === content,
+        )
+    await expect
+      .poll(messageNew('queued with the message'), { timeout: 10_000 })
+      .toMatchObject({ account_id: owner.accountId, data: { room_id: room._id, notify: true } })
+    expect(messageNew('let me in')()).toBeUndefined()
   })
 })

@@ -64,3 +64,21 @@ export async function inRoomTransaction<T>(
   events.deliverAfterCommit(deps.sink)
   return result
 }
+
+/**
+ * A room write of one statement (sending a message): in a transaction only when its events are queued in
+ * one (a conversation socket service is configured); otherwise the statement is its own transaction, one
+ * round trip instead of three (BEGIN and COMMIT). Its events are delivered to the gateway once it has
+ * committed, either way.
+ */
+export async function inRoomStatement<T>(
+  deps: RoomEventDeps,
+  accountId: string,
+  work: (db: Database, events: RoomEvents) => Promise<T>,
+): Promise<T> {
+  if (deps.events.queuesInTransaction) return inRoomTransaction(deps, accountId, work)
+  const events = new RoomEvents(deps.events, accountId)
+  const result = await work(deps.db, events)
+  events.deliverAfterCommit(deps.sink)
+  return result
+}

@@ -17,6 +17,11 @@ export interface EmittedEvent {
  * the write commits (see the rooms module), so no job is queued for nobody.
  */
 export interface Events {
+  /**
+   * True when `emit` queues a job, so in the caller's transaction: a conversation socket service is
+   * configured. False when it does nothing, so that a write of one statement need not open a transaction.
+   */
+  readonly queuesInTransaction: boolean
   /** Queues the event in the caller's transaction; a job delivers it once that commits. */
   emit(executor: Database, accountId: string, event: string, data: unknown): Promise<void>
 }
@@ -30,7 +35,7 @@ export interface EventsOptions {
 
 export function createEvents(options: EventsOptions): Events {
   const { socketUrl } = options
-  if (!socketUrl) return { emit: async () => {} }
+  if (!socketUrl) return { queuesInTransaction: false, emit: async () => {} }
 
   /** `jobId` is the same on every attempt: sent as `Idempotency-Key`, so the service can drop a redelivery. */
   async function deliver(message: EmittedEvent, { id: jobId }: { id: string }): Promise<void> {
@@ -66,6 +71,7 @@ export function createEvents(options: EventsOptions): Events {
   })
 
   return {
+    queuesInTransaction: true,
     async emit(executor, accountId, event, data) {
       await options.queue.enqueue(executor, EMIT_JOB, { account_id: accountId, event, data })
     },
