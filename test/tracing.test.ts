@@ -298,11 +298,15 @@ async function serveOnce(settings: Record<string, string>, requests = 1): Promis
     { cwd: dataDir, env: { ...env, ...settings }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   const server = watchProcess(child)
-  await server.printed('listening on', FRESH_EMBEDDED_START_MS)
-  for (let sent = 0; sent < requests; sent++)
-    expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(200)
-  child.kill('SIGTERM')
-  await server.exited
+  try {
+    await server.printed('listening on', FRESH_EMBEDDED_START_MS)
+    for (let sent = 0; sent < requests; sent++)
+      expect((await fetch(`http://127.0.0.1:${port}/status`)).status).toBe(200)
+  } finally {
+    // Also when it never listened or answered: a failed test leaves no server behind.
+    child.kill('SIGTERM')
+    await server.exited
+  }
   return server.output()
 }
 
