@@ -201,7 +201,11 @@ describe('sending messages', () => {
       const whileTheRoomIsHeld = async (change: (tx: Database) => Promise<unknown>, sender: Tenant) => {
         let sent: ReturnType<typeof send> | undefined
         await inTransaction(t.app.platform.db, async (tx) => {
-          await tx.select().from(rooms).where(eq(rooms.id, roomId)).for('update')
+          await tx
+            .select()
+            .from(rooms)
+            .where(and(eq(rooms.accountId, owner.accountId), eq(rooms.id, roomId)))
+            .for('update')
           await change(tx)
           sent = send(t, sender, roomId, `sent by ${sender.conversationId}`)
           await untilWaitingOnALock(t.app)
