@@ -93,6 +93,17 @@ describe('bad input is a 400 naming the field, never a 5xx', () => {
       413,
       new RegExp(`^The JSON body must hold at most ${MAX_JSON_VALUES} values`),
     )
+    // A string ending in a backslash ends at its quote all the same (the backslash is escaped): what follows counts.
+    refused(
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/contacts',
+        headers: { ...owner.headers, 'content-type': 'application/json' },
+        payload: `{"name":"Many \\\\","email":"many@example.com","tags":[${'0,'.repeat(MAX_JSON_VALUES)}0]}`,
+      }),
+      413,
+      new RegExp(`^The JSON body must hold at most ${MAX_JSON_VALUES} values`),
+    )
     // Commas and brackets inside strings are text, not values.
     const text = await t.app.inject({
       method: 'POST',

@@ -134,15 +134,18 @@ function jsonShape(text: string): JsonShape {
   return { values }
 }
 
-/** The index of the quote closing the string that opens at `at` (or the text's end). */
+/**
+ * The index of the quote closing the string that opens at `at` (or the text's end): the next quote not
+ * escaped, i.e. after an even run of backslashes. Found with `indexOf`, which runs natively: a page of HTML
+ * in one field (the edge's 5 MB) took 15–60 ms a character at a time, 2–3 ms so.
+ */
 function stringEnd(text: string, at: number): number {
-  let end = at + 1
-  for (; end < text.length; end++) {
-    const code = text.charCodeAt(end)
-    if (code === BACKSLASH) end++
-    else if (code === QUOTE) break
+  for (let quote = text.indexOf('"', at + 1); quote !== -1; quote = text.indexOf('"', quote + 1)) {
+    let backslashes = 0
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes++
+    if (backslashes % 2 === 0) return quote
   }
-  return end
+  return text.length
 }
 
 const closersOf = (open: number[]) =>
