@@ -65,13 +65,7 @@ export const GLOBAL_UNIQUE_KEYS: Record<string, string> = {
 
 /**
  * Unique indexes kept one release for the code of the release before (expand and contract): each has its
- * account-led successor already, and goes in the next release's migration.
+ * account-led successor already, and goes in the next release's migration. None now: 0043 dropped the last
+ * three that 0037-0039 kept.
  */
-export const CONTRACT_IN_NEXT_RELEASE: Record<string, string> = {
-  funnel_tags_pkey:
-    "the previous release lists tags with GROUP BY funnel_tags.id, selecting their name: PostgreSQL accepts it only while id is the primary key (a key of (account_id, id) answers 'must appear in the GROUP BY clause'); this release groups by (account_id, id), and funnel_tags_account_key, built by 0037, becomes the key",
-  funnels_domain_base_path:
-    "the previous release answers a lost race for a base path with 409 by this index's name; this release's code knows both, and its successor funnels_account_domain_base_path leads with the account (a domain is one account's, so the two keep the same rows unique)",
-  funnel_step_components_step:
-    "the previous release saves a step's components with ON CONFLICT (step_id), which needs this index as its arbiter; this release's code names (account_id, step_id) (funnel_step_components_account_step)",
-}
+export const CONTRACT_IN_NEXT_RELEASE: Record<string, string> = {}

@@ -11,7 +11,6 @@ import {
   funnels,
   funnelTagLinks,
   funnelTags,
-  PREVIOUS_DOMAIN_BASE_PATH_INDEX,
 } from './tables.js'
 
 export type NewFunnel = typeof funnels.$inferInsert
@@ -19,11 +18,7 @@ export type NewStep = typeof funnelSteps.$inferInsert
 export type FunnelPatch = Partial<Omit<NewFunnel, 'id' | 'accountId' | 'createdAt'>>
 
 /** The unique indexes that keep a base path to one live funnel per host. */
-export const BASE_PATH_INDEXES = [
-  DOMAIN_BASE_PATH_INDEX,
-  PREVIOUS_DOMAIN_BASE_PATH_INDEX,
-  DEFAULT_HOST_BASE_PATH_INDEX,
-]
+export const BASE_PATH_INDEXES = [DOMAIN_BASE_PATH_INDEX, DEFAULT_HOST_BASE_PATH_INDEX]
 
 export interface FunnelFilter {
   search?: string

@@ -16,7 +16,6 @@ import {
   accountIdColumn,
   accountKey,
   createdAt,
-  idColumn,
   idFormat,
   ownedIdColumn,
   timestampColumn,
@@ -52,16 +51,13 @@ export const funnelDomains = pgTable(
 export const funnelTags = pgTable(
   'funnel_tags',
   {
-    id: idColumn(),
+    id: ownedIdColumn(),
     accountId: accountIdColumn(),
     name: text('name').notNull(),
     createdAt: createdAt(),
   },
   (t) => [
-    // The key of the tag links' references. It becomes the primary key in the next release's migration: the
-    // previous release groups tags by their id alone, which PostgreSQL accepts only while the id is the primary
-    // key (test/shard-ready-schema.exceptions.ts, CONTRACT_IN_NEXT_RELEASE).
-    uniqueIndex('funnel_tags_account_key').on(t.accountId, t.id),
+    accountKey('funnel_tags', t),
     idFormat('funnel_tags_id_format', t.id),
     uniqueIndex('funnel_tags_account_name').on(t.accountId, sql`lower(${t.name})`),
   ],
@@ -69,12 +65,6 @@ export const funnelTags = pgTable(
 
 /** The unique indexes that keep a base path to one live funnel per host (a domain, or the default host). */
 export const DOMAIN_BASE_PATH_INDEX = 'funnels_account_domain_base_path'
-/**
- * The same key without the account, which the previous release's code names (its 409 on a lost race): it is
- * violated first while both exist, and goes in the next release's migration (CONTRACT_IN_NEXT_RELEASE of
- * test/shard-ready-schema.exceptions.ts).
- */
-export const PREVIOUS_DOMAIN_BASE_PATH_INDEX = 'funnels_domain_base_path'
 export const DEFAULT_HOST_BASE_PATH_INDEX = 'funnels_default_host_base_path'
 
 /**
@@ -116,9 +106,6 @@ export const funnels = pgTable(
     }).onDelete('set null'),
     uniqueIndex(DOMAIN_BASE_PATH_INDEX)
       .on(t.accountId, t.domainId, t.basePath)
-      .where(sql`not ${t.deleted} and ${t.domainId} is not null`),
-    uniqueIndex(PREVIOUS_DOMAIN_BASE_PATH_INDEX)
-      .on(t.domainId, t.basePath)
       .where(sql`not ${t.deleted} and ${t.domainId} is not null`),
     uniqueIndex(DEFAULT_HOST_BASE_PATH_INDEX)
       .on(t.accountId, t.basePath)
@@ -213,9 +200,6 @@ export const funnelStepComponents = pgTable(
       foreignColumns: [funnelSteps.accountId, funnelSteps.id],
     }).onDelete('cascade'),
     uniqueIndex('funnel_step_components_account_step').on(t.accountId, t.stepId),
-    // The previous release's arbiter of ON CONFLICT (step_id): dropped in the next release's migration
-    // (test/shard-ready-schema.exceptions.ts, CONTRACT_IN_NEXT_RELEASE).
-    uniqueIndex('funnel_step_components_step').on(t.stepId),
   ],
 )
 
