@@ -168,7 +168,7 @@ async function longestStall<T>(work: () => Promise<T>): Promise<{ result: T; sta
 }
 
 /**
- * The least longest stall of up to three sends, stopping at the first under the bound: a stall the body
+ * The least longest stall of up to STALL_ATTEMPTS sends, stopping at the first under the bound: a stall the body
  * causes comes back every time, while this machine's noise (other processes on its two cores, a garbage
  * collection of the test's own bodies) seldom does.
  */
