@@ -279,13 +279,13 @@ process.on('exit', () => {
 const packagesLoaded = (output: string) =>
   /opentelemetry packages: (.*)\n/.exec(output)?.[1]?.split(' ').filter(Boolean)
 
-/** The compiled server on the embedded database, started, asked for /status `requests` times, stopped: its output. */
 /**
  * A compiled server on a data directory of its own creates its embedded database first: 30–40 s on a quiet
  * machine, more while the suite's other files take the cores.
  */
 const FRESH_EMBEDDED_START_MS = 120_000
 
+/** The compiled server on the embedded database, started, asked for /status `requests` times, stopped: its output. */
 async function serveOnce(settings: Record<string, string>, requests = 1): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-tracing-'))
   const port = await freePort()
